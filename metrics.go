@@ -1,0 +1,55 @@
+package servebench
+
+import "time"
+
+// Timing holds the raw clock readings of one request as offsets from its start (just before
+// the request was written). Each reading is taken when the event's bytes were read from the
+// socket, before any JSON parsing.
+type Timing struct {
+	// FirstToken is the first event carrying a non-empty content, reasoning or tool-call delta.
+	FirstToken time.Duration
+	// FirstContent is the first event carrying a non-empty content delta (after any reasoning).
+	FirstContent time.Duration
+	// LastToken is the last event carrying a token delta.
+	LastToken time.Duration
+	// End is the last byte of the response.
+	End time.Duration
+}
+
+// Derive fills the per-request derived values of rec from t and rec.OutputTokens. These are the
+// only definitions of these values in servebench:
+//
+//	ttft_seconds          = FirstToken                               (s)
+//	e2e_latency_seconds   = End                                      (s)
+//	decode_seconds        = LastToken − FirstToken                   (s)
+//	itl_seconds           = decode_seconds / (output_tokens − 1)     (s per token; vLLM's TPOT)
+//	generation_speed_tps  = (output_tokens − 1) / decode_seconds     (tokens/s, per user)
+//
+// ITL and generation speed need at least two output tokens and a positive decode time; otherwise
+// they are left at zero and excluded from statistics (see Measurable). Token counts come from the
+// server's usage, so multi-token chunks (speculative decoding) are counted correctly.
+func Derive(rec *Record, t Timing) {
+	rec.TTFTSeconds = t.FirstToken.Seconds()
+	rec.FirstContentSeconds = t.FirstContent.Seconds()
+	rec.E2ELatencySeconds = t.End.Seconds()
+	rec.DecodeSeconds = 0
+	rec.ITLSeconds = 0
+	rec.GenerationSpeedTPS = 0
+	if t.LastToken > t.FirstToken {
+		rec.DecodeSeconds = (t.LastToken - t.FirstToken).Seconds()
+	}
+	if rec.OutputTokens > 1 && rec.DecodeSeconds > 0 {
+		n := float64(rec.OutputTokens - 1)
+		rec.ITLSeconds = rec.DecodeSeconds / n
+		rec.GenerationSpeedTPS = n / rec.DecodeSeconds
+	}
+	if rec.Chunks > 0 {
+		rec.TokensPerChunk = float64(rec.OutputTokens) / float64(rec.Chunks)
+	}
+}
+
+// Measurable reports whether rec's ITL and generation speed are defined (a successful request
+// with at least two output tokens and a positive decode time).
+func Measurable(rec *Record) bool {
+	return rec.OK() && rec.OutputTokens > 1 && rec.DecodeSeconds > 0
+}

@@ -1,0 +1,196 @@
+package servebench
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Tokens is a token count written as a plain integer or with a K suffix (K = 1024): "8k" = 8192.
+type Tokens int
+
+// ParseTokens parses "8k", "8K", "1.5k" or "8192".
+func ParseTokens(s string) (Tokens, error) {
+	t := strings.TrimSpace(strings.ToLower(s))
+	mult := 1.0
+	if strings.HasSuffix(t, "k") {
+		mult, t = 1024, strings.TrimSuffix(t, "k")
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || v <= 0 || v*mult != float64(int(v*mult)) {
+		return 0, fmt.Errorf("%q is not a token count: write a positive integer (8192) or K = 1024 tokens (8k)", s)
+	}
+	return Tokens(v * mult), nil
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler (used by YAML and JSON decoding).
+func (t *Tokens) UnmarshalText(b []byte) error {
+	v, err := ParseTokens(string(b))
+	if err != nil {
+		return err
+	}
+	*t = v
+	return nil
+}
+
+// String writes whole multiples of 1024 as "8K", others as plain integers.
+func (t Tokens) String() string {
+	if t > 0 && t%1024 == 0 {
+		return fmt.Sprintf("%dK", t/1024)
+	}
+	return strconv.Itoa(int(t))
+}
+
+// Target is the server under test.
+type Target struct {
+	// URL is the API base, e.g. http://127.0.0.1:8000/v1. Empty means the built-in simulator.
+	URL        string `json:"url" yaml:"url"`
+	API        API    `json:"api" yaml:"api"`
+	Model      string `json:"model" yaml:"model"`
+	MetricsURL string `json:"metrics_url,omitempty" yaml:"metrics_url"`
+	// GPU is the GPU telemetry source: auto | nvml | dcgm=URL | nvidia-smi | none.
+	GPU string `json:"gpu,omitempty" yaml:"gpu"`
+	// APIKeyEnv names the environment variable holding the API key (default OPENAI_API_KEY). The
+	// key itself is never stored.
+	APIKeyEnv string `json:"api_key_env,omitempty" yaml:"api_key_env"`
+	// Tokenizer is a path to a Hugging Face tokenizer.json or a tiktoken encoding name, used
+	// when the server has no /tokenize and calibration is impossible.
+	Tokenizer string `json:"tokenizer,omitempty" yaml:"tokenizer"`
+	// SimProfile is the simulator profile used when URL is empty.
+	SimProfile string `json:"sim_profile,omitempty" yaml:"sim_profile"`
+}
+
+// Sweep is the grid of cells.
+type Sweep struct {
+	Contexts     []Tokens `json:"contexts" yaml:"contexts"`
+	Concurrency  []int    `json:"concurrency" yaml:"concurrency"`
+	OutputTokens Tokens   `json:"output_tokens" yaml:"output_tokens"`
+	Mode         LoadMode `json:"mode" yaml:"mode"`
+	// MinRequests and Rounds size a sustained cell's measured phase:
+	// max(MinRequests, Rounds × N) completions, and at least MinDuration.
+	MinRequests int      `json:"min_requests" yaml:"min_requests"`
+	Rounds      int      `json:"rounds" yaml:"rounds"`
+	MinDuration Duration `json:"min_duration,omitempty" yaml:"min_duration"`
+	// Requests is the prompt count of fixed mode and the request count of rate mode.
+	Requests int `json:"requests,omitempty" yaml:"requests"`
+	// Rate is the arrival rate (requests/s) of rate mode and of a paced fixed mode; Poisson
+	// arrivals when Arrivals is "poisson" (default), evenly spaced when "constant".
+	Rate     float64 `json:"rate,omitempty" yaml:"rate"`
+	Arrivals string  `json:"arrivals,omitempty" yaml:"arrivals"`
+	// Bursts is how many bursts a dedicated cell runs (default Rounds).
+	Bursts int `json:"bursts,omitempty" yaml:"bursts"`
+	// ExactOutput turns an output-length mismatch into a failure (class length-mismatch).
+	ExactOutput bool `json:"exact_output,omitempty" yaml:"exact_output"`
+	// SharedPrefix, when > 0, makes every prompt share its first SharedPrefix tokens (a cached
+	// scenario on purpose); the cache check then does not flag hits.
+	SharedPrefix Tokens `json:"shared_prefix,omitempty" yaml:"shared_prefix"`
+	// TTFTTimeout and IdleTimeout bound a request (defaults 10m and 60s).
+	TTFTTimeout Duration `json:"ttft_timeout" yaml:"ttft_timeout"`
+	IdleTimeout Duration `json:"idle_timeout" yaml:"idle_timeout"`
+}
+
+// CapacityPlan bounds the capacity search.
+type CapacityPlan struct {
+	MaxConcurrency int `json:"max_concurrency" yaml:"max_concurrency"`
+}
+
+// Metadata is what the user declares about the system under test, shown in the report.
+type Metadata struct {
+	ModelOrg             string  `json:"model_org,omitempty" yaml:"model_org"`
+	ModelName            string  `json:"model_name,omitempty" yaml:"model_name"`
+	Architecture         string  `json:"architecture,omitempty" yaml:"architecture"`
+	Parameters           string  `json:"parameters,omitempty" yaml:"parameters"`
+	Precision            string  `json:"precision,omitempty" yaml:"precision"`
+	KVCache              string  `json:"kv_cache,omitempty" yaml:"kv_cache"`
+	GPU                  string  `json:"gpu,omitempty" yaml:"gpu"`
+	VRAM                 string  `json:"vram,omitempty" yaml:"vram"`
+	Engine               string  `json:"engine,omitempty" yaml:"engine"`
+	EngineFlags          string  `json:"engine_flags,omitempty" yaml:"engine_flags"`
+	SpeculativeDecoding  string  `json:"speculative_decoding,omitempty" yaml:"speculative_decoding"`
+	ElectricityUSDPerKWh float64 `json:"electricity_usd_per_kwh" yaml:"electricity_usd_per_kwh"`
+}
+
+// Scenario is a workload of the dedicated-capacity view.
+type Scenario struct {
+	Name          string `json:"name" yaml:"name"`
+	Title         string `json:"title" yaml:"title"`
+	ContextTokens Tokens `json:"context" yaml:"context"`
+	OutputTokens  Tokens `json:"output_tokens" yaml:"output_tokens"`
+	// Concurrency levels of the dedicated bursts (default 1, 2, 4).
+	Concurrency []int `json:"concurrency,omitempty" yaml:"concurrency"`
+}
+
+// Plan is the whole resolved plan of a run (SPEC 7a): defaults < file < flags, saved in run.json.
+type Plan struct {
+	Target    Target       `json:"target" yaml:"target"`
+	Sweep     Sweep        `json:"sweep" yaml:"sweep"`
+	UseCases  []UseCase    `json:"use_cases" yaml:"-"`
+	Scenarios []Scenario   `json:"scenarios,omitempty" yaml:"scenarios"`
+	Capacity  CapacityPlan `json:"capacity" yaml:"capacity"`
+	Metadata  Metadata     `json:"metadata" yaml:"metadata"`
+}
+
+// Duration is a time.Duration written as "10m", "1.5s" in YAML and JSON.
+type Duration time.Duration
+
+// UnmarshalText parses a Go duration string.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(strings.TrimSpace(string(b)))
+	if err != nil {
+		return fmt.Errorf("%q is not a duration: write e.g. 90s, 10m, 1h", string(b))
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalText writes the Go duration string.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+// ServerInfo is what the target says about itself.
+type ServerInfo struct {
+	// Engine is the detected engine: vllm, sglang, tgi, tensorrt-llm, llamacpp, ollama, sim, or
+	// unknown.
+	Engine string `json:"engine"`
+	// Version as /version (or equivalent) reports it.
+	Version string `json:"version,omitempty"`
+	// Models lists the ids /v1/models returned.
+	Models []string `json:"models,omitempty"`
+	// MaxModelLen is the maximum context the server accepts, 0 when it does not say.
+	MaxModelLen int `json:"max_model_len,omitempty"`
+	// TokenCounting says how prompts were sized: "tokenize-endpoint", "calibration",
+	// "offline-tokenizer:<name>".
+	TokenCounting string `json:"token_counting,omitempty"`
+	// ForcesOutputLength is false when the server cannot be made to ignore end-of-sequence.
+	ForcesOutputLength bool `json:"forces_output_length"`
+	// Raw holds the raw /v1/models and /version bodies (truncated).
+	Raw map[string]string `json:"raw,omitempty"`
+}
+
+// Manifest is run.json: what ran, against what, and how it ended.
+type Manifest struct {
+	SchemaVersion int        `json:"schema_version"`
+	ID            string     `json:"id"`
+	ToolVersion   string     `json:"tool_version"`
+	Simulated     bool       `json:"simulated"`
+	Plan          Plan       `json:"plan"`
+	Server        ServerInfo `json:"server"`
+	Command       []string   `json:"command,omitempty"`
+	StartedAt     time.Time  `json:"started_at"`
+	FinishedAt    time.Time  `json:"finished_at,omitempty"`
+	// Status: "running", "completed", "interrupted", "failed".
+	Status string `json:"status"`
+	Error  string `json:"error,omitempty"`
+}
+
+// Sample is one telemetry point (telemetry.jsonl): a server gauge or a GPU reading.
+type Sample struct {
+	OffsetSeconds float64 `json:"offset_seconds"`
+	UnixNano      int64   `json:"unix_nano"`
+	// Source: "server" or "gpu".
+	Source string            `json:"source"`
+	Name   string            `json:"name"`
+	Value  float64           `json:"value"`
+	Labels map[string]string `json:"labels,omitempty"`
+	CellID string            `json:"cell_id,omitempty"`
+}

@@ -1,0 +1,209 @@
+package servebench
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// API names the wire protocol spoken to the target.
+type API string
+
+const (
+	// APIChat is POST {base}/chat/completions with a single user message.
+	APIChat API = "openai-chat"
+	// APICompletions is POST {base}/completions with a raw prompt.
+	APICompletions API = "openai-completions"
+	// APIOllama is Ollama's native streaming POST /api/chat (newline-delimited JSON).
+	APIOllama API = "ollama"
+)
+
+// LoadMode is how requests are released during a cell (SPEC section 2).
+type LoadMode string
+
+const (
+	// ModeSustained keeps exactly N requests in flight (closed loop) after a warm-up.
+	ModeSustained LoadMode = "sustained"
+	// ModeDedicated releases N requests together and waits for all of them before the next burst.
+	ModeDedicated LoadMode = "dedicated"
+	// ModeFixed sends P prompts with at most N in flight, optionally paced by a Poisson rate.
+	ModeFixed LoadMode = "fixed"
+	// ModeRate sends on an open-loop schedule (constant or Poisson) whatever is in flight.
+	ModeRate LoadMode = "rate"
+)
+
+// CellKey identifies one measured setting. Its fields are inlined into every Record and
+// CellResult so a line of requests.jsonl can be grouped without a join.
+type CellKey struct {
+	Scenario      string   `json:"scenario"`
+	LoadMode      LoadMode `json:"load_mode"`
+	ContextTokens int      `json:"context_tokens"`
+	OutputTokens  int      `json:"output_tokens"`
+	Concurrency   int      `json:"concurrency"`
+	// RatePerSecond is the arrival rate of ModeRate and of a paced ModeFixed, 0 otherwise.
+	RatePerSecond float64 `json:"rate_per_second,omitempty"`
+}
+
+// ID is a stable, human-readable key for the cell, e.g. "sweep/sustained/ctx=8192/out=1024/c=4".
+func (k CellKey) ID() string {
+	s := fmt.Sprintf("%s/%s/ctx=%d/out=%d/c=%d", k.Scenario, k.LoadMode, k.ContextTokens, k.OutputTokens, k.Concurrency)
+	if k.RatePerSecond > 0 {
+		s += fmt.Sprintf("/rate=%g", k.RatePerSecond)
+	}
+	return s
+}
+
+// Request is one request to send. Prompt holds exactly the text whose token count (as the
+// server counts it, chat template included) is PromptTokens; the chat flavour sends it as a
+// single user message, the completions flavour as the prompt.
+type Request struct {
+	Cell CellKey
+	// Seq numbers requests within a run, from 0, in the order they are created.
+	Seq int64
+	// Warmup marks requests excluded from the statistics (still recorded).
+	Warmup bool
+	// Prompt is the text to send.
+	Prompt string
+	// PromptTokens is the token count the prompt builder aimed at and believes it achieved.
+	PromptTokens int
+	// MaxOutputTokens is the exact output length asked for (max_tokens, min_tokens, ignore_eos).
+	MaxOutputTokens int
+	// ScheduledAt is the offset from the run origin at which an open-loop schedule wanted this
+	// request sent; zero for closed-loop modes.
+	ScheduledAt time.Duration
+}
+
+// Client sends one request and returns its one Record, whatever happens (failures included).
+// It never returns without a record and never retries silently: a retry is counted in
+// Record.Retries.
+type Client interface {
+	Do(ctx context.Context, req *Request) Record
+}
+
+// ClientFunc adapts a function to Client.
+type ClientFunc func(ctx context.Context, req *Request) Record
+
+// Do calls f.
+func (f ClientFunc) Do(ctx context.Context, req *Request) Record { return f(ctx, req) }
+
+// ErrorClass classifies a failed request (SPEC section 3). The empty class means success.
+type ErrorClass string
+
+const (
+	ErrNone ErrorClass = ""
+	// ErrConnect: the TCP/TLS connection could not be made or broke before any response byte.
+	ErrConnect ErrorClass = "connect"
+	// ErrHTTPStatus: the server answered with a non-2xx status (Record.HTTPStatus says which).
+	ErrHTTPStatus ErrorClass = "http-status"
+	// ErrTimeoutFirstToken: no token arrived within the time-to-first-token limit.
+	ErrTimeoutFirstToken ErrorClass = "timeout-first-token"
+	// ErrTimeoutIdle: the gap between two events exceeded the idle limit.
+	ErrTimeoutIdle ErrorClass = "timeout-idle"
+	// ErrStreamTruncated: the stream ended (EOF, reset, or a 200 that simply stops) before the
+	// server signalled the end ([DONE], a finish_reason with usage, or done:true).
+	ErrStreamTruncated ErrorClass = "stream-truncated"
+	// ErrMalformedEvent: an event could not be parsed, or the body was not an event stream
+	// (for example an HTML page with status 200).
+	ErrMalformedEvent ErrorClass = "malformed-event"
+	// ErrLengthMismatch: the output length differed from the one asked for and the plan
+	// requires exact lengths (otherwise a mismatch is only flagged in Record.LengthMismatch).
+	ErrLengthMismatch ErrorClass = "length-mismatch"
+	// ErrCanceled: the run was stopped while the request was in flight.
+	ErrCanceled ErrorClass = "canceled"
+)
+
+// Token-count sources recorded in Record.OutputTokensSource and Record.InputTokensSource.
+const (
+	// SourceUsage: the server's usage object (usage.completion_tokens / usage.prompt_tokens,
+	// or Ollama's eval_count / prompt_eval_count).
+	SourceUsage = "usage"
+	// SourceClientCount: counted by the client because the server gave no usage; for output
+	// tokens it is the number of non-empty content/reasoning/tool-call deltas, for input tokens
+	// the prompt builder's own count.
+	SourceClientCount = "client-count"
+)
+
+// ServerTimings are per-request timings reported by the server itself (llama.cpp `timings`,
+// vLLM per-request metrics, Ollama's native durations). Nil fields were not reported.
+type ServerTimings struct {
+	// Source names where they came from: "llamacpp-timings", "vllm-request-metrics",
+	// "ollama-native", "sim".
+	Source string `json:"source"`
+	// QueueSeconds is the time from arrival at the server to the start of prefill.
+	QueueSeconds *float64 `json:"queue_seconds,omitempty"`
+	// PrefillSeconds is the time spent processing the prompt.
+	PrefillSeconds *float64 `json:"prefill_seconds,omitempty"`
+	// DecodeSeconds is the time spent generating output tokens.
+	DecodeSeconds *float64 `json:"decode_seconds,omitempty"`
+	// LoadSeconds is model load time charged to this request (Ollama load_duration).
+	LoadSeconds *float64 `json:"load_seconds,omitempty"`
+	// PromptTokens and CachedTokens as the server's timing object reports them.
+	PromptTokens *int `json:"prompt_tokens,omitempty"`
+	CachedTokens *int `json:"cached_tokens,omitempty"`
+}
+
+// Record is one finished request: the unit everything downstream reads. Exactly one Record is
+// written per Request, failures included. Times are seconds; offsets are from the run origin
+// on the monotonic clock.
+type Record struct {
+	CellKey
+	Seq    int64 `json:"seq"`
+	Warmup bool  `json:"warmup"`
+	// StartUnixNano is the wall-clock time the request started (for correlating with logs).
+	StartUnixNano int64 `json:"start_unix_nano"`
+	// StartOffsetSeconds is request start (just before the request is written) relative to the
+	// run origin, monotonic.
+	StartOffsetSeconds float64 `json:"start_offset_seconds"`
+	// EndOffsetSeconds is the last byte of the response (or the failure) relative to the origin.
+	EndOffsetSeconds float64 `json:"end_offset_seconds"`
+	// ScheduledOffsetSeconds is when an open-loop schedule wanted the request sent; the send lag
+	// is StartOffsetSeconds − ScheduledOffsetSeconds. Zero in closed-loop modes.
+	ScheduledOffsetSeconds float64 `json:"scheduled_offset_seconds,omitempty"`
+	// ResponseID is the server's id of the response.
+	ResponseID string `json:"response_id"`
+	HTTPStatus int    `json:"http_status,omitempty"`
+
+	// TTFTSeconds, ITLSeconds, E2ELatencySeconds, DecodeSeconds and GenerationSpeedTPS are
+	// defined in metrics.go (see Derive). Zero when not measurable (failure, one token).
+	TTFTSeconds float64 `json:"ttft_seconds"`
+	// FirstContentSeconds is start → first non-empty content delta, when reasoning came first;
+	// otherwise equal to TTFTSeconds.
+	FirstContentSeconds float64 `json:"first_content_seconds,omitempty"`
+	ITLSeconds          float64 `json:"itl_seconds"`
+	E2ELatencySeconds   float64 `json:"e2e_latency_seconds"`
+	DecodeSeconds       float64 `json:"decode_seconds"`
+	GenerationSpeedTPS  float64 `json:"generation_speed_tps"`
+
+	// InputTokens is the server's prompt_tokens (or the builder's count, see InputTokensSource).
+	InputTokens          int    `json:"input_tokens"`
+	InputTokensRequested int    `json:"input_tokens_requested"`
+	InputTokensSource    string `json:"input_tokens_source"`
+	// OutputTokens is the server's completion_tokens, or a client count (OutputTokensSource).
+	OutputTokens          int    `json:"output_tokens"`
+	OutputTokensRequested int    `json:"output_tokens_requested"`
+	OutputTokensSource    string `json:"output_tokens_source"`
+	// LengthMismatch is OutputTokens != OutputTokensRequested on an otherwise successful request.
+	LengthMismatch bool `json:"length_mismatch,omitempty"`
+	// CachedTokens is usage.prompt_tokens_details.cached_tokens when the server reports it.
+	CachedTokens *int   `json:"cached_tokens,omitempty"`
+	FinishReason string `json:"finish_reason,omitempty"`
+
+	// Chunks counts stream events that carried a token delta. ChunkGapsSeconds are the raw gaps
+	// between consecutive such events (first gap = second event − first event); TokensPerChunk is
+	// OutputTokens / Chunks (above 1 under speculative decoding or multi-token chunks).
+	Chunks           int       `json:"chunks"`
+	ChunkGapsSeconds []float64 `json:"chunk_gaps_seconds,omitempty"`
+	TokensPerChunk   float64   `json:"tokens_per_chunk,omitempty"`
+
+	// Retries counts transparent resends of a request that failed before any byte was written
+	// (a kept-alive connection the server had closed). At most 1.
+	Retries int `json:"retries,omitempty"`
+
+	Server *ServerTimings `json:"server,omitempty"`
+
+	ErrorClass ErrorClass `json:"error_class"`
+	Error      string     `json:"error"`
+}
+
+// OK reports whether the request succeeded.
+func (r *Record) OK() bool { return r.ErrorClass == ErrNone }

@@ -1,0 +1,252 @@
+package servebench
+
+import "time"
+
+// SchemaVersion is the version of the run folder's public files (run.json, requests.jsonl,
+// results.json). Any incompatible change bumps it.
+const SchemaVersion = 1
+
+// Summary describes one per-request value over the successful measured requests of a cell.
+// Percentiles use linear interpolation between closest ranks (NumPy's default "linear"
+// method): for sorted x[0..n-1] and q in [0,1], h = (n−1)·q, p = x[⌊h⌋] + (h−⌊h⌋)·(x[⌊h⌋+1]−x[⌊h⌋]).
+type Summary struct {
+	Count int     `json:"count"`
+	Mean  float64 `json:"mean"`
+	Min   float64 `json:"min"`
+	Max   float64 `json:"max"`
+	P50   float64 `json:"p50"`
+	P90   float64 `json:"p90"`
+	P95   float64 `json:"p95"`
+	P99   float64 `json:"p99"`
+}
+
+// Statistic names one field of Summary, used by use-case thresholds.
+type Statistic string
+
+const (
+	StatMean Statistic = "mean"
+	StatP50  Statistic = "p50"
+	StatP90  Statistic = "p90"
+	StatP95  Statistic = "p95"
+	StatP99  Statistic = "p99"
+)
+
+// Pick returns the summary's value for the statistic (mean when unknown).
+func (s Summary) Pick(st Statistic) float64 {
+	switch st {
+	case StatP50:
+		return s.P50
+	case StatP90:
+		return s.P90
+	case StatP95:
+		return s.P95
+	case StatP99:
+		return s.P99
+	}
+	return s.Mean
+}
+
+// ServerValue is a per-cell value that comes from the server, not the client: a mean over the
+// cell's measured requests and where it came from. A nil *ServerValue means "not available";
+// the reason is in CellResult.Unavailable under the field's JSON name.
+type ServerValue struct {
+	Mean float64 `json:"mean"`
+	// Source: "server-timings:<kind>" (per-request timings), "prometheus:<metric>" (histogram
+	// _sum/_count delta over the cell), or "sim".
+	Source string `json:"source"`
+	// Requests is how many requests the value covers.
+	Requests int `json:"requests"`
+}
+
+// Power is GPU power over a cell's measured window.
+type Power struct {
+	// MeanWatts = energy over the window / window length where an energy counter exists,
+	// otherwise the time-weighted mean of sampled power.
+	MeanWatts float64 `json:"mean"`
+	PeakWatts float64 `json:"peak"`
+	GPUs      int     `json:"gpus"`
+	// Source: "nvml", "dcgm", "nvidia-smi", "sim-dcgm".
+	Source string `json:"source"`
+}
+
+// Energy is GPU energy and its cost over a cell's measured window.
+type Energy struct {
+	Joules float64 `json:"joules"`
+	// JoulesPerOutputToken = Joules / output tokens completed in the window.
+	JoulesPerOutputToken float64 `json:"joules_per_output_token"`
+	// CostUSDPerHour = MeanWatts / 1000 × electricity price (USD/kWh).
+	CostUSDPerHour float64 `json:"cost_usd_per_hour"`
+	// CostUSDPerMillionOutputTokens = (Joules / 3.6e6 kWh) × price / output tokens × 1e6.
+	CostUSDPerMillionOutputTokens float64 `json:"cost_usd_per_million_output_tokens"`
+	ElectricityUSDPerKWh          float64 `json:"electricity_usd_per_kwh"`
+	// Source: "energy-counter" (counter difference) or "integrated-power" (sampled power).
+	Source string `json:"source"`
+}
+
+// CellResult is one computed cell of results.json.
+type CellResult struct {
+	CellKey
+	// Skipped cells were not run (Note says why, e.g. context above the model's maximum).
+	Skipped bool   `json:"skipped,omitempty"`
+	Note    string `json:"note,omitempty"`
+
+	RequestsTotal     int                `json:"requests_total"`
+	RequestsSucceeded int                `json:"requests_succeeded"`
+	RequestsFailed    int                `json:"requests_failed"`
+	WarmupRequests    int                `json:"warmup_requests"`
+	ErrorsByClass     map[ErrorClass]int `json:"errors_by_class,omitempty"`
+	// SuccessRate = requests_succeeded / requests_total over measured requests.
+	SuccessRate float64 `json:"success_rate"`
+	// LengthMismatches counts successful requests whose output length differed from the request.
+	LengthMismatches int `json:"length_mismatches"`
+	Retries          int `json:"retries"`
+	// LateSends counts open-loop requests sent later than scheduled by more than the tolerance.
+	LateSends    int `json:"late_sends,omitempty"`
+	DroppedSends int `json:"dropped_sends,omitempty"`
+
+	InputTokensMean  float64 `json:"input_tokens_mean"`
+	OutputTokensMean float64 `json:"output_tokens_mean"`
+	// InputTokensMaxDeviation is max |input_tokens − requested| over successful requests.
+	InputTokensMaxDeviation int `json:"input_tokens_max_deviation"`
+
+	// WindowStartSeconds/WindowSeconds: the measured window, offsets from the run origin.
+	WindowStartSeconds float64 `json:"window_start_seconds"`
+	WindowSeconds      float64 `json:"window_seconds"`
+	// SystemOutputThroughputTPS = output tokens completed in the window / window length.
+	SystemOutputThroughputTPS float64 `json:"system_output_throughput_tps"`
+	// TotalThroughputTPS = (input + output tokens) of requests completed in the window / window.
+	TotalThroughputTPS float64 `json:"total_throughput_tps"`
+	// ScalingEfficiency = throughput(N) / (N × throughput(1)) at the same scenario, context and
+	// output length; nil when concurrency 1 was not measured.
+	ScalingEfficiency *float64 `json:"scaling_efficiency"`
+	// RequestThroughputRPS = successful requests completed in the window / window length.
+	RequestThroughputRPS float64 `json:"request_throughput_rps"`
+
+	TTFTSeconds         Summary `json:"ttft_seconds"`
+	FirstContentSeconds Summary `json:"first_content_seconds"`
+	ITLSeconds          Summary `json:"itl_seconds"`
+	E2ELatencySeconds   Summary `json:"e2e_latency_seconds"`
+	GenerationSpeedTPS  Summary `json:"generation_speed_tps"`
+	// ChunkGapSeconds summarises the raw gaps between token-carrying events (not tokens).
+	ChunkGapSeconds Summary `json:"chunk_gap_seconds"`
+	TokensPerChunk  float64 `json:"tokens_per_chunk"`
+	// EffectivePrefillSpeedTPS = mean(input tokens / TTFT): includes queueing, always available.
+	EffectivePrefillSpeedTPS float64 `json:"effective_prefill_speed_tps"`
+
+	QueueWaitSeconds *ServerValue `json:"queue_wait_seconds"`
+	PrefillSeconds   *ServerValue `json:"prefill_seconds"`
+	// PrefillSpeedTPS = mean input tokens / mean prefill time (server-side).
+	PrefillSpeedTPS *ServerValue `json:"prefill_speed_tps"`
+	GPUPowerWatts   *Power       `json:"gpu_power_watts"`
+	EnergyJoules    *Energy      `json:"energy_joules"`
+	// CacheHitTokens counts prompt tokens the server served from its prefix cache during the
+	// cell; CacheContaminated is set when the plan forbids caching and hits were seen.
+	CacheHitTokens    *int `json:"cache_hit_tokens,omitempty"`
+	CacheContaminated bool `json:"cache_contaminated,omitempty"`
+	// Unavailable maps a field's JSON name to why it is null.
+	Unavailable map[string]string `json:"unavailable,omitempty"`
+}
+
+// Thresholds of a use case; nil fields are not checked.
+type Thresholds struct {
+	TTFTSecondsMax        *float64 `json:"ttft_seconds_max,omitempty" yaml:"ttft_seconds_max,omitempty"`
+	GenerationSpeedTPSMin *float64 `json:"generation_speed_tps_min,omitempty" yaml:"generation_speed_tps_min,omitempty"`
+	E2ELatencySecondsMax  *float64 `json:"e2e_latency_seconds_max,omitempty" yaml:"e2e_latency_seconds_max,omitempty"`
+	ITLSecondsMax         *float64 `json:"itl_seconds_max,omitempty" yaml:"itl_seconds_max,omitempty"`
+}
+
+// UseCase is a named workload with quality thresholds (SPEC section 5).
+type UseCase struct {
+	Name          string     `json:"name"`
+	Title         string     `json:"title"`
+	Description   string     `json:"description,omitempty"`
+	ContextTokens int        `json:"context_tokens"`
+	OutputTokens  int        `json:"output_tokens"`
+	Statistic     Statistic  `json:"statistic"`
+	Thresholds    Thresholds `json:"thresholds"`
+}
+
+// LimitKind says how a capacity limit was established.
+type LimitKind string
+
+const (
+	// LimitMeasured: the limit passed and limit+1 failed, both measured.
+	LimitMeasured LimitKind = "measured"
+	// LimitInterpolated: the limit lies between two measured levels more than one apart; the
+	// value is interpolated on the limiting metric ("~35").
+	LimitInterpolated LimitKind = "interpolated"
+	// LimitLowerBound: the ceiling (capacity.max_concurrency) still passed ("125+").
+	LimitLowerBound LimitKind = "lower_bound"
+	// LimitNotViable: concurrency 1 already fails.
+	LimitNotViable LimitKind = "not_viable"
+)
+
+// CapacityPoint is one measured concurrency level of a use case.
+type CapacityPoint struct {
+	Concurrency int `json:"concurrency"`
+	// Values holds the thresholded metrics at the use case's statistic, keyed by the threshold's
+	// metric name ("ttft_seconds", "generation_speed_tps", "e2e_latency_seconds", "itl_seconds"),
+	// plus "system_output_throughput_tps" and "success_rate".
+	Values map[string]float64 `json:"values"`
+	Pass   bool               `json:"pass"`
+	// Failing lists the metrics whose threshold failed at this level.
+	Failing []string `json:"failing,omitempty"`
+	// Reused is set when the point came from a sweep cell instead of a capacity run.
+	Reused bool   `json:"reused,omitempty"`
+	CellID string `json:"cell_id"`
+}
+
+// CapacityResult is one use case's verdict.
+type CapacityResult struct {
+	UseCase       string     `json:"use_case"`
+	Title         string     `json:"title"`
+	ContextTokens int        `json:"context_tokens"`
+	OutputTokens  int        `json:"output_tokens"`
+	Statistic     Statistic  `json:"statistic"`
+	Thresholds    Thresholds `json:"thresholds"`
+	// Limit is the largest concurrency at which every threshold holds (interpolated when
+	// LimitKind is "interpolated"); nil when not viable or skipped.
+	Limit     *int      `json:"limit"`
+	LimitKind LimitKind `json:"limit_kind"`
+	// LimitingMetric is the first metric whose threshold fails above the limit (or at 1 when not
+	// viable); empty for a lower bound.
+	LimitingMetric string `json:"limiting_metric"`
+	// FirstFailing is the lowest measured failing concurrency (nil for a lower bound).
+	FirstFailing *int            `json:"first_failing"`
+	Ceiling      int             `json:"ceiling"`
+	Points       []CapacityPoint `json:"points"`
+	// RequestsSpent counts requests sent by the search (warm-up included, reused cells not);
+	// DenseGridRequests is what measuring every level 1..max(measured) would have cost.
+	RequestsSpent     int    `json:"requests_spent"`
+	DenseGridRequests int    `json:"dense_grid_requests"`
+	Skipped           bool   `json:"skipped,omitempty"`
+	Note              string `json:"note,omitempty"`
+}
+
+// RunInfo identifies a run in results.json.
+type RunInfo struct {
+	ID         string    `json:"id"`
+	Target     string    `json:"target"`
+	API        API       `json:"api"`
+	Model      string    `json:"model"`
+	Simulated  bool      `json:"simulated"`
+	StartedAt  time.Time `json:"started_at"`
+	FinishedAt time.Time `json:"finished_at"`
+}
+
+// Results is results.json.
+type Results struct {
+	SchemaVersion int              `json:"schema_version"`
+	Run           RunInfo          `json:"run"`
+	Cells         []CellResult     `json:"cells"`
+	Capacity      []CapacityResult `json:"capacity"`
+	// Notes are run-level facts the report must state (e.g. "the server cannot force output
+	// length: 12 requests stopped short").
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Float returns a pointer to v (for optional result fields).
+func Float(v float64) *float64 { return &v }
+
+// Int returns a pointer to v.
+func Int(v int) *int { return &v }
