@@ -1,0 +1,234 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+)
+
+// GPUSpec describes the accelerator(s) of a profile. All figures are per GPU; Count GPUs work
+// together (tensor parallel), so the engine sees Count × PeakFLOPS and Count × MemBandwidth.
+type GPUSpec struct {
+	// Name is the product name, reported as dcgm-exporter's modelName label.
+	Name string
+	// Count is the number of GPUs serving the model (tensor parallel).
+	Count int
+	// PeakFLOPS is the dense BF16 peak (FLOP/s).
+	PeakFLOPS float64
+	// MemBandwidth is the HBM/GDDR bandwidth (B/s).
+	MemBandwidth float64
+	// MemoryBytes is the memory size (B).
+	MemoryBytes float64
+	// IdleWatts and MaxWatts bound the power draw (W).
+	IdleWatts, MaxWatts float64
+}
+
+// ModelSpec describes the served model's shapes.
+type ModelSpec struct {
+	// Name is the model id served when Options.ServedModelName is empty.
+	Name string
+	// TotalParams are all weights; ActiveParams those used per token (they differ for MoE).
+	TotalParams, ActiveParams float64
+	// Layers and Hidden size the attention cost: 4·Layers·Hidden FLOP per (query, key) pair.
+	Layers, Hidden int
+	// KVBytesPerToken = 2 (K and V) · Layers · KVHeads · HeadDim · bytes per element.
+	KVBytesPerToken float64
+	// BytesPerParam is 2 for BF16, 1 for FP8.
+	BytesPerParam float64
+}
+
+// EngineSpec holds the serving engine's settings (vLLM names where they exist) and the
+// efficiency factors of the step-time model.
+type EngineSpec struct {
+	// MaxNumBatchedTokens is the token budget of one step (chunked prefill).
+	MaxNumBatchedTokens int
+	// MaxNumSeqs caps the number of running sequences.
+	MaxNumSeqs int
+	// GPUMemoryUtilization is the fraction of GPU memory the engine takes (weights + KV cache).
+	GPUMemoryUtilization float64
+	// MaxModelLen is the largest prompt + output length accepted (tokens). New lowers it to the
+	// KV-cache capacity when that is smaller.
+	MaxModelLen int
+	// BlockSize is the KV-cache block size (tokens).
+	BlockSize int
+	// StreamInterval is the minimum time between two flushed chunks of one stream; tokens
+	// produced meanwhile go out together as one multi-token chunk. 0 sends every step's token.
+	StreamInterval time.Duration
+	// StepOverhead is the fixed cost of every step (scheduling, launch, sampling).
+	StepOverhead time.Duration
+	// PrefillOverhead is the extra fixed cost of a step that carries any prefill chunk
+	// (attention metadata for ragged batches, larger sampling and bookkeeping).
+	PrefillOverhead time.Duration
+	// ComputeEfficiency is the achieved fraction of PeakFLOPS (model FLOP utilisation).
+	ComputeEfficiency float64
+	// BandwidthEfficiency is the achieved fraction of MemBandwidth.
+	BandwidthEfficiency float64
+	// MemoryPowerWeight is how much a bandwidth-bound step loads the GPU's power budget
+	// relative to a compute-bound one (0..1): utilisation = min(1, (compute + weight·memory) / step).
+	MemoryPowerWeight float64
+}
+
+// Profile is one simulated hardware + model + engine combination.
+type Profile struct {
+	Name, Description string
+	GPU               GPUSpec
+	Model             ModelSpec
+	Engine            EngineSpec
+}
+
+// WeightBytes is the memory taken by the weights: TotalParams · BytesPerParam (B).
+func (p Profile) WeightBytes() float64 { return p.Model.TotalParams * p.Model.BytesPerParam }
+
+// KVCapacityTokens is the KV-cache size in tokens, rounded down to whole blocks:
+//
+//	(Count·MemoryBytes·GPUMemoryUtilization − WeightBytes) / KVBytesPerToken
+func (p Profile) KVCapacityTokens() int {
+	return p.kvBlocks() * p.Engine.BlockSize
+}
+
+func (p Profile) kvBlocks() int {
+	free := float64(p.GPU.Count)*p.GPU.MemoryBytes*p.Engine.GPUMemoryUtilization - p.WeightBytes()
+	if free <= 0 || p.Model.KVBytesPerToken <= 0 || p.Engine.BlockSize <= 0 {
+		return 0
+	}
+	return int(math.Floor(free / p.Model.KVBytesPerToken / float64(p.Engine.BlockSize)))
+}
+
+// Validate reports the first impossible setting, naming the field.
+func (p Profile) Validate() error {
+	bad := func(field string, v any) error {
+		return fmt.Errorf("sim: profile %q: %s must be positive (got %v)", p.Name, field, v)
+	}
+	switch {
+	case p.GPU.Count <= 0:
+		return bad("GPU.Count", p.GPU.Count)
+	case p.GPU.PeakFLOPS <= 0:
+		return bad("GPU.PeakFLOPS", p.GPU.PeakFLOPS)
+	case p.GPU.MemBandwidth <= 0:
+		return bad("GPU.MemBandwidth", p.GPU.MemBandwidth)
+	case p.Model.ActiveParams <= 0 || p.Model.TotalParams < p.Model.ActiveParams:
+		return fmt.Errorf("sim: profile %q: need 0 < Model.ActiveParams <= Model.TotalParams", p.Name)
+	case p.Model.KVBytesPerToken <= 0:
+		return bad("Model.KVBytesPerToken", p.Model.KVBytesPerToken)
+	case p.Model.BytesPerParam <= 0:
+		return bad("Model.BytesPerParam", p.Model.BytesPerParam)
+	case p.Engine.MaxNumBatchedTokens <= 0:
+		return bad("Engine.MaxNumBatchedTokens", p.Engine.MaxNumBatchedTokens)
+	case p.Engine.MaxNumSeqs <= 0:
+		return bad("Engine.MaxNumSeqs", p.Engine.MaxNumSeqs)
+	case p.Engine.BlockSize <= 0:
+		return bad("Engine.BlockSize", p.Engine.BlockSize)
+	case p.Engine.MaxModelLen <= 0:
+		return bad("Engine.MaxModelLen", p.Engine.MaxModelLen)
+	case p.Engine.ComputeEfficiency <= 0 || p.Engine.BandwidthEfficiency <= 0:
+		return fmt.Errorf("sim: profile %q: Engine.ComputeEfficiency and BandwidthEfficiency must be in (0,1]", p.Name)
+	case p.kvBlocks() <= 0:
+		return fmt.Errorf("sim: profile %q: weights (%.1f GB) do not fit in %.0f%% of %d×%.0f GB; use more or larger GPUs",
+			p.Name, p.WeightBytes()/1e9, 100*p.Engine.GPUMemoryUtilization, p.GPU.Count, p.GPU.MemoryBytes/1e9)
+	}
+	return nil
+}
+
+// Public GPU specifications (dense BF16 FLOP/s, bandwidth, memory, idle..max board power).
+var (
+	gpuH100 = GPUSpec{Name: "NVIDIA H100 80GB HBM3", Count: 1, PeakFLOPS: 989e12, MemBandwidth: 3.35e12,
+		MemoryBytes: 80e9, IdleWatts: 70, MaxWatts: 700}
+	gpuH200 = GPUSpec{Name: "NVIDIA H200", Count: 1, PeakFLOPS: 989e12, MemBandwidth: 4.8e12,
+		MemoryBytes: 141e9, IdleWatts: 75, MaxWatts: 700}
+	gpuB200 = GPUSpec{Name: "NVIDIA B200", Count: 1, PeakFLOPS: 2.25e15, MemBandwidth: 8e12,
+		MemoryBytes: 180e9, IdleWatts: 140, MaxWatts: 1000}
+	gpuA100 = GPUSpec{Name: "NVIDIA A100-SXM4-80GB", Count: 1, PeakFLOPS: 312e12, MemBandwidth: 2.039e12,
+		MemoryBytes: 80e9, IdleWatts: 50, MaxWatts: 400}
+	gpuRTXPro6000 = GPUSpec{Name: "NVIDIA RTX PRO 6000 Blackwell Server Edition", Count: 1, PeakFLOPS: 500e12,
+		MemBandwidth: 1.79e12, MemoryBytes: 96e9, IdleWatts: 30, MaxWatts: 600}
+)
+
+// Public model shapes.
+var (
+	// Llama-3.1-8B: 32 layers, hidden 4096, 8 KV heads × 128 dim, BF16:
+	// 2·32·8·128·2 B = 131072 B (128 KiB) per token.
+	modelLlama8B = ModelSpec{Name: "meta-llama/Llama-3.1-8B-Instruct", TotalParams: 8.03e9, ActiveParams: 8.03e9,
+		Layers: 32, Hidden: 4096, KVBytesPerToken: 131072, BytesPerParam: 2}
+	// Qwen3-30B-A3B: 30.5B total, 3.3B active, 48 layers, hidden 2048, 4 KV heads × 128, BF16:
+	// 2·48·4·128·2 B = 98304 B (96 KiB) per token.
+	modelQwen30BMoE = ModelSpec{Name: "Qwen/Qwen3-30B-A3B", TotalParams: 30.5e9, ActiveParams: 3.3e9,
+		Layers: 48, Hidden: 2048, KVBytesPerToken: 98304, BytesPerParam: 2}
+)
+
+// vllmDefaults are vLLM-like engine settings for the real-hardware profiles.
+var vllmDefaults = EngineSpec{
+	MaxNumBatchedTokens:  8192,
+	MaxNumSeqs:           256,
+	GPUMemoryUtilization: 0.9,
+	MaxModelLen:          131072,
+	BlockSize:            16,
+	StreamInterval:       0,
+	StepOverhead:         1 * time.Millisecond,
+	PrefillOverhead:      3 * time.Millisecond,
+	ComputeEfficiency:    0.6,
+	BandwidthEfficiency:  0.8,
+	MemoryPowerWeight:    0.6,
+}
+
+// FastProfile is the small imaginary GPU for tests and the demo. All its numbers live in this
+// one literal; doc.go tabulates what they produce.
+var FastProfile = Profile{
+	Name:        "fast",
+	Description: "imaginary small GPU + 0.5B dense model, tuned so a two-minute demo shows every effect",
+	GPU: GPUSpec{Name: "servebench-sim fast GPU", Count: 1, PeakFLOPS: 143e12, MemBandwidth: 3e12,
+		MemoryBytes: 4.5e9, IdleWatts: 40, MaxWatts: 300},
+	Model: ModelSpec{Name: "servebench-sim-0.5b", TotalParams: 0.5e9, ActiveParams: 0.5e9,
+		Layers: 24, Hidden: 1024, KVBytesPerToken: 24576, BytesPerParam: 2},
+	Engine: EngineSpec{
+		MaxNumBatchedTokens:  8192,
+		MaxNumSeqs:           64,
+		GPUMemoryUtilization: 0.85,
+		MaxModelLen:          65536,
+		BlockSize:            16,
+		StreamInterval:       15 * time.Millisecond,
+		StepOverhead:         500 * time.Microsecond,
+		PrefillOverhead:      20 * time.Millisecond,
+		ComputeEfficiency:    0.6,
+		BandwidthEfficiency:  0.8,
+		MemoryPowerWeight:    0.6,
+	},
+}
+
+// Profiles returns every built-in profile, the fast one first, then by name.
+func Profiles() []Profile {
+	gpus := []struct {
+		key string
+		g   GPUSpec
+	}{{"h100", gpuH100}, {"h200", gpuH200}, {"b200", gpuB200}, {"a100", gpuA100}, {"rtxpro6000", gpuRTXPro6000}}
+	models := []struct {
+		key string
+		m   ModelSpec
+	}{{"llama8b", modelLlama8B}, {"qwen30b-moe", modelQwen30BMoE}}
+	var out []Profile
+	for _, g := range gpus {
+		for _, m := range models {
+			p := Profile{
+				Name:        g.key + "-" + m.key,
+				Description: fmt.Sprintf("1× %s serving %s (BF16, vLLM-like defaults)", g.g.Name, m.m.Name),
+				GPU:         g.g, Model: m.m, Engine: vllmDefaults,
+			}
+			out = append(out, p)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return append([]Profile{FastProfile}, out...)
+}
+
+// LookupProfile returns the built-in profile called name (case-insensitive).
+func LookupProfile(name string) (Profile, error) {
+	var names []string
+	for _, p := range Profiles() {
+		if strings.EqualFold(p.Name, name) {
+			return p, nil
+		}
+		names = append(names, p.Name)
+	}
+	return Profile{}, fmt.Errorf("sim: unknown profile %q; valid profiles: %s", name, strings.Join(names, ", "))
+}
