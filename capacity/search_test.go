@@ -1,0 +1,336 @@
+package capacity_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/capacity"
+)
+
+// model is a controlled server: each per-user metric is a pure function of concurrency, so the
+// true capacity limit of a use case is known in advance.
+type model struct {
+	ttft  func(n int) float64 // mean TTFT, s
+	speed func(n int) float64 // mean generation speed, tok/s
+	e2e   func(n int) float64 // mean end-to-end latency, s
+	rate  func(n int) float64 // success rate (1 when nil)
+}
+
+// flat summarises a constant value; p99 is 1.5 × the mean so percentile use cases differ.
+func flat(v float64) servebench.Summary {
+	return servebench.Summary{Count: 10, Mean: v, Min: v, Max: 1.5 * v, P50: v, P90: v, P95: v, P99: 1.5 * v}
+}
+
+func (m model) cell(uc servebench.UseCase, n int) servebench.CellResult {
+	c := servebench.CellResult{
+		CellKey: servebench.CellKey{Scenario: uc.Name, LoadMode: servebench.ModeSustained,
+			ContextTokens: uc.ContextTokens, OutputTokens: uc.OutputTokens, Concurrency: n},
+		RequestsTotal: 10, RequestsSucceeded: 10, SuccessRate: 1,
+		SystemOutputThroughputTPS: 100 * float64(n),
+	}
+	if m.ttft != nil {
+		c.TTFTSeconds = flat(m.ttft(n))
+	}
+	if m.speed != nil {
+		c.GenerationSpeedTPS = flat(m.speed(n))
+	}
+	if m.e2e != nil {
+		c.E2ELatencySeconds = flat(m.e2e(n))
+	}
+	if m.rate != nil {
+		c.SuccessRate = m.rate(n)
+	}
+	return c
+}
+
+// probe wraps the model as a Measure that fails the test when a level is measured twice and
+// charges capacity.DefaultRequestsAt requests per level.
+type probe struct {
+	t     *testing.T
+	uc    servebench.UseCase
+	m     model
+	calls []int
+}
+
+func (p *probe) measure(_ context.Context, n int) (servebench.CellResult, int, error) {
+	if slices.Contains(p.calls, n) {
+		p.t.Errorf("level %d measured twice (calls so far %v)", n, p.calls)
+	}
+	p.calls = append(p.calls, n)
+	return p.m.cell(p.uc, n), capacity.DefaultRequestsAt(n), nil
+}
+
+func useCase(name string) servebench.UseCase {
+	for _, uc := range capacity.DefaultUseCases() {
+		if uc.Name == name {
+			return uc
+		}
+	}
+	panic(name)
+}
+
+// cost sums DefaultRequestsAt over levels.
+func cost(levels ...int) int {
+	s := 0
+	for _, n := range levels {
+		s += capacity.DefaultRequestsAt(n)
+	}
+	return s
+}
+
+func dense(top int, skip ...int) int {
+	s := 0
+	for n := 1; n <= top; n++ {
+		if !slices.Contains(skip, n) {
+			s += capacity.DefaultRequestsAt(n)
+		}
+	}
+	return s
+}
+
+func TestSearch(t *testing.T) {
+	general := useCase("general_chatbot") // TTFT ≤ 8 s, speed ≥ 15 tok/s
+	code := useCase("code_completion")    // e2e ≤ 2 s
+	chat := useCase("short_form_chatbot") // TTFT ≤ 10 s, speed ≥ 10 tok/s
+	tests := []struct {
+		name    string
+		uc      servebench.UseCase
+		m       model
+		ceiling int
+		known   []int // levels the sweep already measured (from the same model)
+
+		kind      servebench.LimitKind
+		limit     int // -1: nil
+		first     int // -1: nil
+		limiting  string
+		calls     []int // the exact measurement order
+		denseSkip []int
+	}{
+		{
+			// speed 200/n ≥ 15 ⇔ n ≤ 13.3: grid to 16, then 12, 14, 13 → measured 13.
+			name: "speed-bound, measured", uc: general, ceiling: 64,
+			m:    model{ttft: func(n int) float64 { return 1 }, speed: func(n int) float64 { return 200 / float64(n) }},
+			kind: servebench.LimitMeasured, limit: 13, first: 14, limiting: capacity.MetricGenerationSpeed,
+			calls: []int{1, 2, 4, 8, 16, 12, 14, 13},
+		},
+		{
+			// TTFT 0.5 + 0.2n ≤ 8 ⇔ n ≤ 37.5: grid to 64, bisect 48, 40, 36; 40 − 36 ≤ 36/8
+			// stops; interpolating 7.7 s @36 … 8.5 s @40 to 8 s gives 37.5 → ~37.
+			name: "TTFT-bound, interpolated", uc: general, ceiling: 128,
+			m:    model{ttft: func(n int) float64 { return 0.5 + 0.2*float64(n) }, speed: func(int) float64 { return 50 }},
+			kind: servebench.LimitInterpolated, limit: 37, first: 40, limiting: capacity.MetricTTFT,
+			calls: []int{1, 2, 4, 8, 16, 32, 64, 48, 40, 36},
+		},
+		{
+			// e2e 0.5 + n/8 ≤ 2 ⇔ n ≤ 12 (12 is exactly at the threshold and holds).
+			name: "e2e-bound, measured, value at threshold holds", uc: code, ceiling: 128,
+			m:    model{e2e: func(n int) float64 { return 0.5 + float64(n)/8 }},
+			kind: servebench.LimitMeasured, limit: 12, first: 13, limiting: capacity.MetricE2ELatency,
+			calls: []int{1, 2, 4, 8, 16, 12, 14, 13},
+		},
+		{
+			// e2e 0.5 + n/64 ≤ 2 ⇔ n ≤ 96: 64 passes, 128 fails, 96 passes (exactly 2 s), 112
+			// fails, 104 fails → 104 − 96 ≤ 96/8 stops → interpolated 96 + (2−2)/… = 96.
+			name: "e2e-bound, interpolated at a measured passing level", uc: code, ceiling: 200,
+			m:    model{e2e: func(n int) float64 { return 0.5 + float64(n)/64 }},
+			kind: servebench.LimitInterpolated, limit: 96, first: 104, limiting: capacity.MetricE2ELatency,
+			calls: []int{1, 2, 4, 8, 16, 32, 64, 128, 96, 112, 104},
+		},
+		{
+			// Everything holds: the grid climbs to the ceiling, which is measured last.
+			name: "lower bound at a ceiling off the grid", uc: chat, ceiling: 100,
+			m:    model{ttft: func(n int) float64 { return 1 }, speed: func(int) float64 { return 30 }},
+			kind: servebench.LimitLowerBound, limit: 100, first: -1, limiting: "",
+			calls: []int{1, 2, 4, 8, 16, 32, 64, 100},
+		},
+		{
+			// TTFT 11 s already at one request.
+			name: "not viable", uc: general, ceiling: 64,
+			m:    model{ttft: func(n int) float64 { return 11 * float64(n) }, speed: func(int) float64 { return 90 }},
+			kind: servebench.LimitNotViable, limit: -1, first: 1, limiting: capacity.MetricTTFT,
+			calls: []int{1},
+		},
+		{
+			// Both fail at 1: TTFT 9 s is 12.5 % over 8 s, speed 10 tok/s is 33 % under 15 → speed.
+			name: "limiting metric is the largest relative violation", uc: general, ceiling: 8,
+			m:    model{ttft: func(int) float64 { return 9 }, speed: func(int) float64 { return 10 }},
+			kind: servebench.LimitNotViable, limit: -1, first: 1, limiting: capacity.MetricGenerationSpeed,
+			calls: []int{1},
+		},
+		{
+			// The sweep measured 1..5: reused, never re-run; the grid resumes at 8.
+			name: "known cells reused", uc: general, ceiling: 64, known: []int{1, 2, 3, 4, 5},
+			m:    model{ttft: func(n int) float64 { return 1 }, speed: func(n int) float64 { return 200 / float64(n) }},
+			kind: servebench.LimitMeasured, limit: 13, first: 14, limiting: capacity.MetricGenerationSpeed,
+			calls: []int{8, 16, 12, 14, 13}, denseSkip: []int{1, 2, 3, 4, 5},
+		},
+		{
+			// The sweep already brackets the limit (2 passes, 3 fails): nothing is measured.
+			name: "known cells decide alone", uc: general, ceiling: 64, known: []int{1, 2, 3, 4},
+			m:    model{ttft: func(n int) float64 { return 3 * float64(n) }, speed: func(int) float64 { return 90 }},
+			kind: servebench.LimitMeasured, limit: 2, first: 3, limiting: capacity.MetricTTFT,
+			calls: nil, denseSkip: []int{1, 2, 3},
+		},
+		{
+			// Falling success rate limits: 1 − n/256 ≥ 0.99 ⇔ n ≤ 2.56.
+			name: "success rate below 99 % fails", uc: chat, ceiling: 32,
+			m: model{ttft: func(int) float64 { return 1 }, speed: func(int) float64 { return 30 },
+				rate: func(n int) float64 { return 1 - float64(n)/256 }},
+			kind: servebench.LimitMeasured, limit: 2, first: 3, limiting: capacity.MetricSuccessRate,
+			calls: []int{1, 2, 4, 3},
+		},
+		{
+			// Ceiling 1 that holds: a lower bound of 1 after one measurement.
+			name: "ceiling of one", uc: chat, ceiling: 1,
+			m:    model{ttft: func(int) float64 { return 1 }, speed: func(int) float64 { return 30 }},
+			kind: servebench.LimitLowerBound, limit: 1, first: -1, calls: []int{1},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := &probe{t: t, uc: tt.uc, m: tt.m}
+			known := map[int]servebench.CellResult{}
+			for _, n := range tt.known {
+				known[n] = tt.m.cell(tt.uc, n)
+			}
+			res, err := capacity.Search(context.Background(), tt.uc, capacity.SearchConfig{Ceiling: tt.ceiling, Known: known}, p.measure)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.LimitKind != tt.kind {
+				t.Errorf("kind %q, want %q", res.LimitKind, tt.kind)
+			}
+			checkInt(t, "limit", res.Limit, tt.limit)
+			checkInt(t, "first failing", res.FirstFailing, tt.first)
+			if res.LimitingMetric != tt.limiting {
+				t.Errorf("limiting metric %q, want %q", res.LimitingMetric, tt.limiting)
+			}
+			if !slices.Equal(p.calls, tt.calls) {
+				t.Errorf("measured %v, want %v", p.calls, tt.calls)
+			}
+			if want := cost(tt.calls...); res.RequestsSpent != want {
+				t.Errorf("requests spent %d, want %d", res.RequestsSpent, want)
+			}
+			top := tt.ceiling
+			if tt.first > 0 {
+				top = tt.first
+			}
+			if want := dense(top, tt.denseSkip...); res.DenseGridRequests != want {
+				t.Errorf("dense grid %d, want %d", res.DenseGridRequests, want)
+			}
+			// Points: every measured and known level, sorted, reused flagged, ids set.
+			var levels []int
+			for i, pt := range res.Points {
+				levels = append(levels, pt.Concurrency)
+				if i > 0 && res.Points[i-1].Concurrency >= pt.Concurrency {
+					t.Errorf("points not sorted: %v", levels)
+				}
+				if pt.Reused != slices.Contains(tt.known, pt.Concurrency) {
+					t.Errorf("point %d reused=%v", pt.Concurrency, pt.Reused)
+				}
+				if want := tt.m.cell(tt.uc, pt.Concurrency).ID(); pt.CellID != want {
+					t.Errorf("point %d cell id %q, want %q", pt.Concurrency, pt.CellID, want)
+				}
+			}
+			want := slices.Concat(tt.calls, tt.known)
+			slices.Sort(want)
+			if !slices.Equal(levels, want) {
+				t.Errorf("point levels %v, want %v", levels, want)
+			}
+			if res.UseCase != tt.uc.Name || res.Ceiling != tt.ceiling || res.Statistic != servebench.StatMean {
+				t.Errorf("header %+v", res)
+			}
+		})
+	}
+}
+
+// The search is far cheaper than a dense grid once the limit is more than a few levels up.
+func TestSearchCheaperThanDenseGrid(t *testing.T) {
+	uc := useCase("general_chatbot")
+	for _, limit := range []int{13, 37, 90} {
+		m := model{ttft: func(n int) float64 { return 0.5 + 7.5*float64(n)/float64(limit) }, speed: func(int) float64 { return 50 }}
+		p := &probe{t: t, uc: uc, m: m}
+		res, err := capacity.Search(context.Background(), uc, capacity.SearchConfig{Ceiling: 256}, p.measure)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.RequestsSpent >= res.DenseGridRequests {
+			t.Errorf("limit %d: spent %d ≥ dense grid %d (levels %v)", limit, res.RequestsSpent, res.DenseGridRequests, p.calls)
+		}
+		if res.Limit == nil || *res.Limit > limit || *res.Limit < limit-limit/8 {
+			t.Errorf("limit %d: found %v (%s)", limit, res.Limit, res.LimitKind)
+		}
+	}
+}
+
+func TestSearchRequestsAt(t *testing.T) {
+	uc := useCase("code_completion")
+	m := model{e2e: func(n int) float64 { return 0.5 + float64(n)/8 }} // limit 12, first failing 13
+	p := &probe{t: t, uc: uc, m: m}
+	res, err := capacity.Search(context.Background(), uc, capacity.SearchConfig{Ceiling: 64,
+		RequestsAt: func(n int) int { return 2*n + 7 }}, p.measure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 0
+	for n := 1; n <= 13; n++ {
+		want += 2*n + 7
+	}
+	if res.DenseGridRequests != want {
+		t.Errorf("dense grid %d, want %d", res.DenseGridRequests, want)
+	}
+}
+
+func TestSearchErrors(t *testing.T) {
+	uc := useCase("short_form_chatbot")
+	m := model{ttft: func(int) float64 { return 1 }, speed: func(int) float64 { return 30 }}
+
+	// A failing measurement stops the search; what was spent is still counted.
+	boom := errors.New("target went away")
+	var calls []int
+	res, err := capacity.Search(context.Background(), uc, capacity.SearchConfig{Ceiling: 64},
+		func(_ context.Context, n int) (servebench.CellResult, int, error) {
+			calls = append(calls, n)
+			if n == 4 {
+				return servebench.CellResult{}, 3, boom
+			}
+			return m.cell(uc, n), 10, nil
+		})
+	if !errors.Is(err, boom) || len(res.Points) != 2 || res.RequestsSpent != 23 || !slices.Equal(calls, []int{1, 2, 4}) {
+		t.Errorf("err %v, points %d, spent %d, calls %v", err, len(res.Points), res.RequestsSpent, calls)
+	}
+
+	// A canceled context measures nothing.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = capacity.Search(ctx, uc, capacity.SearchConfig{Ceiling: 8}, func(context.Context, int) (servebench.CellResult, int, error) {
+		t.Error("measure called after cancel")
+		return servebench.CellResult{}, 0, nil
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("canceled: err %v", err)
+	}
+
+	// Bad configuration is reported with its fix.
+	if _, err := capacity.Search(context.Background(), uc, capacity.SearchConfig{Ceiling: 0}, nil); err == nil {
+		t.Error("ceiling 0 accepted")
+	}
+	if _, err := capacity.Search(context.Background(), servebench.UseCase{Name: "none"}, capacity.SearchConfig{Ceiling: 4}, nil); err == nil {
+		t.Error("use case without thresholds accepted")
+	}
+}
+
+func checkInt(t *testing.T, name string, got *int, want int) {
+	t.Helper()
+	switch {
+	case want < 0 && got != nil:
+		t.Errorf("%s = %d, want nil", name, *got)
+	case want >= 0 && got == nil:
+		t.Errorf("%s = nil, want %d", name, want)
+	case want >= 0 && *got != want:
+		t.Errorf("%s = %d, want %d", name, *got, want)
+	}
+}

@@ -1,0 +1,184 @@
+package stats
+
+import (
+	"github.com/servebench/servebench"
+)
+
+// LateTolerance is how much later than scheduled (seconds) an open-loop request may be sent
+// before it counts as a late send: 10 ms.
+const LateTolerance = 0.010
+
+// Window is a cell's measured window in seconds from the run origin, on the same monotonic
+// offsets as Record.StartOffsetSeconds and Record.EndOffsetSeconds. Warm-up before Start and
+// drain after End are outside it.
+type Window struct{ Start, End float64 }
+
+// Seconds is the window's length, End − Start (s).
+func (w Window) Seconds() float64 { return w.End - w.Start }
+
+// Contains reports whether offset t (s) lies in [Start, End].
+func (w Window) Contains(t float64) bool { return t >= w.Start && t <= w.End }
+
+// Cell computes one cell from its records (all belonging to key; Group splits a run's records).
+// Warm-up records are counted in WarmupRequests and otherwise ignored; "measured" below means
+// the non-warm-up records, "successful" the measured ones with an empty error class.
+//
+// Counts:
+//
+//	requests_total        = measured records
+//	requests_succeeded    = successful records;  requests_failed = total − succeeded
+//	errors_by_class       = measured failures per error class (nil when none)
+//	success_rate          = requests_succeeded / requests_total  (0 when no measured records)
+//	length_mismatches     = successful records with Record.LengthMismatch
+//	retries               = Σ Record.Retries over measured records
+//	dropped_sends         = measured records of class "canceled" that were never sent
+//	                        (StartUnixNano = 0 and StartOffsetSeconds = 0)
+//	late_sends            = other measured records with ScheduledOffsetSeconds > 0 and
+//	                        StartOffsetSeconds − ScheduledOffsetSeconds > LateTolerance (10 ms)
+//
+// Tokens, over successful records:
+//
+//	input_tokens_mean, output_tokens_mean   (tokens)
+//	input_tokens_max_deviation = max |input_tokens − input_tokens_requested|, over records with a
+//	                             requested count (tokens)
+//	tokens_per_chunk = Σ output_tokens / Σ chunks, over records with chunks > 0 (tokens/chunk)
+//	effective_prefill_speed_tps = mean(input_tokens / ttft_seconds) over records with both
+//	                             positive (tokens/s; includes queueing, unlike server prefill)
+//
+// Summaries (Summarize; s or tokens/s as named):
+//
+//	ttft_seconds, e2e_latency_seconds       over successful records
+//	first_content_seconds                   over successful records with a content delta
+//	                                        (FirstContentSeconds > 0)
+//	itl_seconds, generation_speed_tps       over servebench.Measurable records
+//	chunk_gap_seconds                       all ChunkGapsSeconds of successful records, pooled
+//
+// Throughput over the window w (successful measured records whose EndOffsetSeconds ∈ [Start,
+// End]; a request that started before the window but ended inside counts whole):
+//
+//	system_output_throughput_tps = Σ output_tokens / (End − Start)            (tokens/s)
+//	total_throughput_tps         = Σ (input_tokens + output_tokens) / (End − Start)  (tokens/s)
+//	request_throughput_rps       = completed records / (End − Start)          (requests/s)
+//
+// When w is empty (End ≤ Start), the window is taken from the measured records themselves:
+// earliest StartOffsetSeconds to latest EndOffsetSeconds (never-sent records aside). Throughputs are 0 when the window
+// still has no length. Server-side and GPU fields (queue wait, prefill, power, energy, cache)
+// are left nil and Unavailable nil: the caller attributes them.
+func Cell(key servebench.CellKey, recs []servebench.Record, w Window) servebench.CellResult {
+	c := servebench.CellResult{CellKey: key}
+	var (
+		ttft, first, e2e, itl, speed, gaps []float64
+		inSum, outSum, prefillSum          float64
+		prefillN                           int
+		tokSum, chunkSum                   int
+		lo, hi                             float64
+		haveSpan                           bool
+	)
+	for i := range recs {
+		r := &recs[i]
+		if r.Warmup {
+			c.WarmupRequests++
+			continue
+		}
+		c.RequestsTotal++
+		c.Retries += r.Retries
+		neverSent := r.ErrorClass == servebench.ErrCanceled && r.StartUnixNano == 0 && r.StartOffsetSeconds == 0
+		switch {
+		case neverSent:
+		case !haveSpan:
+			lo, hi, haveSpan = r.StartOffsetSeconds, r.EndOffsetSeconds, true
+		default:
+			lo, hi = min(lo, r.StartOffsetSeconds), max(hi, r.EndOffsetSeconds)
+		}
+		switch {
+		case neverSent:
+			c.DroppedSends++
+		case r.ScheduledOffsetSeconds > 0 && r.StartOffsetSeconds-r.ScheduledOffsetSeconds > LateTolerance:
+			c.LateSends++
+		}
+		if !r.OK() {
+			if c.ErrorsByClass == nil {
+				c.ErrorsByClass = make(map[servebench.ErrorClass]int)
+			}
+			c.ErrorsByClass[r.ErrorClass]++
+			continue
+		}
+		c.RequestsSucceeded++
+		if r.LengthMismatch {
+			c.LengthMismatches++
+		}
+		inSum += float64(r.InputTokens)
+		outSum += float64(r.OutputTokens)
+		if r.InputTokensRequested > 0 {
+			c.InputTokensMaxDeviation = max(c.InputTokensMaxDeviation, abs(r.InputTokens-r.InputTokensRequested))
+		}
+		if r.Chunks > 0 {
+			tokSum += r.OutputTokens
+			chunkSum += r.Chunks
+		}
+		if r.InputTokens > 0 && r.TTFTSeconds > 0 {
+			prefillSum += float64(r.InputTokens) / r.TTFTSeconds
+			prefillN++
+		}
+		ttft = append(ttft, r.TTFTSeconds)
+		e2e = append(e2e, r.E2ELatencySeconds)
+		if r.FirstContentSeconds > 0 {
+			first = append(first, r.FirstContentSeconds)
+		}
+		if servebench.Measurable(r) {
+			itl = append(itl, r.ITLSeconds)
+			speed = append(speed, r.GenerationSpeedTPS)
+		}
+		gaps = append(gaps, r.ChunkGapsSeconds...)
+	}
+	c.RequestsFailed = c.RequestsTotal - c.RequestsSucceeded
+	if c.RequestsTotal > 0 {
+		c.SuccessRate = float64(c.RequestsSucceeded) / float64(c.RequestsTotal)
+	}
+	if c.RequestsSucceeded > 0 {
+		c.InputTokensMean = inSum / float64(c.RequestsSucceeded)
+		c.OutputTokensMean = outSum / float64(c.RequestsSucceeded)
+	}
+	if chunkSum > 0 {
+		c.TokensPerChunk = float64(tokSum) / float64(chunkSum)
+	}
+	if prefillN > 0 {
+		c.EffectivePrefillSpeedTPS = prefillSum / float64(prefillN)
+	}
+	c.TTFTSeconds = Summarize(ttft)
+	c.FirstContentSeconds = Summarize(first)
+	c.E2ELatencySeconds = Summarize(e2e)
+	c.ITLSeconds = Summarize(itl)
+	c.GenerationSpeedTPS = Summarize(speed)
+	c.ChunkGapSeconds = Summarize(gaps)
+
+	if w.End <= w.Start && haveSpan {
+		w = Window{Start: lo, End: hi}
+	}
+	c.WindowStartSeconds = w.Start
+	if secs := w.Seconds(); secs > 0 {
+		c.WindowSeconds = secs
+		var out, total float64
+		var done int
+		for i := range recs {
+			r := &recs[i]
+			if r.Warmup || !r.OK() || !w.Contains(r.EndOffsetSeconds) {
+				continue
+			}
+			out += float64(r.OutputTokens)
+			total += float64(r.InputTokens + r.OutputTokens)
+			done++
+		}
+		c.SystemOutputThroughputTPS = out / secs
+		c.TotalThroughputTPS = total / secs
+		c.RequestThroughputRPS = float64(done) / secs
+	}
+	return c
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
