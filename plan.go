@@ -34,6 +34,15 @@ func (t *Tokens) UnmarshalText(b []byte) error {
 	return nil
 }
 
+// UnmarshalJSON accepts a JSON number (how Tokens is written: 8192) or a string ("8k").
+func (t *Tokens) UnmarshalJSON(b []byte) error {
+	s := strings.TrimSpace(string(b))
+	if unq, err := strconv.Unquote(s); err == nil {
+		s = unq
+	}
+	return t.UnmarshalText([]byte(s))
+}
+
 // String writes whole multiples of 1024 as "8K", others as plain integers.
 func (t Tokens) String() string {
 	if t > 0 && t%1024 == 0 {

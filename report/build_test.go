@@ -1,0 +1,154 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	servebench "github.com/servebench/servebench"
+)
+
+func TestLimitLabel(t *testing.T) {
+	n := servebench.Int
+	for _, tc := range []struct {
+		name string
+		cr   servebench.CapacityResult
+		want string
+	}{
+		{"measured limit prints the number", servebench.CapacityResult{Limit: n(24), LimitKind: servebench.LimitMeasured}, "24"},
+		{"interpolated limit gets a tilde", servebench.CapacityResult{Limit: n(35), LimitKind: servebench.LimitInterpolated}, "~35"},
+		{"lower bound gets a plus", servebench.CapacityResult{Limit: n(125), LimitKind: servebench.LimitLowerBound}, "125+"},
+		{"not viable has no number", servebench.CapacityResult{LimitKind: servebench.LimitNotViable}, "not viable"},
+		{"skipped for max model length reads not viable", servebench.CapacityResult{Skipped: true, LimitKind: servebench.LimitNotViable}, "not viable"},
+		{"skipped otherwise", servebench.CapacityResult{Skipped: true}, "skipped"},
+	} {
+		if got := limitLabel(tc.cr); got != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestFormatting(t *testing.T) {
+	for _, tc := range []struct{ name, got, want string }{
+		{"tokens per hour in millions", fmtLarge(458.3 * 3600), "1.6 million"},
+		{"tokens per hour in thousands", fmtLarge(218.4 * 3600), "786K"},
+		{"sub-second durations in ms", fmtDur(0.066), "66ms"},
+		{"seconds with one decimal", fmtDur(35.94), "35.9s"},
+		{"thousands separators", fmtInt(33639), "33,639"},
+		{"compact request counts", fmtCount(4700), "4.7K"},
+		{"ctx label in K", ctxLabel(204800), "200K"},
+		{"speed band: slow", speedBand(14.9), "slow"},
+		{"speed band: acceptable", speedBand(15.2), "acceptable"},
+		{"speed band: fast", speedBand(50), "fast"},
+		{"speed band: very fast", speedBand(50.1), "very fast"},
+		{"ttft band: instant", ttftBand(0.066), "feels instant"},
+		{"ttft band: responsive", ttftBand(1.6), "feels responsive"},
+		{"ttft band: frustrating", ttftBand(35.9), "can be frustrating"},
+		{"threshold in seconds", fmtThreshold("ttft_seconds", 8), "8s"},
+		{"itl threshold in ms", fmtThreshold("itl_seconds", 0.05), "50ms"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.name, tc.got, tc.want)
+		}
+	}
+}
+
+// TestValueAtInterpolates checks the "~" values of an interpolated limit.
+func TestValueAtInterpolates(t *testing.T) {
+	pts := []servebench.CapacityPoint{
+		{Concurrency: 30, Values: map[string]float64{"e2e_latency_seconds": 1.9}},
+		{Concurrency: 40, Values: map[string]float64{"e2e_latency_seconds": 2.3}},
+	}
+	v, approx, ok := valueAt(pts, "e2e_latency_seconds", 35)
+	if !ok || !approx || v < 2.0999 || v > 2.1001 {
+		t.Fatalf("got %v approx=%v ok=%v, want ~2.1", v, approx, ok)
+	}
+	if _, approx, _ := valueAt(pts, "e2e_latency_seconds", 30); approx {
+		t.Fatal("a measured level must not be marked approximate")
+	}
+	if _, _, ok := valueAt(pts, "e2e_latency_seconds", 50); ok {
+		t.Fatal("no extrapolation beyond the measured levels")
+	}
+}
+
+// TestMissingDataSaysWhatToDo strips server metrics, power and capacity and expects each
+// section to name what would fill it.
+func TestMissingDataSaysWhatToDo(t *testing.T) {
+	in := loadFixture(t)
+	for i := range in.Results.Cells {
+		c := &in.Results.Cells[i]
+		c.QueueWaitSeconds, c.PrefillSeconds, c.PrefillSpeedTPS, c.GPUPowerWatts, c.EnergyJoules = nil, nil, nil, nil, nil
+		c.Unavailable = map[string]string{"queue_wait_seconds": "the target exposed no Prometheus metrics"}
+	}
+	in.Results.Capacity = nil
+	in.Samples = nil
+	var buf bytes.Buffer
+	if err := Markdown(&buf, Build(in)); err != nil {
+		t.Fatal(err)
+	}
+	md := buf.String()
+	for _, want := range []string{
+		"Queue wait was not measured (the target exposed no Prometheus metrics)",
+		"pass --metrics-url",
+		"Effective prefill speed (includes queueing)",
+		"Power was not measured",
+		"--gpu nvml",
+		"No capacity analysis in this run",
+		"No telemetry samples were recorded",
+		"chatbot capacity not measured",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("Markdown lacks %q", want)
+		}
+	}
+}
+
+func TestSimulatedBannerInEveryFormat(t *testing.T) {
+	in := loadFixture(t)
+	in.Manifest.Simulated = true
+	r := Build(in)
+	var md, term bytes.Buffer
+	if err := Markdown(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := Terminal(&term, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "SIMULATED") || !strings.HasPrefix(term.String(), "[SIMULATED]") {
+		t.Fatal("a simulated run must say SIMULATED in Markdown and on the terminal")
+	}
+}
+
+// twoRuns is the fixture twice, the second with another GPU and 60% of the throughput.
+func twoRuns(t *testing.T) []Input {
+	a, b := loadFixture(t), loadFixture(t)
+	b.Manifest.Plan.Metadata.GPU = "1x H100 SXM"
+	for i := range b.Results.Cells {
+		b.Results.Cells[i].SystemOutputThroughputTPS *= 0.6
+		b.Results.Cells[i].TTFTSeconds.Mean *= 1.5
+	}
+	b.Results.Cells = b.Results.Cells[1:] // the second run lacks one cell: common cells only
+	return []Input{a, b}
+}
+
+func TestGoldenCompareMarkdown(t *testing.T) {
+	var buf bytes.Buffer
+	if err := CompareMarkdown(&buf, Compare(twoRuns(t))); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "compare.md", buf.Bytes())
+	if !strings.Contains(buf.String(), "| Output generation (tok/s) | 252 | 151 |") {
+		t.Error("headline table does not compare output throughput at the heaviest common cell")
+	}
+}
+
+func TestCompareHTML(t *testing.T) {
+	var buf bytes.Buffer
+	if err := CompareHTML(&buf, Compare(twoRuns(t))); err != nil {
+		t.Fatal(err)
+	}
+	m := dataBlockRE.FindStringSubmatch(buf.String())
+	if m == nil || !strings.Contains(m[1], "cmp-throughput") || !strings.Contains(m[1], "1x H100 SXM") {
+		t.Fatal("comparison HTML lacks the overlaid charts")
+	}
+}

@@ -1,0 +1,301 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+
+	servebench "github.com/servebench/servebench"
+)
+
+// Comparison is a side-by-side report of several runs (e.g. one model on B200, H100 and A100),
+// computed once by Compare and rendered by CompareMarkdown and CompareHTML.
+type Comparison struct {
+	Title    string    `json:"title"`
+	Subtitle string    `json:"subtitle,omitempty"`
+	Banner   string    `json:"banner,omitempty"`
+	Labels   []string  `json:"labels"`
+	Sections []Section `json:"sections"`
+}
+
+// runLabel names a run's column: the declared GPU, else the model, else the run id.
+func runLabel(in Input) string {
+	md := in.Manifest.Plan.Metadata
+	switch {
+	case md.GPU != "":
+		return md.GPU
+	case md.ModelName != "":
+		return md.ModelName
+	case in.Manifest.Plan.Target.Model != "":
+		return in.Manifest.Plan.Target.Model
+	case in.Manifest.ID != "":
+		return in.Manifest.ID
+	}
+	return in.Results.Run.ID
+}
+
+type cmpKey struct {
+	scenario string
+	mode     servebench.LoadMode
+	ctx, out int
+	conc     int
+}
+
+func keyOf(c *servebench.CellResult) cmpKey {
+	return cmpKey{c.Scenario, c.LoadMode, c.ContextTokens, c.OutputTokens, c.Concurrency}
+}
+
+// Compare lines up several runs: a vllm-bench-serve-style table at the headline cell (the
+// largest concurrency, then the largest context, measured in every run), throughput and latency
+// at every common cell, overlaid charts over concurrency, and the capacity verdicts side by side.
+func Compare(ins []Input) *Comparison {
+	cmp := &Comparison{Title: "Benchmark comparison"}
+	reps := make([]*Report, len(ins))
+	idx := make([]map[cmpKey]*servebench.CellResult, len(ins))
+	seen := map[string]int{}
+	anySim := false
+	for i, in := range ins {
+		reps[i] = Build(in)
+		l := runLabel(in)
+		seen[l]++
+		if seen[l] > 1 {
+			l = fmt.Sprintf("%s (%d)", l, seen[l])
+		}
+		cmp.Labels = append(cmp.Labels, l)
+		anySim = anySim || reps[i].Simulated
+		idx[i] = map[cmpKey]*servebench.CellResult{}
+		for j := range in.Results.Cells {
+			c := &in.Results.Cells[j]
+			if measured(c) {
+				if prev := idx[i][keyOf(c)]; prev == nil || prev.RequestsTotal < c.RequestsTotal {
+					idx[i][keyOf(c)] = c
+				}
+			}
+		}
+	}
+	if len(ins) > 0 {
+		cmp.Subtitle = fmt.Sprintf("%d runs: %s", len(ins), joinAnd(cmp.Labels))
+	}
+	if anySim {
+		cmp.Banner = "SIMULATED: at least one run in this comparison was produced by servebench's built-in simulated engine, not by real hardware. Its columns are what-if figures, not measurements."
+	}
+	// runs table
+	runs := &Table{Header: []string{"RUN", "MODEL", "GPU", "ENGINE", "STATUS", "SIMULATED", "RUN ID"}}
+	for i, r := range reps {
+		gpu := "—"
+		for _, f := range r.HardwareTable {
+			if f.Label == "GPU" {
+				gpu = f.Value
+			}
+		}
+		eng := "—"
+		for _, f := range r.HardwareTable {
+			if f.Label == "Engine" {
+				eng = f.Value
+			}
+		}
+		runs.Rows = append(runs.Rows, []string{cmp.Labels[i], r.Title, gpu, eng, r.Run.Status, strconv.FormatBool(r.Simulated), r.Run.ID})
+	}
+	cmp.Sections = append(cmp.Sections, Section{ID: "runs", Title: "Runs", Level: 1, Blocks: []Block{tableB(runs)}})
+
+	// common cells
+	var common []cmpKey
+	if len(idx) > 0 {
+		for k := range idx[0] {
+			all := true
+			for _, m := range idx[1:] {
+				if m[k] == nil {
+					all = false
+					break
+				}
+			}
+			if all {
+				common = append(common, k)
+			}
+		}
+	}
+	sort.Slice(common, func(i, j int) bool {
+		a, b := common[i], common[j]
+		if a.scenario != b.scenario {
+			if (a.scenario == sweepScenario) != (b.scenario == sweepScenario) {
+				return a.scenario == sweepScenario
+			}
+			return a.scenario < b.scenario
+		}
+		if a.ctx != b.ctx {
+			return a.ctx < b.ctx
+		}
+		if a.out != b.out {
+			return a.out < b.out
+		}
+		return a.conc < b.conc
+	})
+	if len(common) == 0 {
+		cmp.Sections = append(cmp.Sections, Section{ID: "headline", Title: "Token Throughput and Latency", Level: 1, Blocks: []Block{
+			missing("The runs share no measured cell (same scenario, load mode, context, output length and concurrency). Rerun them with the same --contexts, --concurrency, --output-tokens and --mode to compare them side by side.")}})
+	} else {
+		// The headline is the heaviest common sweep cell (any common cell when no sweep cell is).
+		pool := []cmpKey{}
+		for _, k := range common {
+			if k.scenario == sweepScenario {
+				pool = append(pool, k)
+			}
+		}
+		if len(pool) == 0 {
+			pool = common
+		}
+		head := pool[0]
+		for _, k := range pool[1:] {
+			if k.conc > head.conc || (k.conc == head.conc && k.ctx > head.ctx) {
+				head = k
+			}
+		}
+		cmp.Sections = append(cmp.Sections, compareHeadline(cmp.Labels, idx, head), compareAllCells(cmp.Labels, idx, common))
+		cmp.Sections = append(cmp.Sections, compareCharts(cmp.Labels, idx, common, head)...)
+	}
+	// capacity side by side
+	capT := &Table{Header: append([]string{"USE CASE"}, cmp.Labels...)}
+	order := []string{}
+	titles := map[string]string{}
+	limits := map[string][]string{}
+	for i, r := range reps {
+		for _, v := range r.Capacity {
+			k := v.UseCase + "@" + v.Context
+			if _, ok := limits[k]; !ok {
+				order = append(order, k)
+				titles[k] = v.Title + " (" + v.Context + ")"
+				limits[k] = make([]string, len(reps))
+			}
+			limits[k][i] = v.LimitLabel
+		}
+	}
+	for _, k := range order {
+		row := []string{titles[k]}
+		for _, l := range limits[k] {
+			if l == "" {
+				l = "not measured"
+			}
+			row = append(row, l)
+		}
+		capT.Rows = append(capT.Rows, row)
+	}
+	capBlocks := []Block{para("Largest concurrency within each use case's thresholds, per run (\"~\" interpolated, \"+\" the search ceiling still passed).")}
+	if len(capT.Rows) > 0 {
+		capBlocks = append(capBlocks, tableB(capT))
+	} else {
+		capBlocks = append(capBlocks, missing("No run has a capacity analysis; run with --use-cases default."))
+	}
+	cmp.Sections = append(cmp.Sections, Section{ID: "capacity", Title: "Capacity per Use Case", Level: 1, Blocks: capBlocks})
+	cmp.Sections = append(cmp.Sections, Section{ID: "methodology", Title: "Definitions", Level: 1, Blocks: []Block{
+		note("TPOT is servebench's per-request inter-token latency, decode time / (output tokens − 1), vLLM's TPOT; the ITL rows are the gaps between token-carrying stream events (vLLM's per-chunk ITL)."),
+		tableB(definitionsTable())}})
+	return cmp
+}
+
+func definitionsTable() *Table {
+	t := &Table{Header: []string{"METRIC", "DEFINITION"}}
+	for _, d := range Definitions {
+		t.Rows = append(t.Rows, []string{d.Label, d.Value})
+	}
+	return t
+}
+
+func describeKey(k cmpKey) string {
+	return fmt.Sprintf("%s in / %d out tokens at %s (scenario %s, %s mode)", ctxLabel(k.ctx), k.out, requestsWord(k.conc), k.scenario, k.mode)
+}
+
+func compareHeadline(labels []string, idx []map[cmpKey]*servebench.CellResult, k cmpKey) Section {
+	tp := &Table{Caption: "Token throughput", Header: append([]string{"METRIC"}, labels...)}
+	lat := &Table{Caption: "Latency (mean / p99, ms)", Header: append([]string{"METRIC"}, labels...)}
+	row := func(t *Table, name string, f func(*servebench.CellResult) string) {
+		r := []string{name}
+		for _, m := range idx {
+			r = append(r, f(m[k]))
+		}
+		t.Rows = append(t.Rows, r)
+	}
+	row(tp, "Output generation (tok/s)", func(c *servebench.CellResult) string { return fmtInt(int(c.SystemOutputThroughputTPS + 0.5)) })
+	row(tp, "Total, input & output (tok/s)", func(c *servebench.CellResult) string { return fmtInt(int(c.TotalThroughputTPS + 0.5)) })
+	row(tp, "Per-user generation (tok/s)", func(c *servebench.CellResult) string { return fmtNum(c.GenerationSpeedTPS.Mean, 1) })
+	row(tp, "Success rate", func(c *servebench.CellResult) string { return fmtPct(c.SuccessRate) })
+	pair := func(s servebench.Summary) string { return fmtNum(s.Mean*1000, 1) + " / " + fmtNum(s.P99*1000, 1) }
+	row(lat, "Time to first token", func(c *servebench.CellResult) string { return pair(c.TTFTSeconds) })
+	row(lat, "Time per output token (TPOT)", func(c *servebench.CellResult) string { return pair(c.ITLSeconds) })
+	row(lat, "Inter-token latency (chunk gap)", func(c *servebench.CellResult) string { return pair(c.ChunkGapSeconds) })
+	row(lat, "End-to-end latency", func(c *servebench.CellResult) string { return pair(c.E2ELatencySeconds) })
+	// sentence: who leads on output throughput
+	best, worst := 0, 0
+	for i, m := range idx {
+		if m[k].SystemOutputThroughputTPS > idx[best][k].SystemOutputThroughputTPS {
+			best = i
+		}
+		if m[k].SystemOutputThroughputTPS < idx[worst][k].SystemOutputThroughputTPS {
+			worst = i
+		}
+	}
+	blocks := []Block{para("Workload: %s, the heaviest cell measured in every run.", describeKey(k)), tableB(tp), tableB(lat)}
+	if best != worst && idx[worst][k].SystemOutputThroughputTPS > 0 {
+		blocks = append(blocks, para("%s generates %.1f× the output throughput of %s at this workload (%s vs %s).", labels[best],
+			idx[best][k].SystemOutputThroughputTPS/idx[worst][k].SystemOutputThroughputTPS, labels[worst],
+			fmtTPS(idx[best][k].SystemOutputThroughputTPS), fmtTPS(idx[worst][k].SystemOutputThroughputTPS)))
+	}
+	return Section{ID: "headline", Title: "Token Throughput and Latency", Level: 1, Blocks: blocks}
+}
+
+func compareAllCells(labels []string, idx []map[cmpKey]*servebench.CellResult, common []cmpKey) Section {
+	hdr := []string{"CELL"}
+	for _, l := range labels {
+		hdr = append(hdr, l+" OUTPUT TOK/S", l+" TTFT MEAN")
+	}
+	t := &Table{Header: hdr}
+	for _, k := range common {
+		r := []string{fmt.Sprintf("%s %s/%d c=%d", k.scenario, ctxLabel(k.ctx), k.out, k.conc)}
+		for _, m := range idx {
+			r = append(r, fmtNum(m[k].SystemOutputThroughputTPS, 1), fmtDur(m[k].TTFTSeconds.Mean))
+		}
+		t.Rows = append(t.Rows, r)
+	}
+	return Section{ID: "common-cells", Title: "Every Common Cell", Level: 1, Blocks: []Block{
+		para("Output throughput and mean TTFT at each of the %s measured in every run.", plural(len(common), "cell")), tableB(t)}}
+}
+
+// compareCharts overlays the runs over concurrency at the headline cell's scenario, context and
+// output length.
+func compareCharts(labels []string, idx []map[cmpKey]*servebench.CellResult, common []cmpKey, head cmpKey) []Section {
+	var concs []int
+	for _, k := range common {
+		if k.scenario == head.scenario && k.mode == head.mode && k.ctx == head.ctx && k.out == head.out {
+			concs = append(concs, k.conc)
+		}
+	}
+	x := make([]string, len(concs))
+	for i, n := range concs {
+		x[i] = strconv.Itoa(n)
+	}
+	mk := func(id, title, yName string, dec int, val func(*servebench.CellResult) (float64, bool)) *Chart {
+		ch := &Chart{ID: id, Title: title, Caption: fmt.Sprintf("%s vs concurrency at %s in / %d out tokens, one line per run.", title, ctxLabel(head.ctx), head.out),
+			XName: "concurrent requests", X: x, YName: yName, Decimals: dec}
+		for i, m := range idx {
+			s := Series{Name: labels[i]}
+			for _, n := range concs {
+				k := head
+				k.conc = n
+				var p *float64
+				if c := m[k]; c != nil {
+					if v, ok := val(c); ok {
+						p = ptr(v)
+					}
+				}
+				s.Data = append(s.Data, p)
+			}
+			ch.Series = append(ch.Series, s)
+		}
+		return ch
+	}
+	return []Section{{ID: "overlay", Title: "Side by Side over Concurrency", Level: 1, Blocks: []Block{
+		chartB(mk("cmp-throughput", "System output throughput", "output tok/s", 1, valThroughput)),
+		chartB(mk("cmp-speed", "Per-user generation speed", "tok/s per user", 1, valSpeed)),
+		chartB(mk("cmp-ttft", "Mean TTFT", "seconds", 3, valTTFT)),
+		chartB(mk("cmp-itl", "Mean inter-token latency", "ms", 1, valITLms)),
+	}}}
+}

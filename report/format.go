@@ -1,0 +1,129 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	servebench "github.com/servebench/servebench"
+)
+
+// ctxLabel writes a token count as "8K" when it is a whole multiple of 1024.
+func ctxLabel(tokens int) string { return servebench.Tokens(tokens).String() }
+
+// fmtDur writes seconds as "66ms" below one second and "35.9s" above; 0 decimals for ms.
+func fmtDur(sec float64) string {
+	if math.IsNaN(sec) {
+		return "n/a"
+	}
+	if sec < 1 {
+		return fmt.Sprintf("%.0fms", sec*1000)
+	}
+	if sec < 100 {
+		return fmt.Sprintf("%.1fs", sec)
+	}
+	return fmt.Sprintf("%.0fs", sec)
+}
+
+// fmtMS writes seconds as milliseconds with one decimal below 100 ms ("5.8ms", "135ms").
+func fmtMS(sec float64) string {
+	ms := sec * 1000
+	if ms < 100 {
+		return strconv.FormatFloat(ms, 'f', 1, 64) + "ms"
+	}
+	return strconv.FormatFloat(ms, 'f', 0, 64) + "ms"
+}
+
+// fmtTPS writes a token rate with one decimal: "458.3 tok/s".
+func fmtTPS(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) + " tok/s" }
+
+// fmtTPS0 writes a token rate without decimals: "197 tok/s".
+func fmtTPS0(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) + " tok/s" }
+
+// fmtPct writes a ratio (0..1) as a percentage with one decimal: "100.0%".
+func fmtPct(ratio float64) string { return strconv.FormatFloat(ratio*100, 'f', 1, 64) + "%" }
+
+// fmtPct0 writes a ratio as a whole percentage: "41%".
+func fmtPct0(ratio float64) string { return strconv.FormatFloat(ratio*100, 'f', 0, 64) + "%" }
+
+// fmtInt writes an integer with thousands separators: "33,639".
+func fmtInt(v int) string {
+	neg := v < 0
+	if neg {
+		v = -v
+	}
+	s := strconv.Itoa(v)
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// fmtCount writes a count compactly: 950, 4.7K, 1.2M.
+func fmtCount(v int) string {
+	switch {
+	case v >= 1_000_000:
+		return strconv.FormatFloat(float64(v)/1e6, 'f', 1, 64) + "M"
+	case v >= 1000:
+		return strconv.FormatFloat(float64(v)/1e3, 'f', 1, 64) + "K"
+	}
+	return strconv.Itoa(v)
+}
+
+// fmtLarge writes a large amount in words: "1.6 million", "786K", "2.1 billion".
+func fmtLarge(v float64) string {
+	switch {
+	case v >= 1e9:
+		return strconv.FormatFloat(v/1e9, 'f', 1, 64) + " billion"
+	case v >= 1e6:
+		return strconv.FormatFloat(v/1e6, 'f', 1, 64) + " million"
+	case v >= 1e3:
+		return strconv.FormatFloat(v/1e3, 'f', 0, 64) + "K"
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64)
+}
+
+// fmtUSD writes a dollar amount with two decimals, more when below one cent.
+func fmtUSD(v float64) string {
+	if v != 0 && math.Abs(v) < 0.01 {
+		return "$" + strconv.FormatFloat(v, 'f', 4, 64)
+	}
+	return "$" + strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+// fmtNum writes v with the given decimals.
+func fmtNum(v float64, decimals int) string { return strconv.FormatFloat(v, 'f', decimals, 64) }
+
+// requestsWord writes "1 request" / "4 concurrent requests".
+func requestsWord(n int) string {
+	if n == 1 {
+		return "1 request"
+	}
+	return fmt.Sprintf("%d concurrent requests", n)
+}
+
+// plural writes "1 cell" / "3 cells".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// rangeLabel writes "1K - 200K" or just "8K" when both ends are equal.
+func rangeLabel(lo, hi string) string {
+	if lo == hi {
+		return lo
+	}
+	return lo + " - " + hi
+}
+
+func ptr(v float64) *float64 { return &v }

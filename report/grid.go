@@ -1,0 +1,201 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+
+	servebench "github.com/servebench/servebench"
+)
+
+// sweepScenario is the scenario name the runner gives the sweep's cells.
+const sweepScenario = "sweep"
+
+// grid indexes measured cells by (context, concurrency).
+type grid struct {
+	ctxs  []int
+	concs []int
+	cells map[[2]int]*servebench.CellResult
+}
+
+// measured reports whether a cell has statistics to show.
+func measured(c *servebench.CellResult) bool { return !c.Skipped && c.RequestsSucceeded > 0 }
+
+// newGrid indexes the cells keep accepts; of two cells at the same point the one with more
+// requests wins.
+func newGrid(cells []servebench.CellResult, keep func(*servebench.CellResult) bool) grid {
+	g := grid{cells: map[[2]int]*servebench.CellResult{}}
+	seenCtx, seenConc := map[int]bool{}, map[int]bool{}
+	for i := range cells {
+		c := &cells[i]
+		if !measured(c) || !keep(c) {
+			continue
+		}
+		k := [2]int{c.ContextTokens, c.Concurrency}
+		if prev, ok := g.cells[k]; ok && prev.RequestsTotal >= c.RequestsTotal {
+			continue
+		}
+		g.cells[k] = c
+		if !seenCtx[c.ContextTokens] {
+			seenCtx[c.ContextTokens] = true
+			g.ctxs = append(g.ctxs, c.ContextTokens)
+		}
+		if !seenConc[c.Concurrency] {
+			seenConc[c.Concurrency] = true
+			g.concs = append(g.concs, c.Concurrency)
+		}
+	}
+	sort.Ints(g.ctxs)
+	sort.Ints(g.concs)
+	return g
+}
+
+func (g grid) empty() bool { return len(g.cells) == 0 }
+
+func (g grid) at(ctx, n int) *servebench.CellResult { return g.cells[[2]int{ctx, n}] }
+
+// ordered returns the cells by context, then concurrency.
+func (g grid) ordered() []*servebench.CellResult {
+	var out []*servebench.CellResult
+	for _, x := range g.ctxs {
+		for _, n := range g.concs {
+			if c := g.at(x, n); c != nil {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// extreme returns the cell where val is largest (max) or smallest (!max) among cells where it
+// is defined; ties go to the first in (context, concurrency) order.
+func (g grid) extreme(max bool, val func(*servebench.CellResult) (float64, bool)) (*servebench.CellResult, float64) {
+	var best *servebench.CellResult
+	var bv float64
+	for _, c := range g.ordered() {
+		v, ok := val(c)
+		if !ok {
+			continue
+		}
+		if best == nil || (max && v > bv) || (!max && v < bv) {
+			best, bv = c, v
+		}
+	}
+	return best, bv
+}
+
+// has reports whether val is defined in at least one cell.
+func (g grid) has(val func(*servebench.CellResult) (float64, bool)) bool {
+	c, _ := g.extreme(true, val)
+	return c != nil
+}
+
+func (g grid) ctxRange() string {
+	if len(g.ctxs) == 0 {
+		return ""
+	}
+	return rangeLabel(ctxLabel(g.ctxs[0]), ctxLabel(g.ctxs[len(g.ctxs)-1]))
+}
+
+func (g grid) concRange() string {
+	if len(g.concs) == 0 {
+		return ""
+	}
+	return rangeLabel(fmt.Sprint(g.concs[0]), fmt.Sprint(g.concs[len(g.concs)-1]))
+}
+
+// caption is the standard chart caption: "Average X across 1K - 200K tokens context lengths at
+// 1 - 4 concurrency levels."
+func (g grid) caption(what string) string {
+	return fmt.Sprintf("%s across %s tokens context lengths at %s concurrency levels.", what, g.ctxRange(), g.concRange())
+}
+
+// chart builds a chart with contexts on the x axis and one series per concurrency level.
+func (g grid) chart(id, title, what, yName string, decimals int, val func(*servebench.CellResult) (float64, bool)) *Chart {
+	ch := &Chart{ID: id, Title: title, Caption: g.caption(what), XName: "context (tokens)", YName: yName, Decimals: decimals}
+	for _, x := range g.ctxs {
+		ch.X = append(ch.X, ctxLabel(x))
+	}
+	for _, n := range g.concs {
+		s := Series{Name: seriesName(n)}
+		any := false
+		for _, x := range g.ctxs {
+			var p *float64
+			if c := g.at(x, n); c != nil {
+				if v, ok := val(c); ok {
+					p, any = ptr(v), true
+				}
+			}
+			s.Data = append(s.Data, p)
+		}
+		if any {
+			ch.Series = append(ch.Series, s)
+		}
+	}
+	return ch
+}
+
+func seriesName(n int) string {
+	if n == 1 {
+		return "1 request"
+	}
+	return fmt.Sprintf("%d requests", n)
+}
+
+// Value accessors shared by charts and sentences.
+func valThroughput(c *servebench.CellResult) (float64, bool) {
+	return c.SystemOutputThroughputTPS, true
+}
+func valSpeed(c *servebench.CellResult) (float64, bool) {
+	return c.GenerationSpeedTPS.Mean, c.GenerationSpeedTPS.Count > 0
+}
+func valTTFT(c *servebench.CellResult) (float64, bool) {
+	return c.TTFTSeconds.Mean, c.TTFTSeconds.Count > 0
+}
+func valITLms(c *servebench.CellResult) (float64, bool) {
+	return c.ITLSeconds.Mean * 1000, c.ITLSeconds.Count > 0
+}
+func valEff(c *servebench.CellResult) (float64, bool) {
+	if c.ScalingEfficiency == nil {
+		return 0, false
+	}
+	return *c.ScalingEfficiency * 100, true
+}
+func valQueue(c *servebench.CellResult) (float64, bool) {
+	if c.QueueWaitSeconds == nil {
+		return 0, false
+	}
+	return c.QueueWaitSeconds.Mean, true
+}
+func valPrefill(c *servebench.CellResult) (float64, bool) {
+	if c.PrefillSpeedTPS == nil {
+		return 0, false
+	}
+	return c.PrefillSpeedTPS.Mean, true
+}
+func valEffPrefill(c *servebench.CellResult) (float64, bool) {
+	return c.EffectivePrefillSpeedTPS, c.EffectivePrefillSpeedTPS > 0
+}
+func valPower(c *servebench.CellResult) (float64, bool) {
+	if c.GPUPowerWatts == nil {
+		return 0, false
+	}
+	return c.GPUPowerWatts.MeanWatts, true
+}
+func valPeakPower(c *servebench.CellResult) (float64, bool) {
+	if c.GPUPowerWatts == nil {
+		return 0, false
+	}
+	return c.GPUPowerWatts.PeakWatts, true
+}
+
+// condition writes "1K context, 4 requests".
+func condition(c *servebench.CellResult) string {
+	return fmt.Sprintf("%s context, %s", ctxLabel(c.ContextTokens), reqs(c.Concurrency))
+}
+
+func reqs(n int) string {
+	if n == 1 {
+		return "1 request"
+	}
+	return fmt.Sprintf("%d requests", n)
+}

@@ -1,0 +1,87 @@
+package report
+
+import (
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+	"strings"
+
+	"github.com/servebench/servebench/report/html/assets"
+)
+
+//go:embed report.html.tmpl
+var htmlTemplate string
+
+var pageTmpl = template.Must(template.New("report").Funcs(template.FuncMap{"chartTable": chartTable}).Parse(htmlTemplate))
+
+// htmlPage is what the template renders: a report or a comparison.
+type htmlPage struct {
+	Kicker         string
+	Title          string
+	Subtitle       string
+	Simulated      bool
+	Banner         string
+	ModelTable     []Field
+	HardwareTable  []Field
+	Highlights     []Highlight
+	Run            *RunMeta
+	Sections       []Section
+	EChartsVersion string
+	// Data is marshalled to JSON by html/template inside the application/json script element,
+	// which escapes <, > and & as \u003c etc., so no string can close the element.
+	Data htmlData
+	// ECharts is the embedded library, checked at init to contain no "</script".
+	ECharts template.JS
+}
+
+type htmlData struct {
+	Charts []*Chart `json:"charts"`
+}
+
+var echartsJS = func() template.JS {
+	if strings.Contains(strings.ToLower(assets.EChartsJS), "</script") || strings.Contains(assets.EChartsJS, "<!--") {
+		panic("report: the embedded echarts.min.js contains </script or <!-- and cannot be inlined")
+	}
+	return template.JS(assets.EChartsJS)
+}()
+
+// charts collects every chart of the sections, in order.
+func charts(sections []Section) []*Chart {
+	var out []*Chart
+	for _, s := range sections {
+		for _, b := range s.Blocks {
+			if b.Kind == BlockChart && b.Chart != nil {
+				out = append(out, b.Chart)
+			}
+		}
+	}
+	return out
+}
+
+// HTML writes the report as one self-contained HTML file: styles, data and the ECharts library
+// are inlined, so it works offline and loads nothing from any host. Charts are interactive
+// (hover values, legend toggles) and the page prints on A4.
+func HTML(w io.Writer, r *Report) error {
+	run := r.Run
+	return renderPage(w, htmlPage{
+		Kicker: "Benchmark report", Title: r.Title, Subtitle: r.Subtitle, Simulated: r.Simulated, Banner: r.Banner,
+		ModelTable: r.ModelTable, HardwareTable: r.HardwareTable, Highlights: r.Highlights, Run: &run, Sections: r.Sections,
+	})
+}
+
+// CompareHTML writes a comparison of several runs as one self-contained HTML file.
+func CompareHTML(w io.Writer, c *Comparison) error {
+	return renderPage(w, htmlPage{Kicker: "Benchmark comparison", Title: c.Title, Subtitle: c.Subtitle,
+		Simulated: c.Banner != "", Banner: c.Banner, Sections: c.Sections})
+}
+
+func renderPage(w io.Writer, p htmlPage) error {
+	p.EChartsVersion = assets.EChartsVersion()
+	p.Data = htmlData{Charts: charts(p.Sections)}
+	p.ECharts = echartsJS
+	if err := pageTmpl.Execute(w, p); err != nil {
+		return fmt.Errorf("rendering the HTML report: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,181 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+)
+
+// requireChromium skips when no headless Chromium is installed (CI installs it).
+func requireChromium(t *testing.T) string {
+	t.Helper()
+	if _, err := os.Stat("/usr/bin/chromium"); err == nil {
+		return "/usr/bin/chromium"
+	}
+	exe, err := findBrowser()
+	if err != nil {
+		t.Skipf("skipping browser test: %v", err)
+	}
+	return exe
+}
+
+// TestHTMLInBrowser opens the fixture's report.html from a file:// URL in headless Chromium and
+// checks that every chart rendered with data, that threshold lines are dashed, and that the
+// page requested nothing but the file itself. SERVEBENCH_SCREENSHOT=path saves the first screen.
+func TestHTMLInBrowser(t *testing.T) {
+	exe := requireChromium(t)
+	dir := t.TempDir()
+	htmlPath := filepath.Join(dir, "report.html")
+	if err := os.WriteFile(htmlPath, []byte(renderHTML(t, nil)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	u, err := fileURL(htmlPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var requests []string
+	ctx, cancel := browserContext(context.Background(), exe, filepath.Join(dir, "profile"), func(ev any) {
+		if e, ok := ev.(*network.EventRequestWillBeSent); ok {
+			mu.Lock()
+			requests = append(requests, e.Request.URL)
+			mu.Unlock()
+		}
+	})
+	defer cancel()
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("starting %s: %v", exe, err)
+	}
+	tctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
+	defer cancelT()
+	type chartState struct {
+		ID       string `json:"id"`
+		Series   int    `json:"series"`
+		Points   int    `json:"points"`
+		Dashed   int    `json:"dashed"`
+		Rendered bool   `json:"rendered"`
+	}
+	var states []chartState
+	var shot, capShot []byte
+	var containers int
+	err = chromedp.Do(tctx,
+		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			_, err := cdp.Call(ctx, tg, network.Enable, network.EnableParams{})
+			return err
+		}),
+		chromedp.EmulateViewport(1280, 900),
+		chromedp.Navigate(u),
+		waitCharts(),
+		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			var err error
+			containers, err = chromedp.Evaluate[int](`document.querySelectorAll("div.chart").length`)(ctx, tg)
+			if err != nil {
+				return err
+			}
+			states, err = chromedp.Evaluate[[]chartState](`Array.from(document.querySelectorAll("div.chart")).map(function (el) {
+				var inst = echarts.getInstanceByDom(el);
+				if (!inst) return {id: el.id, series: 0, points: 0, dashed: 0, rendered: false};
+				var o = inst.getOption(), pts = 0, dashed = 0;
+				o.series.forEach(function (s) {
+					pts += s.data.filter(function (v) { return v !== null && v !== undefined; }).length;
+					if (s.markLine && s.markLine.lineStyle && s.markLine.lineStyle.type === "dashed") dashed += s.markLine.data.length;
+				});
+				return {id: el.id, series: o.series.length, points: pts, dashed: dashed, rendered: el.querySelector("svg path") !== null};
+			})`)(ctx, tg)
+			if err != nil {
+				return err
+			}
+			if shot, err = chromedp.CaptureScreenshot()(ctx, tg); err != nil {
+				return err
+			}
+			if _, err = chromedp.Evaluate[bool](`document.getElementById("capacity-general-chatbot").scrollIntoView(); true`)(ctx, tg); err != nil {
+				return err
+			}
+			capShot, err = chromedp.CaptureScreenshot()(ctx, tg)
+			return err
+		}),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if containers < 10 || len(states) != containers {
+		t.Fatalf("want every chart container inspected, got %d of %d", len(states), containers)
+	}
+	dashed := 0
+	for _, s := range states {
+		if s.Series == 0 || s.Points == 0 || !s.Rendered {
+			t.Errorf("chart %s did not render with data: %+v", s.ID, s)
+		}
+		dashed += s.Dashed
+	}
+	if dashed == 0 {
+		t.Error("no dashed threshold line in any rendered chart")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(requests) == 0 {
+		t.Fatal("network events were not observed (the file itself should be one request)")
+	}
+	for _, r := range requests {
+		if r != u && !strings.HasPrefix(r, "data:") && !strings.HasPrefix(r, "blob:") {
+			t.Errorf("the report made a network request beyond its own file: %s", r)
+		}
+	}
+	if !bytes.HasPrefix(shot, []byte("\x89PNG")) {
+		t.Fatal("screenshot is not a PNG")
+	}
+	if p := os.Getenv("SERVEBENCH_SCREENSHOT"); p != "" {
+		if err := os.WriteFile(p, shot, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(strings.TrimSuffix(p, ".png")+"-capacity.png", capShot, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestPDF prints the fixture's report with headless Chromium.
+func TestPDF(t *testing.T) {
+	requireChromium(t)
+	dir := t.TempDir()
+	htmlPath, pdfPath := filepath.Join(dir, "report.html"), filepath.Join(dir, "report.pdf")
+	if err := os.WriteFile(htmlPath, []byte(renderHTML(t, nil)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := PDF(context.Background(), htmlPath, pdfPath); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(pdfPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(b, []byte("%PDF-")) || bytes.Count(b, []byte("/Type /Page")) < 3 {
+		t.Fatalf("not a multi-page PDF (%d bytes)", len(b))
+	}
+	if p := os.Getenv("SERVEBENCH_PDF"); p != "" {
+		_ = os.WriteFile(p, b, 0o644)
+	}
+}
+
+// TestPDFWithoutBrowser names the package to install when no browser is on PATH.
+func TestPDFWithoutBrowser(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	dir := t.TempDir()
+	htmlPath := filepath.Join(dir, "report.html")
+	if err := os.WriteFile(htmlPath, []byte("<html></html>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := PDF(context.Background(), htmlPath, filepath.Join(dir, "report.pdf"))
+	if err == nil || !strings.Contains(err.Error(), "apt-get install chromium") {
+		t.Fatalf("want an error naming apt-get install chromium, got %v", err)
+	}
+}

@@ -1,0 +1,121 @@
+package report
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+)
+
+// browserNames are the executables PDF looks for on PATH, in order.
+var browserNames = []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "headless-shell"}
+
+// findBrowser returns the path of a Chromium-family browser, or an error naming what to
+// install.
+func findBrowser() (string, error) {
+	for _, n := range browserNames {
+		if p, err := exec.LookPath(n); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("no headless Chromium found on PATH (looked for %v): install it (Debian/Ubuntu: apt-get install chromium) to print PDF reports; report.html opens in any browser meanwhile", browserNames)
+}
+
+// browserContext starts a headless browser that makes no background connections, with a
+// throw-away profile in userDataDir. Cancel the returned func to stop it.
+func browserContext(parent context.Context, exe, userDataDir string, listen func(ev any)) (context.Context, context.CancelFunc) {
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(exe),
+		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(userDataDir),
+		chromedp.WindowSize(1280, 900),
+	}
+	actx, cancelA := chromedp.NewExecAllocator(parent, opts...)
+	var copts []chromedp.ContextOption
+	if listen != nil {
+		copts = append(copts, chromedp.WithListener(listen))
+	}
+	ctx, cancelC := chromedp.NewContext(actx, copts...)
+	return ctx, func() { cancelC(); cancelA() }
+}
+
+// fileURL turns a path into a file:// URL.
+func fileURL(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String(), nil
+}
+
+// waitCharts polls until the report's script has initialised its charts.
+func waitCharts() chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := chromedp.Poll[bool](`document.documentElement.getAttribute("data-charts-ready") !== null`)(ctx, t)
+		return err
+	})
+}
+
+// PDF prints the HTML report at htmlPath to pdfPath on A4 with headless Chromium (found on PATH
+// as chromium, chromium-browser or google-chrome). The page is laid out for print media before
+// the charts are drawn, so they are sized for the page. Without a browser it returns an error
+// naming the package to install.
+func PDF(ctx context.Context, htmlPath, pdfPath string) error {
+	if _, err := os.Stat(htmlPath); err != nil {
+		return fmt.Errorf("printing PDF: %w (render the HTML report first)", err)
+	}
+	exe, err := findBrowser()
+	if err != nil {
+		return err
+	}
+	u, err := fileURL(htmlPath)
+	if err != nil {
+		return err
+	}
+	profile, err := os.MkdirTemp("", "servebench-chromium-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(profile)
+	bctx, cancel := browserContext(ctx, exe, profile, nil)
+	defer cancel()
+	if err := chromedp.Do(bctx); err != nil { // start the browser without a deadline
+		return fmt.Errorf("starting %s: %w", exe, err)
+	}
+	tctx, cancelT := context.WithTimeout(bctx, 2*time.Minute)
+	defer cancelT()
+	var pdf []byte
+	err = chromedp.Do(tctx,
+		chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+			_, err := cdp.Call(ctx, t, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Media: "print"})
+			return err
+		}),
+		chromedp.EmulateViewport(794, 1123), // A4 at 96 dpi
+		chromedp.Navigate(u),
+		waitCharts(),
+		chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+			var err error
+			pdf, err = chromedp.PrintToPDF(chromedp.PDFPaper(chromedp.PaperA4), chromedp.PDFPrintBackground(), chromedp.PDFPreferCSSPageSize())(ctx, t)
+			return err
+		}),
+	)
+	if err != nil {
+		return fmt.Errorf("printing %s to PDF with %s: %w", htmlPath, exe, err)
+	}
+	if err := os.WriteFile(pdfPath, pdf, 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", pdfPath, err)
+	}
+	return nil
+}

@@ -1,0 +1,285 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	servebench "github.com/servebench/servebench"
+)
+
+// measuredCells returns the measured cells grouped by scenario (in order of first appearance),
+// then by context, output length and concurrency.
+func (b *builder) measuredCells() []*servebench.CellResult {
+	order := map[string]int{}
+	var out []*servebench.CellResult
+	for i := range b.res.Cells {
+		c := &b.res.Cells[i]
+		if _, ok := order[c.Scenario]; !ok {
+			order[c.Scenario] = len(order)
+		}
+		if measured(c) {
+			out = append(out, c)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, c := out[i], out[j]
+		if order[a.Scenario] != order[c.Scenario] {
+			return order[a.Scenario] < order[c.Scenario]
+		}
+		if a.ContextTokens != c.ContextTokens {
+			return a.ContextTokens < c.ContextTokens
+		}
+		if a.OutputTokens != c.OutputTokens {
+			return a.OutputTokens < c.OutputTokens
+		}
+		return a.Concurrency < c.Concurrency
+	})
+	return out
+}
+
+// cellLabel writes "sweep 8K c=4" for tables.
+func cellLabel(c *servebench.CellResult) string {
+	s := fmt.Sprintf("%s %s/%d c=%d", c.Scenario, ctxLabel(c.ContextTokens), c.OutputTokens, c.Concurrency)
+	if c.RatePerSecond > 0 {
+		s += fmt.Sprintf(" %g/s", c.RatePerSecond)
+	}
+	if c.LoadMode == servebench.ModeDedicated && c.Scenario == sweepScenario {
+		s += " dedicated"
+	}
+	return s
+}
+
+func ms(v float64) string { return fmtNum(v*1000, 1) }
+
+func (b *builder) sectionServeTable() {
+	const id, title = "serve-summary", "Serving Benchmark Summary"
+	cells := b.measuredCells()
+	if len(cells) == 0 {
+		b.add(id, title, 1, missing("No cell completed a request."))
+		return
+	}
+	t := &Table{Header: []string{"CELL", "REQUESTS", "OUTPUT TOK/S", "TOTAL TOK/S", "PER-USER TOK/S", "TTFT MEAN / P99 (ms)", "TPOT MEAN / P99 (ms)", "ITL MEAN / P99 (ms)"}}
+	for _, c := range cells {
+		t.Rows = append(t.Rows, []string{cellLabel(c), fmt.Sprintf("%d/%d", c.RequestsSucceeded, c.RequestsTotal),
+			fmtNum(c.SystemOutputThroughputTPS, 1), fmtNum(c.TotalThroughputTPS, 1), fmtNum(c.GenerationSpeedTPS.Mean, 1),
+			ms(c.TTFTSeconds.Mean) + " / " + ms(c.TTFTSeconds.P99),
+			ms(c.ITLSeconds.Mean) + " / " + ms(c.ITLSeconds.P99),
+			ms(c.ChunkGapSeconds.Mean) + " / " + ms(c.ChunkGapSeconds.P99)})
+	}
+	b.add(id, title, 1,
+		para("Every measured cell in the shape of vllm bench serve: output and total (input + output) token throughput, per-user generation speed, and latency means and 99th percentiles."),
+		tableB(t),
+		note("How the columns map to vLLM's: TPOT is servebench's per-request inter-token latency, decode time / (output tokens − 1), the same formula as vLLM's TPOT; servebench's per-request ITL therefore equals TPOT. The ITL column here plays the role of vLLM's per-chunk ITL: the gaps between consecutive token-carrying stream events (chunk gaps), which exceed TPOT when chunks carry several tokens (speculative decoding)."))
+}
+
+func (b *builder) sectionPercentiles() {
+	const id = "percentiles"
+	cells := b.measuredCells()
+	if len(cells) == 0 {
+		b.add(id, "Full Percentile Tables", 1, missing("No cell completed a request."))
+		return
+	}
+	b.add(id, "Full Percentile Tables", 1, para("Every measured cell: count, mean and percentiles over the successful measured requests (warm-up excluded). Percentiles interpolate linearly between closest ranks."))
+	type metric struct {
+		id, title, unit string
+		get             func(*servebench.CellResult) servebench.Summary
+		scale           float64
+		dec             int
+	}
+	for _, m := range []metric{
+		{"ttft", "TTFT", "ms", func(c *servebench.CellResult) servebench.Summary { return c.TTFTSeconds }, 1000, 1},
+		{"itl", "Inter-token latency (TPOT)", "ms", func(c *servebench.CellResult) servebench.Summary { return c.ITLSeconds }, 1000, 2},
+		{"e2e", "End-to-end latency", "s", func(c *servebench.CellResult) servebench.Summary { return c.E2ELatencySeconds }, 1, 3},
+		{"speed", "Generation speed", "tok/s", func(c *servebench.CellResult) servebench.Summary { return c.GenerationSpeedTPS }, 1, 1},
+	} {
+		t := &Table{Header: []string{"CELL", "N", "MEAN", "P50", "P90", "P95", "P99"}}
+		for _, c := range cells {
+			s := m.get(c)
+			f := func(v float64) string { return fmtNum(v*m.scale, m.dec) }
+			if s.Count == 0 {
+				t.Rows = append(t.Rows, []string{cellLabel(c), "0", "—", "—", "—", "—", "—"})
+				continue
+			}
+			t.Rows = append(t.Rows, []string{cellLabel(c), fmt.Sprint(s.Count), f(s.Mean), f(s.P50), f(s.P90), f(s.P95), f(s.P99)})
+		}
+		b.add("percentiles-"+m.id, fmt.Sprintf("%s (%s)", m.title, m.unit), 2, tableB(t))
+	}
+}
+
+func (b *builder) sectionTelemetry() {
+	const id, title = "telemetry", "Server and GPU Telemetry"
+	if len(b.in.Samples) == 0 {
+		b.add(id, title, 1, missing("No telemetry samples were recorded. Pass --metrics-url for the server's Prometheus metrics (running and waiting requests, KV-cache usage, preemptions) and --gpu for GPU utilisation, memory, power and temperature."))
+		return
+	}
+	type agg struct {
+		source, name string
+		n            int
+		min, max, s  float64
+	}
+	m := map[string]*agg{}
+	var keys []string
+	for _, s := range b.in.Samples {
+		k := s.Source + "\x00" + s.Name
+		a := m[k]
+		if a == nil {
+			a = &agg{source: s.Source, name: s.Name, min: math.Inf(1), max: math.Inf(-1)}
+			m[k] = a
+			keys = append(keys, k)
+		}
+		a.n++
+		a.s += s.Value
+		a.min = math.Min(a.min, s.Value)
+		a.max = math.Max(a.max, s.Value)
+	}
+	sort.Strings(keys)
+	t := &Table{Header: []string{"SOURCE", "NAME", "SAMPLES", "MIN", "MEAN", "MAX"}}
+	for _, k := range keys {
+		a := m[k]
+		t.Rows = append(t.Rows, []string{a.source, a.name, fmt.Sprint(a.n), fmtNum(a.min, 2), fmtNum(a.s/float64(a.n), 2), fmtNum(a.max, 2)})
+	}
+	b.add(id, title, 1, para("Summary of the %s telemetry samples recorded during the run (telemetry.jsonl).", fmtInt(len(b.in.Samples))), tableB(t))
+}
+
+func (b *builder) sectionNotes() {
+	var notes []string
+	for _, n := range b.res.Notes {
+		notes = append(notes, n)
+	}
+	var skippedOrder []string
+	skipped := map[string][]string{}
+	mismatches, retries, late, dropped, maxDev := 0, 0, 0, 0, 0
+	byClass := map[servebench.ErrorClass]int{}
+	type reason struct{ field, why string }
+	unavail := map[reason]int{}
+	var contaminated []string
+	for _, c := range b.res.Cells {
+		if c.Skipped {
+			if _, ok := skipped[c.Note]; !ok {
+				skippedOrder = append(skippedOrder, c.Note)
+			}
+			skipped[c.Note] = append(skipped[c.Note], c.ID())
+			continue
+		}
+		mismatches += c.LengthMismatches
+		retries += c.Retries
+		late += c.LateSends
+		dropped += c.DroppedSends
+		if c.InputTokensMaxDeviation > maxDev {
+			maxDev = c.InputTokensMaxDeviation
+		}
+		for k, v := range c.ErrorsByClass {
+			byClass[k] += v
+		}
+		for f, why := range c.Unavailable {
+			unavail[reason{f, why}]++
+		}
+		if c.CacheContaminated {
+			hits := 0
+			if c.CacheHitTokens != nil {
+				hits = *c.CacheHitTokens
+			}
+			contaminated = append(contaminated, fmt.Sprintf("%s (%s cached tokens)", c.ID(), fmtInt(hits)))
+		}
+	}
+	for _, why := range skippedOrder {
+		ids := skipped[why]
+		verb := "cells were"
+		if len(ids) == 1 {
+			verb = "cell was"
+		}
+		notes = append(notes, fmt.Sprintf("%d %s not run (%s): %s.", len(ids), verb, strings.Join(ids, ", "), strings.TrimSuffix(why, ".")))
+	}
+	if len(byClass) > 0 {
+		var classes []string
+		total := 0
+		for k, v := range byClass {
+			classes = append(classes, fmt.Sprintf("%s: %d", k, v))
+			total += v
+		}
+		sort.Strings(classes)
+		notes = append(notes, fmt.Sprintf("%s failed, by class: %s. Failed requests are excluded from latency statistics and counted in the success rate.", plural(total, "request"), strings.Join(classes, ", ")))
+	}
+	if mismatches > 0 {
+		if !b.man.Server.ForcesOutputLength {
+			notes = append(notes, fmt.Sprintf("The server cannot force output length: %s stopped short of (or ran past) the requested output length. Their speeds use the actual token counts.", plural(mismatches, "request")))
+		} else {
+			notes = append(notes, fmt.Sprintf("%s returned a different output length than requested. Their speeds use the actual token counts.", plural(mismatches, "request")))
+		}
+	}
+	if len(contaminated) > 0 {
+		notes = append(notes, fmt.Sprintf("Prefix-cache hits were seen although caching was not intended in %s: %s. Their TTFTs may be optimistic; disable prefix caching on the server (e.g. vLLM --no-enable-prefix-caching) or check that nothing else sends the same prompts.", plural(len(contaminated), "cell"), strings.Join(contaminated, "; ")))
+	}
+	if retries > 0 {
+		notes = append(notes, fmt.Sprintf("%s transparently resent after the server closed a kept-alive connection before any byte was written.", plural(retries, "request was")))
+	}
+	if late > 0 || dropped > 0 {
+		notes = append(notes, fmt.Sprintf("Open-loop schedule: %d requests were sent late and %d could not be sent on time; the achieved rate is below the planned one.", late, dropped))
+	}
+	if maxDev > 0 {
+		notes = append(notes, fmt.Sprintf("Prompt lengths deviated from the requested context by at most %s (as the server counted them).", plural(maxDev, "token")))
+	}
+	var rs []string
+	for r, n := range unavail {
+		rs = append(rs, fmt.Sprintf("%s is unavailable in %s: %s.", r.field, plural(n, "cell"), r.why))
+	}
+	sort.Strings(rs)
+	notes = append(notes, rs...)
+	for _, cr := range b.res.Capacity {
+		if cr.Note != "" && !cr.Skipped {
+			notes = append(notes, fmt.Sprintf("%s: %s", useCaseTitle(cr), cr.Note))
+		}
+	}
+	if len(notes) == 0 {
+		b.add("notes", "Notes", 1, para("No anomalies: no failures, skipped cells, length mismatches, cache hits or missing server metrics."))
+		return
+	}
+	t := &Table{Header: []string{"#", "NOTE"}}
+	for i, n := range notes {
+		t.Rows = append(t.Rows, []string{fmt.Sprint(i + 1), n})
+	}
+	b.add("notes", "Notes", 1, para("Facts about this run that qualify the figures above."), tableB(t))
+}
+
+// Definitions are the methodology table: each metric's formula and unit, worded as the root
+// package's doc comments (metrics.go, results.go) define them.
+var Definitions = []Field{
+	{"Request start", "Just before the request is written; all times are offsets on one monotonic clock, read when an event's bytes arrive on the socket, before any JSON parsing."},
+	{"ttft_seconds", "Start → first event carrying a non-empty content, reasoning or tool-call delta (s). Role-only chunks, keep-alive comments and empty deltas do not stop the clock."},
+	{"first_content_seconds", "Start → first non-empty content delta, when reasoning came first; otherwise equal to TTFT (s)."},
+	{"e2e_latency_seconds", "Start → last byte of the response (s)."},
+	{"decode_seconds", "Last token-carrying event − first token-carrying event (s)."},
+	{"itl_seconds", "decode_seconds / (output_tokens − 1) (s per token; vLLM's TPOT). Needs at least two output tokens and a positive decode time."},
+	{"generation_speed_tps", "(output_tokens − 1) / decode_seconds (tokens/s, per user). Needs at least two output tokens and a positive decode time."},
+	{"output_tokens", "The server's usage.completion_tokens (or Ollama's eval_count); a client count of non-empty deltas only when the server gives no usage (output_tokens_source says which)."},
+	{"chunk_gap_seconds", "Raw gaps between consecutive token-carrying stream events (not tokens); the first gap is second event − first event."},
+	{"tokens_per_chunk", "output_tokens / chunks (above 1 under speculative decoding or multi-token chunks)."},
+	{"Percentiles", "Over the successful measured requests of a cell (warm-up excluded), linear interpolation between closest ranks (NumPy's \"linear\"): for sorted x[0..n−1] and q in [0,1], h = (n−1)·q, p = x[⌊h⌋] + (h−⌊h⌋)·(x[⌊h⌋+1]−x[⌊h⌋])."},
+	{"success_rate", "requests_succeeded / requests_total over measured requests."},
+	{"system_output_throughput_tps", "Output tokens completed in the measured window / window length (tokens/s)."},
+	{"total_throughput_tps", "(Input + output tokens) of requests completed in the window / window length (tokens/s)."},
+	{"request_throughput_rps", "Successful requests completed in the window / window length (requests/s)."},
+	{"scaling_efficiency", "throughput(N) / (N × throughput(1)) at the same scenario, context and output length; null when concurrency 1 was not measured."},
+	{"effective_prefill_speed_tps", "mean(input tokens / TTFT): includes queueing, always available."},
+	{"queue_wait_seconds", "Server-reported time from arrival at the server to the start of prefill, mean over the cell's measured requests (per-request server timings or Prometheus histogram _sum/_count deltas over the cell)."},
+	{"prefill_speed_tps", "Mean input tokens / mean prefill time (server-side)."},
+	{"gpu_power_watts", "Mean = energy over the window / window length where an energy counter exists, otherwise the time-weighted mean of sampled power; peak = highest sample (W)."},
+	{"energy_joules", "joules_per_output_token = Joules / output tokens completed in the window; cost_usd_per_hour = mean watts / 1000 × electricity price (USD/kWh); cost_usd_per_million_output_tokens = (Joules / 3.6e6 kWh) × price / output tokens × 1e6."},
+	{"Capacity limit", "The largest concurrency at which every threshold of a use case holds on its statistic: measured (limit passed, limit+1 failed), interpolated (~N, between two measured levels more than one apart, on the limiting metric), lower bound (N+, the ceiling still passed) or not viable (concurrency 1 already fails)."},
+}
+
+func (b *builder) sectionMethodology() {
+	t := &Table{Header: []string{"METRIC", "DEFINITION"}}
+	for _, d := range Definitions {
+		t.Rows = append(t.Rows, []string{d.Label, d.Value})
+	}
+	tool := b.man.ToolVersion
+	if tool == "" {
+		tool = "unknown version"
+	}
+	b.add("methodology", "Methodology and Definitions", 1,
+		para("Measured with servebench %s against %s (%s). Every per-request record is kept in requests.jsonl, so any figure here can be recomputed from the run folder.", tool, orDefault(b.rep.Run.Target, "an unnamed target"), orDefault(b.rep.Run.API, "openai-chat")),
+		tableB(t))
+}

@@ -1,0 +1,65 @@
+package report
+
+import (
+	"io"
+	"strings"
+	"unicode/utf8"
+)
+
+// Terminal writes the compact summary printed at the end of a run: the context × concurrency
+// table (TTFT mean and p99, per-user generation speed, system throughput, success rate), then
+// one capacity verdict per use case.
+func Terminal(w io.Writer, r *Report) error {
+	tw := &mdWriter{w: w}
+	head := r.Title + " — " + r.Subtitle
+	if r.Simulated {
+		head = "[SIMULATED] " + head
+	}
+	tw.printf("%s\n", head)
+	for _, h := range r.Highlights {
+		tw.printf("  %s %s %s\n", h.Value, h.Label, h.Condition)
+	}
+	tw.printf("\n")
+	if len(r.Summary.Rows) == 0 {
+		tw.printf("No sweep cell completed a request.\n")
+	} else {
+		writeAligned(tw, r.Summary.Header, r.Summary.Rows)
+	}
+	if len(r.Capacity) > 0 {
+		tw.printf("\nCapacity (concurrent requests within the use case's thresholds):\n")
+		var rows [][]string
+		for _, v := range r.Capacity {
+			rows = append(rows, []string{v.Title + " (" + v.Context + ")", v.LimitLabel, v.Analysis})
+		}
+		writeAligned(tw, []string{"USE CASE", "LIMIT", "ANALYSIS"}, rows)
+	}
+	return tw.err
+}
+
+// writeAligned writes columns padded to their widest cell (runes, not bytes).
+func writeAligned(tw *mdWriter, header []string, rows [][]string) {
+	width := make([]int, len(header))
+	for _, row := range append([][]string{header}, rows...) {
+		for i, c := range row {
+			if i < len(width) && utf8.RuneCountInString(c) > width[i] {
+				width[i] = utf8.RuneCountInString(c)
+			}
+		}
+	}
+	line := func(row []string) {
+		var b strings.Builder
+		for i, c := range row {
+			if i == len(row)-1 {
+				b.WriteString(c)
+				break
+			}
+			b.WriteString(c)
+			b.WriteString(strings.Repeat(" ", width[i]-utf8.RuneCountInString(c)+2))
+		}
+		tw.printf("%s\n", strings.TrimRight(b.String(), " "))
+	}
+	line(header)
+	for _, r := range rows {
+		line(r)
+	}
+}
