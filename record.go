@@ -99,8 +99,9 @@ const (
 	ErrTimeoutFirstToken ErrorClass = "timeout-first-token"
 	// ErrTimeoutIdle: the gap between two events exceeded the idle limit.
 	ErrTimeoutIdle ErrorClass = "timeout-idle"
-	// ErrStreamTruncated: the stream ended (EOF, reset, or a 200 that simply stops) before the
-	// server signalled the end ([DONE], a finish_reason with usage, or done:true).
+	// ErrStreamTruncated: the stream ended (EOF, reset, an in-stream error event, or a 200 that
+	// simply stops) before the server signalled the end (`data: [DONE]`, or Ollama's done:true),
+	// or it ended without carrying a single token.
 	ErrStreamTruncated ErrorClass = "stream-truncated"
 	// ErrMalformedEvent: an event could not be parsed, or the body was not an event stream
 	// (for example an HTML page with status 200).

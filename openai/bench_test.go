@@ -1,0 +1,167 @@
+package openai
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/servebench/servebench"
+)
+
+// benchEvents is the number of token events per request in the benchmarks.
+const benchEvents = 1000
+
+// benchBody is a vLLM-shaped chat stream of n one-token events, usage and [DONE].
+func benchBody(n int) []byte {
+	var b strings.Builder
+	b.WriteString(chatChunk(`{"role":"assistant","content":""}`))
+	for i := 0; i < n; i++ {
+		b.WriteString(chatChunk(`{"content":" tok"}`))
+	}
+	fmt.Fprintf(&b, usageEvent, 100, n)
+	b.WriteString(doneEvent)
+	return []byte(b.String())
+}
+
+// BenchmarkStreamEvents measures the whole client on loopback against a zero-delay server
+// that streams benchEvents events per request: ns/event is the client's cost per event
+// including HTTP and the socket clock; allocs/event counts every allocation in the process
+// (the server's one Write included).
+func BenchmarkStreamEvents(b *testing.B) {
+	body := benchBody(benchEvents)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write(body)
+	}))
+	defer srv.Close()
+	c, err := New(Config{BaseURL: srv.URL + "/v1", Model: "m", MaxConnections: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	req := &servebench.Request{Prompt: "p", MaxOutputTokens: benchEvents}
+	ctx := context.Background()
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if rec := c.Do(ctx, req); !rec.OK() || rec.Chunks != benchEvents {
+			b.Fatalf("%s %s chunks %d", rec.ErrorClass, rec.Error, rec.Chunks)
+		}
+	}
+	b.StopTimer()
+	runtime.ReadMemStats(&ms1)
+	events := float64(b.N) * benchEvents
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/events, "ns/event")
+	b.ReportMetric(float64(ms1.Mallocs-ms0.Mallocs)/events, "allocs/event")
+}
+
+// BenchmarkParseStream measures the parser alone (stamping reader, line splitting, JSON) on
+// an in-memory body: the client's own cost per event, allocations included.
+func BenchmarkParseStream(b *testing.B) {
+	body := benchBody(benchEvents)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for i := 0; i < b.N; i++ {
+		st, f := parse(servebench.APIChat, body)
+		if f != nil || st.chunks != benchEvents {
+			b.Fatalf("%v chunks %d", f, st.chunks)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*benchEvents), "ns/event")
+}
+
+// parse runs the stream parser over body as if it came from a socket.
+func parse(api servebench.API, body []byte) (*stream, *failure) {
+	w := &watchdog{base: time.Now()}
+	sr := &stampReader{r: bytes.NewReader(body), w: w}
+	st := newStream(api, 0, nil)
+	return st, st.read(bufio.NewReaderSize(sr, readBufferBytes), sr)
+}
+
+// FuzzParseStream feeds arbitrary bodies to both parsers: they must never panic, and what
+// they report must hang together.
+func FuzzParseStream(f *testing.F) {
+	for _, dir := range []string{"testdata/transcripts/*", "testdata/transcripts/broken/*"} {
+		files, _ := filepath.Glob(dir)
+		for _, p := range files {
+			if b, err := os.ReadFile(p); err == nil {
+				f.Add(b)
+			}
+		}
+	}
+	f.Add([]byte("data: [DONE]"))
+	f.Add([]byte(": x\n\ndata: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\ndata: {}\n\n"))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		for _, api := range []servebench.API{servebench.APIChat, servebench.APIOllama} {
+			st, fail := parse(api, body)
+			if fail == nil && !st.done {
+				t.Fatalf("%s: no failure and no end signal", api)
+			}
+			if fail != nil && (fail.class == "" || fail.msg == "") {
+				t.Fatalf("%s: failure without class or message: %+v", api, fail)
+			}
+			if st.chunks > 0 && len(st.gaps) != st.chunks-1 {
+				t.Fatalf("%s: %d chunks, %d gaps", api, st.chunks, len(st.gaps))
+			}
+		}
+	})
+}
+
+// FuzzScanChunk checks the fast scanner against encoding/json: whenever the fast path
+// accepts an event, both must say the same.
+func FuzzScanChunk(f *testing.F) {
+	for _, dir := range []string{"testdata/transcripts/*.sse", "testdata/transcripts/broken/*.sse"} {
+		files, _ := filepath.Glob(dir)
+		for _, p := range files {
+			b, _ := os.ReadFile(p)
+			for _, line := range strings.Split(string(b), "\n") {
+				if d, ok := strings.CutPrefix(line, "data:"); ok {
+					f.Add([]byte(strings.TrimSpace(d)))
+				}
+			}
+		}
+	}
+	f.Add([]byte(`{"id":"a","id":"b","choices":[null,{"delta":{"content":"x"},"delta":null,"finish_reason":""}],"usage":{"prompt_tokens":1}}`))
+	f.Add([]byte(`{"Choices":[{"text":"x"}],"ID":"q"}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !json.Valid(data) {
+			return
+		}
+		var fast, slow chunkEvent
+		var facts chunkFacts
+		ferr := decodeFast(data, &facts, &fast)
+		if ferr == errSlowPath {
+			return
+		}
+		var ch chunkJSON
+		serr := decodeSlow(data, &ch, &slow)
+		if (ferr != nil) != (serr != nil) {
+			t.Fatalf("fast error %v, slow error %v", ferr, serr)
+		}
+		if ferr != nil {
+			return
+		}
+		a, _ := json.Marshal(eventView(fast))
+		b, _ := json.Marshal(eventView(slow))
+		if string(a) != string(b) {
+			t.Fatalf("fast %s\nslow %s", a, b)
+		}
+	})
+}
+
+// eventView makes a chunkEvent comparable as JSON.
+func eventView(e chunkEvent) map[string]any {
+	return map[string]any{"id": string(e.id), "tok": e.tok, "content": e.content, "finish": e.finish,
+		"usage": e.usage, "timings": e.timings, "metrics": e.metrics, "error": string(e.errv)}
+}

@@ -1,0 +1,517 @@
+package openai
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/servebench/servebench"
+)
+
+// Defaults for the two timeouts of Config.
+const (
+	DefaultTTFTTimeout = 10 * time.Minute
+	DefaultIdleTimeout = 60 * time.Second
+)
+
+// Transport buffer sizes: responses are read in blocks of up to readBufferBytes (one block =
+// one clock reading at most); prompts of a megabyte are written in few syscalls.
+const (
+	readBufferBytes  = 64 << 10
+	writeBufferBytes = 256 << 10
+)
+
+// Quirks turn off request fields a server rejects or ignores. Discover sets them for the
+// engines it knows (Ollama: NoIgnoreEOS and NoMinTokens).
+type Quirks struct {
+	// NoIgnoreEOS omits "ignore_eos": true.
+	NoIgnoreEOS bool `json:"no_ignore_eos,omitempty"`
+	// NoMinTokens omits "min_tokens": N.
+	NoMinTokens bool `json:"no_min_tokens,omitempty"`
+	// NoMaxCompletionTokens omits "max_completion_tokens": N (chat); "max_tokens" is always sent.
+	NoMaxCompletionTokens bool `json:"no_max_completion_tokens,omitempty"`
+}
+
+// Config describes the target and how to measure it.
+type Config struct {
+	// BaseURL is the API base, e.g. http://127.0.0.1:8000/v1. For APIOllama the native
+	// endpoint is {BaseURL without a trailing /v1}/api/chat.
+	BaseURL string
+	// API is the wire protocol; empty means servebench.APIChat.
+	API servebench.API
+	// Model is the model id sent with every request.
+	Model string
+	// APIKey is sent as "Authorization: Bearer KEY". It never appears in records or errors.
+	APIKey string
+	// Origin is the run origin: Record offsets are time since Origin on the monotonic clock.
+	// Zero means the time New was called.
+	Origin time.Time
+	// TTFTTimeout bounds request start → first token (DefaultTTFTTimeout when zero).
+	// IdleTimeout bounds the silence between two reads once the first token came
+	// (DefaultIdleTimeout when zero).
+	TTFTTimeout, IdleTimeout time.Duration
+	// MaxConnections is the most requests in flight at once; the transport keeps at least
+	// this many idle connections per host so a closed loop never re-dials.
+	MaxConnections int
+	// ExactOutput turns an output length different from Request.MaxOutputTokens into a
+	// failure (servebench.ErrLengthMismatch); otherwise it only sets Record.LengthMismatch.
+	ExactOutput bool
+	// Quirks turn off request fields the server does not accept.
+	Quirks Quirks
+}
+
+// Client is the measuring client. It is safe for concurrent use.
+type Client struct {
+	cfg      Config
+	endpoint string // full URL of the streaming endpoint
+	base     string // BaseURL without a trailing slash
+	origin   time.Time
+	tr       *http.Transport // pooled, keep-alive
+	fresh    *http.Transport // one connection per request: the retry path
+}
+
+var _ servebench.Client = (*Client)(nil)
+
+// New checks cfg and builds a Client with a transport sized for cfg.MaxConnections.
+func New(cfg Config) (*Client, error) {
+	if cfg.API == "" {
+		cfg.API = servebench.APIChat
+	}
+	base, root, err := parseBase(cfg.BaseURL)
+	if err != nil {
+		return nil, err
+	}
+	var endpoint string
+	switch cfg.API {
+	case servebench.APIChat:
+		endpoint = base + "/chat/completions"
+	case servebench.APICompletions:
+		endpoint = base + "/completions"
+	case servebench.APIOllama:
+		endpoint = root + "/api/chat"
+	default:
+		return nil, fmt.Errorf("unknown API %q: use %q, %q or %q", cfg.API, servebench.APIChat, servebench.APICompletions, servebench.APIOllama)
+	}
+	if cfg.Model == "" {
+		return nil, errors.New("no model: pass --model, or take one from Discover's ServerInfo.Models")
+	}
+	if cfg.TTFTTimeout <= 0 {
+		cfg.TTFTTimeout = DefaultTTFTTimeout
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	c := &Client{cfg: cfg, endpoint: endpoint, base: base, origin: cfg.Origin}
+	if c.origin.IsZero() {
+		c.origin = time.Now()
+	}
+	c.tr = newTransport(cfg.MaxConnections, false)
+	c.fresh = newTransport(1, true)
+	return c, nil
+}
+
+// Close closes idle connections. In-flight requests are not affected.
+func (c *Client) Close() {
+	c.tr.CloseIdleConnections()
+	c.fresh.CloseIdleConnections()
+}
+
+// parseBase validates a base URL and returns it without a trailing slash, and its root (the
+// base without a trailing /v1).
+func parseBase(raw string) (base, root string, err error) {
+	base = strings.TrimRight(strings.TrimSpace(raw), "/")
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", "", fmt.Errorf("bad target URL %q: want the API base, e.g. http://127.0.0.1:8000/v1", raw)
+	}
+	return base, strings.TrimSuffix(base, "/v1"), nil
+}
+
+// newTransport builds an HTTP/1.1 transport without proxy, compression or HTTP/2, with at
+// least maxConns idle connections kept per host.
+func newTransport(maxConns int, noKeepAlive bool) *http.Transport {
+	idle := max(maxConns, http.DefaultMaxIdleConnsPerHost)
+	return &http.Transport{
+		Proxy:               nil,
+		DialContext:         (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        max(idle, 100),
+		MaxIdleConnsPerHost: idle,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+		DisableKeepAlives:   noKeepAlive,
+		ReadBufferSize:      readBufferBytes,
+		WriteBufferSize:     writeBufferBytes,
+		ForceAttemptHTTP2:   false,
+		// A non-nil empty map disables HTTP/2 on TLS connections too.
+		TLSNextProto:        map[string]func(string, *tls.Conn) http.RoundTripper{},
+		TLSHandshakeTimeout: 30 * time.Second,
+	}
+}
+
+// Do sends req and returns its one Record, whatever happens; it never panics.
+//
+// Clock: request start is taken by httptrace's GotConn hook, i.e. once a connection (new or
+// reused) is in hand and just before the request is written to it; when no connection is
+// obtained (dial failure) it is the instant before RoundTrip. Every later reading is the time
+// a Read of the response body returned bytes (see stampReader), before any parsing.
+//
+// Retry: when a request on a reused keep-alive connection fails with EOF or a reset before
+// any response byte arrived (llama.cpp closes kept-alive connections after a stream), it is
+// sent once more on a fresh connection with a fresh clock, and Record.Retries is 1.
+func (c *Client) Do(ctx context.Context, req *servebench.Request) (rec servebench.Record) {
+	rec, _ = c.do(ctx, req)
+	return rec
+}
+
+// result is what do learns beyond the Record.
+type result struct {
+	usagePrompt *int // usage.prompt_tokens (or prompt_eval_count) when the server sent it
+	ended       bool // the end signal ([DONE] / done:true) arrived
+}
+
+func (c *Client) do(ctx context.Context, req *servebench.Request) (rec servebench.Record, res result) {
+	rec = servebench.Record{
+		CellKey:                req.Cell,
+		Seq:                    req.Seq,
+		Warmup:                 req.Warmup,
+		ScheduledOffsetSeconds: req.ScheduledAt.Seconds(),
+		InputTokensRequested:   req.PromptTokens,
+		OutputTokensRequested:  req.MaxOutputTokens,
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			rec.ErrorClass = servebench.ErrMalformedEvent
+			rec.Error = c.redact(fmt.Sprintf("servebench client bug while reading the response (please report): %v", r))
+			rec.EndOffsetSeconds = time.Since(c.origin).Seconds()
+		}
+	}()
+	body, err := buildBody(c.cfg, req)
+	if err != nil {
+		now := time.Now()
+		rec.StartUnixNano, rec.StartOffsetSeconds, rec.EndOffsetSeconds = now.UnixNano(), now.Sub(c.origin).Seconds(), now.Sub(c.origin).Seconds()
+		rec.ErrorClass, rec.Error = servebench.ErrMalformedEvent, "cannot encode the request: "+err.Error()
+		return rec, res
+	}
+	tr := c.tr
+	for attempt := 0; ; attempt++ {
+		a := exchange{c: c, req: req, rec: &rec}
+		retry := a.run(ctx, tr, body)
+		res = a.res
+		if retry && attempt == 0 {
+			rec.Retries = 1
+			tr = c.fresh
+			continue
+		}
+		break
+	}
+	rec.Error = c.redact(rec.Error)
+	return rec, res
+}
+
+// redact removes the API key from a message (a server could echo a header back).
+func (c *Client) redact(s string) string {
+	if c.cfg.APIKey == "" || s == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, c.cfg.APIKey, "[redacted]")
+}
+
+// Causes given to the request context by the watchdog.
+var (
+	errFirstTokenTimeout = errors.New("first-token timeout")
+	errIdleTimeout       = errors.New("idle timeout")
+	errDrained           = errors.New("stream drained")
+)
+
+// Watchdog phases.
+const (
+	phaseFirst  int32 = iota // waiting for the first token: TTFTTimeout from request start
+	phaseStream              // streaming: IdleTimeout since the latest read
+	phaseDrain               // end signal seen: a short grace to read the rest
+)
+
+// watchdog cancels the request context when a timeout passes. It costs one atomic store per
+// read: the timer re-arms itself lazily from the latest activity instead of being reset per
+// event.
+type watchdog struct {
+	base     time.Time
+	idle     time.Duration
+	activity atomic.Int64 // nanoseconds since base of the latest read that returned bytes
+	phase    atomic.Int32
+	cancel   context.CancelCauseFunc
+	timer    *time.Timer
+}
+
+func (w *watchdog) fire() {
+	switch w.phase.Load() {
+	case phaseFirst:
+		w.cancel(errFirstTokenTimeout)
+	case phaseStream:
+		quiet := time.Since(w.base) - time.Duration(w.activity.Load())
+		if quiet >= w.idle {
+			w.cancel(errIdleTimeout)
+			return
+		}
+		w.timer.Reset(w.idle - quiet)
+	default:
+		w.cancel(errDrained)
+	}
+}
+
+func (w *watchdog) enter(phase int32, d time.Duration) {
+	w.phase.Store(phase)
+	w.timer.Reset(d)
+}
+
+// stampReader wraps a response body and notes when each Read that returned bytes came back:
+// the socket clock of this package. Because the bufio.Reader above it only reads when its
+// buffer holds no complete line, the latest stamp is always that of the Read that delivered
+// the last byte of the line just returned.
+type stampReader struct {
+	r    io.Reader
+	last time.Time
+	w    *watchdog
+}
+
+func (s *stampReader) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if n > 0 {
+		s.last = time.Now()
+		s.w.activity.Store(int64(s.last.Sub(s.w.base)))
+	}
+	return n, err
+}
+
+// exchange is one attempt of one request.
+type exchange struct {
+	c   *Client
+	req *servebench.Request
+	rec *servebench.Record
+	res result
+
+	parent context.Context
+	ctx    context.Context
+	w      *watchdog
+	start  time.Time
+}
+
+// run performs the attempt and fills rec. It reports whether the attempt failed on a reused
+// connection before any response byte and may be sent again.
+func (a *exchange) run(parent context.Context, tr *http.Transport, body []byte) (retry bool) {
+	c := a.c
+	*a.rec = servebench.Record{
+		CellKey: a.rec.CellKey, Seq: a.rec.Seq, Warmup: a.rec.Warmup,
+		ScheduledOffsetSeconds: a.rec.ScheduledOffsetSeconds,
+		InputTokensRequested:   a.rec.InputTokensRequested, OutputTokensRequested: a.rec.OutputTokensRequested,
+		Retries: a.rec.Retries,
+	}
+	a.res = result{}
+	a.parent = parent
+	ctx, cancel := context.WithCancelCause(parent)
+	defer cancel(nil)
+	a.ctx = ctx
+
+	t0 := time.Now()
+	w := &watchdog{base: t0, idle: c.cfg.IdleTimeout, cancel: cancel}
+	a.w = w
+	w.timer = time.AfterFunc(c.cfg.TTFTTimeout, w.fire)
+	defer w.timer.Stop()
+
+	var gotConn atomic.Int64 // ns since t0 + 1 (0: no connection yet)
+	var reused atomic.Bool
+	trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
+		gotConn.Store(int64(time.Since(t0)) + 1)
+		reused.Store(info.Reused)
+	}}
+	hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost, c.endpoint, bytes.NewReader(body))
+	if err != nil {
+		a.startAt(t0)
+		return a.fail(servebench.ErrConnect, "cannot build the request: "+err.Error())
+	}
+	// No GetBody: the transport must never resend a POST on its own; the one retry is ours.
+	hreq.GetBody = nil
+	hreq.Header.Set("Content-Type", "application/json")
+	if c.cfg.API == servebench.APIOllama {
+		hreq.Header.Set("Accept", "application/x-ndjson")
+	} else {
+		hreq.Header.Set("Accept", "text/event-stream")
+	}
+	if c.cfg.APIKey != "" {
+		hreq.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
+	}
+
+	resp, err := tr.RoundTrip(hreq)
+	if g := gotConn.Load(); g > 0 {
+		a.startAt(t0.Add(time.Duration(g - 1)))
+	} else {
+		a.startAt(t0)
+	}
+	if err != nil {
+		if f := a.ctxFailure(); f {
+			return false
+		}
+		if reused.Load() && brokenConn(err) {
+			a.fail(servebench.ErrConnect, "the kept-alive connection broke before any response byte: "+err.Error())
+			return true
+		}
+		return a.fail(servebench.ErrConnect, connectMessage(c.endpoint, err))
+	}
+	defer resp.Body.Close()
+	a.rec.HTTPStatus = resp.StatusCode
+	sr := &stampReader{r: resp.Body, w: w}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		snippet, _ := io.ReadAll(io.LimitReader(sr, 4<<10))
+		a.rec.EndOffsetSeconds = time.Since(c.origin).Seconds()
+		if a.ctxFailure() {
+			return false
+		}
+		return a.fail(servebench.ErrHTTPStatus, statusMessage(resp, snippet, c.base))
+	}
+
+	br := bufio.NewReaderSize(sr, readBufferBytes)
+	st := newStream(c.cfg.API, a.req.MaxOutputTokens, func() { w.enter(phaseStream, c.cfg.IdleTimeout) })
+	st.contentType = resp.Header.Get("Content-Type")
+	f := st.read(br, sr)
+	if f == nil {
+		// End signal seen: read the rest (normally the chunked terminator) so the connection
+		// can be reused, under a short grace.
+		w.enter(phaseDrain, min(c.cfg.IdleTimeout, 2*time.Second))
+		_, _ = io.Copy(io.Discard, io.LimitReader(br, 1<<20))
+	}
+	a.finish(st, f, sr)
+	return false
+}
+
+// startAt sets the request start.
+func (a *exchange) startAt(t time.Time) {
+	a.start = t
+	a.rec.StartUnixNano = t.UnixNano()
+	a.rec.StartOffsetSeconds = t.Sub(a.c.origin).Seconds()
+}
+
+// fail records a failure ending now.
+func (a *exchange) fail(class servebench.ErrorClass, msg string) bool {
+	a.rec.ErrorClass, a.rec.Error = class, msg
+	a.rec.EndOffsetSeconds = time.Since(a.c.origin).Seconds()
+	return false
+}
+
+// ctxFailure records a timeout or cancellation when the request context ended; it reports
+// whether it did.
+func (a *exchange) ctxFailure() bool {
+	cause := context.Cause(a.ctx)
+	if cause == nil {
+		return false
+	}
+	cfg := a.c.cfg
+	switch {
+	case errors.Is(cause, errFirstTokenTimeout):
+		a.fail(servebench.ErrTimeoutFirstToken, fmt.Sprintf("no token within the first-token timeout of %v (raise --ttft-timeout for long prompts or a busy server)", cfg.TTFTTimeout))
+	case errors.Is(cause, errIdleTimeout):
+		a.fail(servebench.ErrTimeoutIdle, fmt.Sprintf("the stream stalled: no data for %v after the first token (raise --idle-timeout if the server pauses this long)", cfg.IdleTimeout))
+	case errors.Is(cause, errDrained):
+		return false
+	default:
+		a.fail(servebench.ErrCanceled, "canceled while in flight: "+cause.Error())
+	}
+	return true
+}
+
+// finish turns the parsed stream into the record.
+func (a *exchange) finish(st *stream, f *failure, sr *stampReader) {
+	rec := a.rec
+	rec.ResponseID = st.id
+	rec.FinishReason = st.finish
+	rec.Chunks = st.chunks
+	a.res.ended = st.done
+
+	// Token counts.
+	if st.usage.completion != nil {
+		rec.OutputTokens, rec.OutputTokensSource = *st.usage.completion, servebench.SourceUsage
+	} else {
+		rec.OutputTokens, rec.OutputTokensSource = st.chunks, servebench.SourceClientCount
+	}
+	if st.usage.prompt != nil {
+		rec.InputTokens, rec.InputTokensSource = *st.usage.prompt, servebench.SourceUsage
+		a.res.usagePrompt = st.usage.prompt
+	} else {
+		rec.InputTokens, rec.InputTokensSource = a.req.PromptTokens, servebench.SourceClientCount
+	}
+	rec.CachedTokens = st.usage.cached
+	rec.Server = st.serverTimings()
+
+	if f != nil {
+		end := sr.last
+		if end.IsZero() || end.Before(a.start) {
+			end = time.Now()
+		}
+		if a.ctxFailure() {
+			return
+		}
+		a.fail(f.class, f.msg)
+		if f.class == servebench.ErrStreamTruncated && f.eof {
+			// The stream ended cleanly but early: its end is the last byte.
+			rec.EndOffsetSeconds = end.Sub(a.c.origin).Seconds()
+		}
+		return
+	}
+	rec.EndOffsetSeconds = st.end.Sub(a.c.origin).Seconds()
+	if st.chunks == 0 {
+		rec.ErrorClass = servebench.ErrStreamTruncated
+		rec.Error = fmt.Sprintf("the stream finished without a single content, reasoning or tool-call delta (output tokens %d, %s): there is no first token to time", rec.OutputTokens, rec.OutputTokensSource)
+		return
+	}
+	rec.ChunkGapsSeconds = st.gaps
+	t := servebench.Timing{
+		FirstToken: st.firstToken.Sub(a.start),
+		LastToken:  st.lastToken.Sub(a.start),
+		End:        st.end.Sub(a.start),
+	}
+	if !st.firstContent.IsZero() {
+		t.FirstContent = st.firstContent.Sub(a.start)
+	}
+	servebench.Derive(rec, t)
+	if rec.OutputTokensSource == servebench.SourceUsage && a.req.MaxOutputTokens > 0 && rec.OutputTokens != a.req.MaxOutputTokens {
+		rec.LengthMismatch = true
+		if a.c.cfg.ExactOutput {
+			rec.ErrorClass = servebench.ErrLengthMismatch
+			rec.Error = fmt.Sprintf("the server generated %d output tokens, %d were asked for (finish_reason %q): it did not honour max_tokens/ignore_eos/min_tokens; drop --exact-output to measure anyway", rec.OutputTokens, a.req.MaxOutputTokens, rec.FinishReason)
+		}
+	}
+}
+
+// brokenConn reports whether err means the connection was closed or reset under us.
+func brokenConn(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		strings.Contains(err.Error(), "server closed idle connection")
+}
+
+// connectMessage explains a failure before any response byte.
+func connectMessage(endpoint string, err error) string {
+	host := endpoint
+	if u, perr := url.Parse(endpoint); perr == nil {
+		host = u.Host
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return fmt.Sprintf("cannot connect to %s: %v — is the server running, and is --url right?", host, op.Err)
+	}
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		return fmt.Sprintf("cannot resolve %s: %v — check the host name in --url", host, dns.Err)
+	}
+	return fmt.Sprintf("the connection to %s broke before any response byte: %v", host, err)
+}

@@ -1,0 +1,44 @@
+// Package openai is servebench's measuring client: it sends one streaming request and turns
+// what comes back into one servebench.Record, timing every event on the socket. It is written
+// on net/http and bufio alone (no SDK) and speaks three flavours:
+//
+//	servebench.APIChat         POST {base}/chat/completions  (SSE, one user message)
+//	servebench.APICompletions  POST {base}/completions       (SSE, raw prompt)
+//	servebench.APIOllama       POST {root}/api/chat          (Ollama native, NDJSON; root = base without /v1)
+//
+// # Using it
+//
+//	cfg := openai.Config{BaseURL: "http://127.0.0.1:8000/v1", API: servebench.APIChat,
+//		Origin: runOrigin, MaxConnections: 64}
+//	info, quirks, err := openai.Discover(ctx, cfg) // models, max context, engine, quirks
+//	cfg.Model, cfg.Quirks = info.Models[0], quirks
+//	c, err := openai.New(cfg)
+//	rec := c.Do(ctx, &servebench.Request{Prompt: p, PromptTokens: 8192, MaxOutputTokens: 1024})
+//
+// # What a record means
+//
+// One clock: time.Now (monotonic), offsets from Config.Origin. Request start is taken when a
+// connection is in hand, just before the request is written (httptrace GotConn). The response
+// body is wrapped in a reader that stamps the time after every Read that returned bytes; an
+// event (an SSE event ended by its blank line, or an NDJSON line) gets the stamp of the Read
+// that delivered its last byte, taken before any JSON parsing.
+//
+// A token event carries a non-empty content, reasoning_content, reasoning or tool-call delta
+// (chat), a non-empty text (completions), or a non-empty message.content / thinking /
+// tool_calls (Ollama). Role-only chunks, "content": null, ":" keep-alive comments and empty
+// deltas are not token events. TTFT is start → first token event, FirstContent start → first
+// content, Chunks the number of token events, ChunkGapsSeconds the gaps between them. Output
+// tokens are usage.completion_tokens ("usage"), else the number of token events
+// ("client-count"); input tokens usage.prompt_tokens, else the prompt builder's count. ITL,
+// decode time and generation speed come from servebench.Derive, so several tokens per chunk
+// (speculative decoding) are counted right.
+//
+// A stream must end with its end signal ("data: [DONE]", or {"done": true} for Ollama);
+// anything else is servebench.ErrStreamTruncated, whatever tokens came before. Every Do
+// returns exactly one Record, failures included, with an error class and a message naming
+// the cause and the fix.
+//
+// Server timings (Record.Server) are taken from llama.cpp's "timings", vLLM's per-request
+// "metrics" (RequestMetrics: queue = time_in_queue, prefill = first_token_time −
+// first_scheduled_time) and Ollama's native durations.
+package openai

@@ -1,0 +1,249 @@
+package openai
+
+import (
+	"bytes"
+	"errors"
+	"unicode/utf8"
+)
+
+// The fast path for chunk events. encoding/json costs about 2 µs and 8 allocations per
+// event; almost every event is a small chunk whose only interesting facts are "does it carry
+// a token", the id, the finish_reason and, rarely, a usage/timings/metrics/error object. scanChunk
+// walks an event already checked by json.Valid (pooled, no allocation) and picks exactly
+// those facts out; the rare objects are decoded with encoding/json. Any shape it does not
+// expect (a key with escapes, a field of an unexpected type, repeated "choices") makes it
+// give up with errSlowPath, and the event is decoded by encoding/json into chunkJSON instead,
+// so both paths have the same semantics; FuzzScanChunk checks that they agree.
+
+var errSlowPath = errors.New("shape needs the full decoder")
+
+// chunkFacts is what one chat/completions event says.
+type chunkFacts struct {
+	id                            []byte // raw (escape-free) id, nil when absent
+	tok, content                  bool
+	finish                        []byte // last non-null finish_reason, raw, escape-free
+	hasFinish                     bool
+	usage, timings, metrics, errv []byte // raw values, nil when absent or null
+}
+
+// present reports whether a raw JSON value is a non-empty string, array or object (or any
+// other non-null value): the definition of "carries a token" shared with presence.
+func present(raw []byte) bool {
+	switch string(raw) {
+	case "null", `""`, "[]", "{}", "":
+		return false
+	}
+	return true
+}
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index after the string starting at b[i] == '"' and whether it held
+// a backslash.
+func skipString(b []byte, i int) (int, bool) {
+	esc := false
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			esc = true
+			i++
+		case '"':
+			return i + 1, esc
+		}
+	}
+	return len(b), esc
+}
+
+// skipValue returns the index after the (valid) value starting at b[i].
+func skipValue(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		j, _ := skipString(b, i)
+		return j
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				i, _ = skipString(b, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return i
+	}
+	for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' && b[i] != ' ' && b[i] != '\t' && b[i] != '\n' && b[i] != '\r' {
+		i++
+	}
+	return i
+}
+
+// object calls f for each key of the object at b[i] with the value's bounds; it returns the
+// index after the object. b must be valid JSON.
+func object(b []byte, i int, f func(key []byte, v0, v1 int) error) (int, error) {
+	if b[i] != '{' {
+		return 0, errSlowPath
+	}
+	i = skipWS(b, i+1)
+	if b[i] == '}' {
+		return i + 1, nil
+	}
+	for {
+		k1, esc := skipString(b, i)
+		if esc {
+			return 0, errSlowPath
+		}
+		key := b[i+1 : k1-1]
+		for _, c := range key {
+			if c >= 0x80 || ('A' <= c && c <= 'Z') {
+				return 0, errSlowPath // encoding/json matches keys case-insensitively
+			}
+		}
+		v0 := skipWS(b, skipWS(b, k1)+1) // past ':'
+		v1 := skipValue(b, v0)
+		if err := f(key, v0, v1); err != nil {
+			return 0, err
+		}
+		i = skipWS(b, v1)
+		if b[i] == '}' {
+			return i + 1, nil
+		}
+		i = skipWS(b, i+1) // past ','
+	}
+}
+
+// scanChunk fills facts from a valid JSON event, or returns errSlowPath.
+func scanChunk(b []byte, facts *chunkFacts) error {
+	*facts = chunkFacts{}
+	i := skipWS(b, 0)
+	seenChoices := false
+	var seen uint8 // bits of usage, timings, metrics, error
+	_, err := object(b, i, func(key []byte, v0, v1 int) error {
+		v := b[v0:v1]
+		switch string(key) {
+		case "id": // the first non-empty string, as firstString
+			if v[0] == '"' && len(facts.id) == 0 {
+				if bytes.IndexByte(v, '\\') >= 0 || !utf8.Valid(v) {
+					return errSlowPath // escapes and invalid UTF-8 need unquoting
+				}
+				facts.id = v[1 : len(v)-1]
+			}
+		case "choices":
+			if seenChoices {
+				return errSlowPath
+			}
+			seenChoices = true
+			if string(v) == "null" {
+				return nil
+			}
+			if v[0] != '[' {
+				return errSlowPath
+			}
+			return choices(b, v0, facts)
+		case "usage", "timings", "metrics", "error":
+			var bit uint8
+			switch string(key) {
+			case "usage":
+				bit, facts.usage = 1, nonNull(v)
+			case "timings":
+				bit, facts.timings = 2, nonNull(v)
+			case "metrics":
+				bit, facts.metrics = 4, nonNull(v)
+			default:
+				bit, facts.errv = 8, nonNull(v)
+			}
+			if seen&bit != 0 {
+				return errSlowPath // encoding/json would merge the two objects
+			}
+			seen |= bit
+		}
+		return nil
+	})
+	return err
+}
+
+func nonNull(v []byte) []byte {
+	if string(v) == "null" {
+		return nil
+	}
+	return v
+}
+
+// choices reads the choices array starting at b[i] == '['.
+func choices(b []byte, i int, facts *chunkFacts) error {
+	i = skipWS(b, i+1)
+	if b[i] == ']' {
+		return nil
+	}
+	for {
+		if b[i] == 'n' { // null element: a zero choice
+			i = skipValue(b, i)
+		} else {
+			var content, reasoning, rc, tools, text bool
+			end, err := object(b, i, func(key []byte, v0, v1 int) error {
+				v := b[v0:v1]
+				switch string(key) {
+				case "delta":
+					if string(v) == "null" { // encoding/json leaves the struct as it was
+						return nil
+					}
+					_, err := object(b, v0, func(k []byte, w0, w1 int) error {
+						w := b[w0:w1]
+						switch string(k) {
+						case "content":
+							content = present(w)
+						case "reasoning":
+							reasoning = present(w)
+						case "reasoning_content":
+							rc = present(w)
+						case "tool_calls":
+							tools = present(w)
+						}
+						return nil
+					})
+					return err
+				case "text":
+					text = present(v)
+				case "finish_reason":
+					switch {
+					case string(v) == "null":
+					case v[0] == '"' && bytes.IndexByte(v, '\\') < 0 && utf8.Valid(v):
+						if len(v) > 2 {
+							facts.finish, facts.hasFinish = v[1:len(v)-1], true
+						}
+					default:
+						return errSlowPath
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			i = end
+			if content || text {
+				facts.content = true
+			}
+			if content || text || reasoning || rc || tools {
+				facts.tok = true
+			}
+		}
+		i = skipWS(b, i)
+		if b[i] == ']' {
+			return nil
+		}
+		i = skipWS(b, i+1)
+	}
+}

@@ -1,0 +1,566 @@
+package openai
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/servebench/servebench"
+)
+
+// maxLineBytes bounds one line of the response; a longer one is a malformed event.
+const maxLineBytes = 16 << 20
+
+// failure is why a stream did not end with its end signal.
+type failure struct {
+	class servebench.ErrorClass
+	msg   string
+	eof   bool // the body ended cleanly (no read error)
+}
+
+// presence decodes any JSON value into "was it a non-empty string, array or object". It
+// never allocates: the content itself is not needed, only whether it carries a token.
+type presence bool
+
+func (p *presence) UnmarshalJSON(b []byte) error {
+	*p = presence(present(b))
+	return nil
+}
+
+// firstString keeps the first non-empty string it decodes and skips the rest without
+// allocating (the response id repeats on every chunk).
+type firstString struct{ v string }
+
+func (f *firstString) UnmarshalJSON(b []byte) error {
+	if f.v != "" || len(b) < 3 || b[0] != '"' {
+		return nil
+	}
+	return json.Unmarshal(b, &f.v)
+}
+
+// usageJSON is the OpenAI usage object.
+type usageJSON struct {
+	PromptTokens        *int `json:"prompt_tokens"`
+	CompletionTokens    *int `json:"completion_tokens"`
+	PromptTokensDetails *struct {
+		CachedTokens *int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+}
+
+// llamaTimings is llama.cpp's per-request "timings" object (milliseconds).
+type llamaTimings struct {
+	PromptN     *int     `json:"prompt_n"`
+	PromptMS    *float64 `json:"prompt_ms"`
+	PredictedN  *int     `json:"predicted_n"`
+	PredictedMS *float64 `json:"predicted_ms"`
+	CacheN      *int     `json:"cache_n"`
+}
+
+// vllmMetrics is vLLM's RequestMetrics (unix seconds, wall clock).
+type vllmMetrics struct {
+	ArrivalTime        *float64 `json:"arrival_time"`
+	LastTokenTime      *float64 `json:"last_token_time"`
+	FirstScheduledTime *float64 `json:"first_scheduled_time"`
+	FirstTokenTime     *float64 `json:"first_token_time"`
+	TimeInQueue        *float64 `json:"time_in_queue"`
+	FinishedTime       *float64 `json:"finished_time"`
+}
+
+// chunkJSON is one chat.completion.chunk or text_completion event.
+type chunkJSON struct {
+	ID      firstString     `json:"id"`
+	Choices []choiceJSON    `json:"choices"`
+	Usage   *usageJSON      `json:"usage"`
+	Timings *llamaTimings   `json:"timings"`
+	Metrics *vllmMetrics    `json:"metrics"`
+	Error   json.RawMessage `json:"error"`
+}
+
+type choiceJSON struct {
+	Delta struct {
+		Content          presence `json:"content"`
+		ReasoningContent presence `json:"reasoning_content"`
+		Reasoning        presence `json:"reasoning"`
+		ToolCalls        presence `json:"tool_calls"`
+	} `json:"delta"`
+	Text         presence `json:"text"`
+	FinishReason *string  `json:"finish_reason"`
+}
+
+// ollamaJSON is one line of Ollama's native /api/chat stream.
+type ollamaJSON struct {
+	Message struct {
+		Content   presence `json:"content"`
+		Thinking  presence `json:"thinking"`
+		ToolCalls presence `json:"tool_calls"`
+	} `json:"message"`
+	Done               bool            `json:"done"`
+	DoneReason         string          `json:"done_reason"`
+	PromptEvalCount    *int            `json:"prompt_eval_count"`
+	EvalCount          *int            `json:"eval_count"`
+	PromptEvalDuration *int64          `json:"prompt_eval_duration"`
+	EvalDuration       *int64          `json:"eval_duration"`
+	LoadDuration       *int64          `json:"load_duration"`
+	Error              json.RawMessage `json:"error"`
+}
+
+// stream is the parser state of one response. Its times are socket stamps (see stampReader).
+type stream struct {
+	api         servebench.API
+	contentType string
+	br          *bufio.Reader // for reading more of a body that is not a stream
+	onFirst     func()
+
+	id                                       string
+	firstToken, firstContent, lastToken, end time.Time
+	chunks, events                           int
+	gaps                                     []float64
+	finish                                   string
+	usage                                    struct{ prompt, completion, cached *int }
+	llama                                    *llamaTimings
+	vllm                                     *vllmMetrics
+	ollama                                   *ollamaJSON
+	done                                     bool
+
+	// scratch
+	pend     []byte
+	pendAt   time.Time
+	hasPend  bool
+	errEvent bool
+	long     []byte
+	ch       chunkJSON
+	facts    chunkFacts
+}
+
+func newStream(api servebench.API, maxOut int, onFirst func()) *stream {
+	if onFirst == nil {
+		onFirst = func() {}
+	}
+	return &stream{api: api, onFirst: onFirst, gaps: make([]float64, 0, min(max(maxOut, 16), 1<<16))}
+}
+
+// read consumes the body until the end signal (nil), the end of the body or a read error.
+func (s *stream) read(br *bufio.Reader, sr *stampReader) *failure {
+	s.br = br
+	for {
+		line, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			s.long = append(s.long[:0], line...)
+			for err == bufio.ErrBufferFull && len(s.long) <= maxLineBytes {
+				line, err = br.ReadSlice('\n')
+				s.long = append(s.long, line...)
+			}
+			if len(s.long) > maxLineBytes {
+				return s.notAStream(s.long[:256])
+			}
+			line = s.long
+		}
+		if len(line) > 0 && line[len(line)-1] != '\n' {
+			// The body ended (or broke) inside a line: only a complete end signal or a
+			// complete NDJSON object counts; anything else is a cut event.
+			if f := s.unterminated(line, sr.last, err); f != nil || s.done {
+				return f
+			}
+			line = nil
+		}
+		if len(line) > 0 {
+			if f := s.line(trimEOL(line), sr.last); f != nil {
+				return f
+			}
+			if s.done {
+				return nil
+			}
+		}
+		if err != nil {
+			if err == io.EOF {
+				if s.hasPend {
+					// An event without its blank line: accept only a complete end signal.
+					if string(s.pend) == "[DONE]" {
+						s.done, s.end = true, s.pendAt
+						return nil
+					}
+					return &failure{class: servebench.ErrStreamTruncated, msg: s.truncatedMessage("the stream ended in the middle of an event"), eof: true}
+				}
+				return &failure{class: servebench.ErrStreamTruncated, msg: s.truncatedMessage("the stream ended"), eof: true}
+			}
+			return &failure{class: servebench.ErrStreamTruncated, msg: s.truncatedMessage("the stream broke (" + err.Error() + ")")}
+		}
+	}
+}
+
+// unterminated handles a last line that has no end of line.
+func (s *stream) unterminated(line []byte, at time.Time, err error) *failure {
+	t := bytes.TrimSpace(line)
+	if s.api == servebench.APIOllama {
+		if json.Valid(t) {
+			return s.ollamaEvent(t, at)
+		}
+	} else if string(t) == "data: [DONE]" || string(t) == "data:[DONE]" {
+		s.done, s.end = true, at
+		return nil
+	} else if len(t) > 0 && !bytes.HasPrefix(t, []byte("data:")) && !bytes.HasPrefix(t, []byte(":")) && s.events == 0 {
+		return s.notAStream(t) // a body that is no stream at all, e.g. one line of JSON or HTML
+	}
+	if err != nil && err != io.EOF {
+		return &failure{class: servebench.ErrStreamTruncated, msg: s.truncatedMessage("the stream broke in the middle of an event (" + err.Error() + ")")}
+	}
+	return &failure{class: servebench.ErrStreamTruncated, msg: s.truncatedMessage("the stream ended in the middle of an event"), eof: true}
+}
+
+func trimEOL(b []byte) []byte {
+	if n := len(b); n > 0 && b[n-1] == '\n' {
+		b = b[:n-1]
+	}
+	if n := len(b); n > 0 && b[n-1] == '\r' {
+		b = b[:n-1]
+	}
+	return b
+}
+
+// truncatedMessage explains a stream without its end signal.
+func (s *stream) truncatedMessage(what string) string {
+	end := "data: [DONE]"
+	if s.api == servebench.APIOllama {
+		end = `a final {"done": true} object`
+	}
+	usage := "no usage"
+	if s.usage.completion != nil {
+		usage = fmt.Sprintf("usage.completion_tokens=%d", *s.usage.completion)
+	}
+	fr := s.finish
+	if fr == "" {
+		fr = "none"
+	}
+	msg := fmt.Sprintf("%s without %s after %d token events (finish_reason %s, %s)", what, end, s.chunks, fr, usage)
+	if s.chunks > 0 && s.usage.completion == nil {
+		msg += "; the server stopped generating without saying so (Ollama does this after a run of repeated tokens)"
+	}
+	return msg
+}
+
+// line handles one line of the body (without its end of line).
+func (s *stream) line(line []byte, at time.Time) *failure {
+	if s.api == servebench.APIOllama {
+		if len(bytes.TrimSpace(line)) == 0 {
+			return nil
+		}
+		return s.ollamaEvent(line, at)
+	}
+	if len(line) == 0 {
+		if s.hasPend {
+			return s.dispatch(at)
+		}
+		return nil
+	}
+	if line[0] == ':' { // comment: keep-alive
+		return nil
+	}
+	field, value := line, []byte(nil)
+	if i := bytes.IndexByte(line, ':'); i >= 0 {
+		field, value = line[:i], line[i+1:]
+		if len(value) > 0 && value[0] == ' ' {
+			value = value[1:]
+		}
+	}
+	switch string(field) {
+	case "data":
+		if s.hasPend {
+			// Some servers omit the blank line between events: a complete JSON object
+			// followed by a new one is two events, never one multi-line event.
+			if len(value) > 0 && value[0] == '{' && len(s.pend) > 0 && s.pend[len(s.pend)-1] == '}' {
+				if f := s.dispatch(s.pendAt); f != nil || s.done {
+					return f
+				}
+			} else {
+				s.pend = append(s.pend, '\n')
+			}
+		}
+		s.pend = append(s.pend, value...)
+		s.pendAt, s.hasPend = at, true
+	case "event":
+		s.errEvent = string(value) == "error"
+	case "id", "retry":
+	default:
+		return s.notAStream(line)
+	}
+	return nil
+}
+
+// dispatch handles the pending SSE event, stamped at.
+func (s *stream) dispatch(at time.Time) *failure {
+	data := s.pend
+	s.pend, s.hasPend = s.pend[:0], false
+	s.events++
+	if s.errEvent {
+		return &failure{class: servebench.ErrStreamTruncated, msg: "the server reported an error in the stream: " + clip(string(data), 300)}
+	}
+	if string(data) == "[DONE]" {
+		s.done, s.end = true, at
+		return nil
+	}
+	var ev chunkEvent
+	if err := s.decodeChunk(data, &ev); err != nil {
+		return s.malformed(data, err)
+	}
+	if ev.errv != nil {
+		return &failure{class: servebench.ErrStreamTruncated, msg: "the server reported an error in the stream: " + clip(string(ev.errv), 300)}
+	}
+	if s.id == "" && len(ev.id) > 0 {
+		s.id = string(ev.id)
+	}
+	if ev.finish != "" {
+		s.finish = ev.finish
+	}
+	if u := ev.usage; u != nil {
+		if u.PromptTokens != nil {
+			s.usage.prompt = u.PromptTokens
+		}
+		if u.CompletionTokens != nil {
+			s.usage.completion = u.CompletionTokens
+		}
+		if u.PromptTokensDetails != nil && u.PromptTokensDetails.CachedTokens != nil {
+			s.usage.cached = u.PromptTokensDetails.CachedTokens
+		}
+	}
+	if ev.timings != nil {
+		s.llama = ev.timings
+	}
+	if ev.metrics != nil {
+		s.vllm = ev.metrics
+	}
+	tok, content := ev.tok, ev.content
+	s.token(at, tok, content)
+	return nil
+}
+
+// chunkEvent is what one chat/completions event says, whichever decoder read it.
+type chunkEvent struct {
+	id           []byte
+	tok, content bool
+	finish       string
+	usage        *usageJSON
+	timings      *llamaTimings
+	metrics      *vllmMetrics
+	errv         []byte
+}
+
+// decodeChunk decodes an event: the fast scanner when the event has the usual shape,
+// encoding/json otherwise (see scan.go).
+func (s *stream) decodeChunk(data []byte, ev *chunkEvent) error {
+	if !json.Valid(data) {
+		var v any
+		return json.Unmarshal(data, &v) // for the syntax error's message
+	}
+	if err := decodeFast(data, &s.facts, ev); err != errSlowPath {
+		return err
+	}
+	*ev = chunkEvent{}
+	return decodeSlow(data, &s.ch, ev)
+}
+
+// decodeFast uses scanChunk; the rare objects go through encoding/json.
+func decodeFast(data []byte, f *chunkFacts, ev *chunkEvent) error {
+	if err := scanChunk(data, f); err != nil {
+		return err
+	}
+	*ev = chunkEvent{id: f.id, tok: f.tok, content: f.content, errv: f.errv}
+	if f.hasFinish {
+		ev.finish = string(f.finish) // short strings: "length", "stop"
+	}
+	if f.usage != nil {
+		ev.usage = new(usageJSON)
+		if err := json.Unmarshal(f.usage, ev.usage); err != nil {
+			return err
+		}
+	}
+	if f.timings != nil {
+		ev.timings = new(llamaTimings)
+		if err := json.Unmarshal(f.timings, ev.timings); err != nil {
+			return err
+		}
+	}
+	if f.metrics != nil {
+		ev.metrics = new(vllmMetrics)
+		if err := json.Unmarshal(f.metrics, ev.metrics); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// decodeSlow decodes with encoding/json into ch (reused between events).
+func decodeSlow(data []byte, ch *chunkJSON, ev *chunkEvent) error {
+	full := ch.Choices[:cap(ch.Choices)]
+	clear(full)
+	*ch = chunkJSON{Choices: full[:0]}
+	if err := json.Unmarshal(data, ch); err != nil {
+		return err
+	}
+	if ch.ID.v != "" {
+		ev.id = []byte(ch.ID.v)
+	}
+	if len(ch.Error) > 0 && string(ch.Error) != "null" {
+		ev.errv = ch.Error
+	}
+	for i := range ch.Choices {
+		c := &ch.Choices[i]
+		if c.Delta.Content || c.Text {
+			ev.content = true
+		}
+		if c.Delta.Content || c.Text || c.Delta.ReasoningContent || c.Delta.Reasoning || c.Delta.ToolCalls {
+			ev.tok = true
+		}
+		if c.FinishReason != nil && *c.FinishReason != "" {
+			ev.finish = *c.FinishReason
+		}
+	}
+	ev.usage, ev.timings, ev.metrics = ch.Usage, ch.Timings, ch.Metrics
+	return nil
+}
+
+// token notes a token-carrying event.
+func (s *stream) token(at time.Time, tok, content bool) {
+	if tok {
+		if s.chunks == 0 {
+			s.firstToken = at
+			s.onFirst()
+		} else {
+			s.gaps = append(s.gaps, at.Sub(s.lastToken).Seconds())
+		}
+		s.lastToken = at
+		s.chunks++
+	}
+	if content && s.firstContent.IsZero() {
+		s.firstContent = at
+	}
+}
+
+// ollamaEvent handles one line of Ollama's native stream.
+func (s *stream) ollamaEvent(line []byte, at time.Time) *failure {
+	s.events++
+	if t := bytes.TrimSpace(line); t[0] != '{' {
+		return s.notAStream(line)
+	}
+	var o ollamaJSON
+	if err := json.Unmarshal(line, &o); err != nil {
+		return s.malformed(line, err)
+	}
+	if len(o.Error) > 0 && string(o.Error) != "null" {
+		return &failure{class: servebench.ErrStreamTruncated, msg: "the server reported an error in the stream: " + clip(string(o.Error), 300)}
+	}
+	content := bool(o.Message.Content)
+	s.token(at, content || bool(o.Message.Thinking) || bool(o.Message.ToolCalls), content)
+	if o.Done {
+		s.done, s.end = true, at
+		s.finish = o.DoneReason
+		s.usage.prompt, s.usage.completion = o.PromptEvalCount, o.EvalCount
+		final := o
+		s.ollama = &final
+	}
+	return nil
+}
+
+// malformed explains an event that is not valid JSON.
+func (s *stream) malformed(data []byte, err error) *failure {
+	if s.events <= 1 {
+		if f := s.notAStreamHint(data); f != nil {
+			return f
+		}
+	}
+	return &failure{class: servebench.ErrMalformedEvent,
+		msg: fmt.Sprintf("event %d is not valid JSON (%v): received %q", s.events, err, clip(string(data), 200))}
+}
+
+// notAStream explains a body that is not the expected stream at all.
+func (s *stream) notAStream(line []byte) *failure {
+	if f := s.notAStreamHint(line); f != nil {
+		return f
+	}
+	want := `an event stream (text/event-stream, lines "data: {...}")`
+	if s.api == servebench.APIOllama {
+		want = "newline-delimited JSON (application/x-ndjson)"
+	}
+	return &failure{class: servebench.ErrMalformedEvent,
+		msg: fmt.Sprintf("expected %s but received %q (Content-Type %q): check --url is the API base ending in /v1 and --api matches the server", want, clip(string(line), 200), s.contentType)}
+}
+
+// notAStreamHint recognises an HTML page, a single JSON body and an SSE stream sent to the
+// Ollama flavour; nil when none of these.
+func (s *stream) notAStreamHint(line []byte) *failure {
+	t := bytes.TrimSpace(line)
+	ct := strings.ToLower(s.contentType)
+	switch {
+	case strings.Contains(ct, "text/html") || looksHTML(t):
+		if s.br != nil { // the hint needs more than one line of the page
+			more := make([]byte, 4<<10)
+			n, _ := io.ReadFull(s.br, more)
+			t = append(append(append([]byte(nil), t...), '\n'), more[:n]...)
+		}
+		return &failure{class: servebench.ErrMalformedEvent,
+			msg: fmt.Sprintf("received an HTML page (Content-Type %q: %s) instead of a token stream: a web server or proxy answered, not the inference API; check --url is the API base ending in /v1 (e.g. http://host:8000/v1)", s.contentType, htmlHint(t))}
+	case s.api != servebench.APIOllama && len(t) > 0 && t[0] == '{':
+		return &failure{class: servebench.ErrMalformedEvent,
+			msg: fmt.Sprintf("received a single JSON body instead of an event stream: %q; the server ignored \"stream\": true — check --api (openai-chat, openai-completions or ollama) and --url", clip(string(t), 200))}
+	case s.api == servebench.APIOllama && bytes.HasPrefix(t, []byte("data:")):
+		return &failure{class: servebench.ErrMalformedEvent,
+			msg: "received a server-sent event stream on the Ollama native API: use --api openai-chat with the /v1 base URL"}
+	}
+	return nil
+}
+
+// serverTimings converts whatever per-request timings the server sent.
+func (s *stream) serverTimings() *servebench.ServerTimings {
+	switch {
+	case s.ollama != nil:
+		o := s.ollama
+		st := &servebench.ServerTimings{Source: "ollama-native", PromptTokens: o.PromptEvalCount}
+		st.PrefillSeconds = nanos(o.PromptEvalDuration)
+		st.DecodeSeconds = nanos(o.EvalDuration)
+		st.LoadSeconds = nanos(o.LoadDuration)
+		return st
+	case s.vllm != nil:
+		m := s.vllm
+		st := &servebench.ServerTimings{Source: "vllm-request-metrics"}
+		switch {
+		case m.TimeInQueue != nil:
+			st.QueueSeconds = ptr(*m.TimeInQueue)
+		case m.FirstScheduledTime != nil && m.ArrivalTime != nil:
+			st.QueueSeconds = ptr(*m.FirstScheduledTime - *m.ArrivalTime)
+		}
+		if m.FirstTokenTime != nil && m.FirstScheduledTime != nil {
+			st.PrefillSeconds = ptr(*m.FirstTokenTime - *m.FirstScheduledTime)
+		}
+		last := m.LastTokenTime
+		if last == nil {
+			last = m.FinishedTime
+		}
+		if last != nil && m.FirstTokenTime != nil {
+			st.DecodeSeconds = ptr(*last - *m.FirstTokenTime)
+		}
+		return st
+	case s.llama != nil:
+		t := s.llama
+		st := &servebench.ServerTimings{Source: "llamacpp-timings", PromptTokens: t.PromptN, CachedTokens: t.CacheN}
+		if t.PromptMS != nil {
+			st.PrefillSeconds = ptr(*t.PromptMS / 1000)
+		}
+		if t.PredictedMS != nil {
+			st.DecodeSeconds = ptr(*t.PredictedMS / 1000)
+		}
+		return st
+	}
+	return nil
+}
+
+func ptr(v float64) *float64 { return &v }
+
+func nanos(v *int64) *float64 {
+	if v == nil {
+		return nil
+	}
+	return ptr(float64(*v) / 1e9)
+}
