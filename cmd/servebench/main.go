@@ -1,0 +1,124 @@
+// Command servebench measures how many concurrent users an LLM inference server can serve per
+// use case. main only wires packages together; each verb lives in its own file.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes (documented in the README; scripts depend on them).
+const (
+	exitOK          = 0
+	exitError       = 1 // anything else
+	exitUsage       = 2 // bad flags or plan
+	exitUnreachable = 3 // the target could not be reached or described
+	exitFailures    = 4 // completed, but the failure rate is above --max-failure-rate
+	exitInterrupted = 130
+)
+
+// exitErr carries an exit code and a hint through cobra.
+type exitErr struct {
+	code int
+	err  error
+}
+
+func (e *exitErr) Error() string { return e.err.Error() }
+func (e *exitErr) Unwrap() error { return e.err }
+
+func withCode(code int, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &exitErr{code: code, err: err}
+}
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+// env is what a command may touch of the outside world, injected so whole commands run in tests.
+type env struct {
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	args           []string
+}
+
+func main() {
+	ctx, stop := interruptContext()
+	defer stop()
+	e := &env{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, args: os.Args}
+	os.Exit(execute(ctx, e, os.Args[1:]))
+}
+
+// interruptContext is canceled by the first Ctrl-C (the run stops sending, records what it has
+// and writes its results and report); a second Ctrl-C exits at once.
+func interruptContext() (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ch
+		fmt.Fprintln(os.Stderr, "\ninterrupted: stopping new requests and writing what was measured (Ctrl-C again to quit at once)")
+		cancel()
+		<-ch
+		os.Exit(exitInterrupted)
+	}()
+	return ctx, func() { signal.Stop(ch); cancel() }
+}
+
+func execute(ctx context.Context, e *env, args []string) int {
+	root := newRoot(e)
+	root.SetArgs(args)
+	root.SetOut(e.stdout)
+	root.SetErr(e.stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintln(e.stderr, "servebench:", err)
+	var xe *exitErr
+	if errors.As(err, &xe) {
+		return xe.code
+	}
+	// cobra's own flag and argument errors
+	return exitUsage
+}
+
+func newRoot(e *env) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "servebench",
+		Short: "How many concurrent users can this model, on this hardware, serve for my use case — and why?",
+		Long: `servebench drives a live OpenAI-compatible inference server (vLLM, SGLang, TGI, TensorRT-LLM,
+llama.cpp, Ollama) across context length × concurrency, measures what each user experiences and
+what the hardware does, finds each use case's capacity limit, and writes a report.
+
+Without --url it runs against the built-in simulated engine (every output is marked SIMULATED).`,
+		Version:       version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return withCode(exitUsage, fmt.Errorf("%w (see %s --help)", err, c.CommandPath()))
+	})
+	root.AddCommand(newRunCmd(e), newSimCmd(e), newReportCmd(e), newCompareCmd(e), newRunsCmd(e), newVersionCmd(e))
+	return root
+}
+
+func newVersionCmd(e *env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fmt.Fprintln(e.stdout, "servebench", version)
+			return nil
+		},
+	}
+}

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/report"
+	"github.com/servebench/servebench/store"
+)
+
+func newReportCmd(e *env) *cobra.Command {
+	var formats string
+	cmd := &cobra.Command{
+		Use:   "report RUN_DIR",
+		Short: "Re-render the report of a run folder (html, md, pdf, json) and print its summary",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fs, err := parseFormats(formats)
+			if err != nil {
+				return withCode(exitUsage, err)
+			}
+			man, res, _, err := store.Load(args[0])
+			if err != nil {
+				return withCode(exitUsage, fmt.Errorf("%s is not a readable run folder: %w", args[0], err))
+			}
+			if err := renderRun(cmd.Context(), e, args[0], man, res, fs); err != nil {
+				return withCode(exitError, err)
+			}
+			printSummary(e, man, res)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&formats, "format", "html,md", "formats to write: html, md, pdf, json (comma separated)")
+	return cmd
+}
+
+var knownFormats = []string{"html", "md", "pdf", "json"}
+
+func parseFormats(s string) ([]string, error) {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(strings.ToLower(f))
+		if f == "" {
+			continue
+		}
+		if f == "markdown" {
+			f = "md"
+		}
+		ok := false
+		for _, k := range knownFormats {
+			ok = ok || k == f
+		}
+		if !ok {
+			return nil, fmt.Errorf("--format %q is unknown: use %s", f, strings.Join(knownFormats, ", "))
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// renderRun writes the requested report files into dir.
+func renderRun(ctx context.Context, e *env, dir string, man servebench.Manifest, res servebench.Results, formats []string) error {
+	samples, _ := store.ReadSamples(filepath.Join(dir, "telemetry.jsonl"))
+	rep := report.Build(report.Input{Manifest: man, Results: res, Samples: samples})
+	var errs []error
+	write := func(name string, render func(*bytes.Buffer) error) {
+		var buf bytes.Buffer
+		if err := render(&buf); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+			return
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), buf.Bytes(), 0o644); err != nil {
+			errs = append(errs, err)
+			return
+		}
+		fmt.Fprintf(e.stderr, "wrote %s\n", filepath.Join(dir, name))
+	}
+	wantHTML := false
+	for _, f := range formats {
+		switch f {
+		case "html", "pdf":
+			wantHTML = true
+		case "md":
+			write("report.md", func(b *bytes.Buffer) error { return report.Markdown(b, rep) })
+		case "json":
+			write("report.json", func(b *bytes.Buffer) error { return report.JSON(b, rep) })
+		}
+	}
+	if wantHTML {
+		write("report.html", func(b *bytes.Buffer) error { return report.HTML(b, rep) })
+	}
+	for _, f := range formats {
+		if f == "pdf" {
+			pdf := filepath.Join(dir, "report.pdf")
+			if err := report.PDF(ctx, filepath.Join(dir, "report.html"), pdf); err != nil {
+				errs = append(errs, fmt.Errorf("pdf: %w", err))
+			} else {
+				fmt.Fprintf(e.stderr, "wrote %s\n", pdf)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func printSummary(e *env, man servebench.Manifest, res servebench.Results) {
+	rep := report.Build(report.Input{Manifest: man, Results: res})
+	if err := report.Terminal(e.stdout, rep); err != nil {
+		fmt.Fprintln(e.stderr, "servebench: summary:", err)
+	}
+}

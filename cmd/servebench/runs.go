@@ -1,0 +1,50 @@
+package main
+
+import (
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/servebench/servebench/store"
+)
+
+func newRunsCmd(e *env) *cobra.Command {
+	var index string
+	cmd := &cobra.Command{
+		Use:   "runs",
+		Short: "List the runs recorded in the runs index (newest first)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			path := index
+			if path == "" {
+				p, err := store.DefaultIndexPath()
+				if err != nil {
+					return withCode(exitError, err)
+				}
+				path = p
+			}
+			ix, err := store.OpenIndex(path)
+			if err != nil {
+				return withCode(exitError, fmt.Errorf("runs index %s: %w", path, err))
+			}
+			defer ix.Close()
+			list, err := ix.List(cmd.Context())
+			if err != nil {
+				return withCode(exitError, err)
+			}
+			if len(list) == 0 {
+				fmt.Fprintf(e.stdout, "no runs recorded in %s yet: servebench run records each run there\n", path)
+				return nil
+			}
+			tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tSTARTED\tSTATUS\tMODEL\tTARGET\tPEAK tok/s\tDIR")
+			for _, r := range list {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.1f\t%s\n", r.ID, r.StartedAt.Format("2006-01-02 15:04"), r.Status, r.Model, r.Target, r.PeakThroughputTPS, r.Dir)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().StringVar(&index, "index", "", "runs index database (default $SERVEBENCH_DATA_DIR/runs.db or ~/.local/share/servebench/runs.db)")
+	return cmd
+}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/servebench/servebench/sim"
+)
+
+func newSimCmd(e *env) *cobra.Command {
+	var listen, profile, name string
+	var list, reqMetrics bool
+	cmd := &cobra.Command{
+		Use:   "sim [--listen ADDR] [--profile NAME]",
+		Short: "Serve the simulated engine (OpenAI-compatible, /metrics, /dcgm/metrics) until interrupted",
+		Example: `  servebench sim --listen 127.0.0.1:18000
+  servebench sim --profile h100-llama8b --request-metrics
+  servebench sim --list`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if list {
+				tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+				fmt.Fprintln(tw, "PROFILE\tDESCRIPTION")
+				for _, p := range sim.Profiles() {
+					fmt.Fprintf(tw, "%s\t%s\n", p.Name, p.Description)
+				}
+				return tw.Flush()
+			}
+			prof, err := sim.LookupProfile(profile)
+			if err != nil {
+				return withCode(exitUsage, err)
+			}
+			host, _, err := net.SplitHostPort(listen)
+			if err != nil {
+				return withCode(exitUsage, fmt.Errorf("--listen %q: %v (write host:port, e.g. 127.0.0.1:18000)", listen, err))
+			}
+			if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+				fmt.Fprintf(e.stderr, "warning: listening on %s, reachable beyond this machine\n", listen)
+			}
+			ln, err := net.Listen("tcp", listen)
+			if err != nil {
+				return withCode(exitUsage, fmt.Errorf("--listen %s: %w", listen, err))
+			}
+			ctx := cmd.Context()
+			srv := sim.New(prof, sim.Options{RequestMetrics: reqMetrics, ServedModelName: name, Seed: time.Now().UnixNano()})
+			srv.Start(ctx)
+			defer srv.Close()
+			hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+			go func() {
+				<-ctx.Done()
+				sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				defer cancel()
+				_ = hs.Shutdown(sctx)
+			}()
+			base := "http://" + ln.Addr().String()
+			fmt.Fprintf(e.stderr, "servebench sim: SIMULATED engine, profile %q\n  API      %s/v1\n  metrics  %s/metrics\n  GPU      %s/dcgm/metrics  (--gpu dcgm=%s/dcgm/metrics)\n",
+				prof.Name, base, base, base, base)
+			if err := hs.Serve(ln); err != nil && err != http.ErrServerClosed {
+				return withCode(exitError, err)
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&listen, "listen", "127.0.0.1:18000", "address to listen on")
+	fl.StringVar(&profile, "profile", "fast", "hardware × model profile (see --list)")
+	fl.StringVar(&name, "served-model-name", "", "model id to serve (default from the profile)")
+	fl.BoolVar(&list, "list", false, "list the profiles and exit")
+	fl.BoolVar(&reqMetrics, "request-metrics", false, "attach vLLM-style per-request metrics to the final chunk")
+	return cmd
+}

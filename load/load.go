@@ -1,0 +1,337 @@
+// Package load holds the drivers that release requests during a cell (SPEC section 2):
+// sustained (closed loop), dedicated bursts, fixed count and open loop. Drivers know only the
+// servebench.Client interface; every launched request yields exactly one Sink call.
+//
+// Pacing is a pure function (Schedule) so arrival schedules are tested row by row without a
+// clock; the drivers themselves are tested on virtual time (testing/synctest).
+package load
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/servebench/servebench"
+)
+
+// Source builds the request with sequence number seq (prompt and all).
+type Source func(ctx context.Context, seq int64, warmup bool) (*servebench.Request, error)
+
+// Sink receives each finished request's record as soon as it ends, from any goroutine.
+type Sink func(rec servebench.Record)
+
+// Spec sizes one cell.
+type Spec struct {
+	Key servebench.CellKey
+	// MinRequests and Rounds size a sustained cell's measured phase: max(MinRequests, Rounds×N)
+	// requests (defaults 10 and 3), continued until MinDuration has passed.
+	MinRequests, Rounds int
+	MinDuration         time.Duration
+	// Bursts is the number of measured bursts of a dedicated cell (default Rounds); one warm-up
+	// burst comes first.
+	Bursts int
+	// Requests is the prompt count of fixed mode and the request count of rate mode.
+	Requests int
+	// Rate (requests/s) paces rate mode and, when > 0, fixed mode; Poisson picks exponential
+	// gaps (seeded by Seed) instead of even ones.
+	Rate    float64
+	Poisson bool
+	Seed    int64
+	// MaxInFlight caps open-loop concurrency (0 = no cap); a send that waits for the cap is late.
+	MaxInFlight int
+	// NextSeq numbers requests run-wide; nil starts at 0.
+	NextSeq *atomic.Int64
+	// Clock is the offset from the run origin on the monotonic clock (default: since Run began).
+	Clock func() time.Duration
+}
+
+// Outcome describes what a driver did. Offsets are seconds from the run origin (Spec.Clock).
+//
+// The measured window, over which throughput is computed:
+//   - sustained: from the completion of the last warm-up request (from then on every slot runs
+//     measured work) to the first moment a slot finds no more work (from then on fewer than N
+//     requests are in flight: the drain is excluded);
+//   - dedicated: from the release of the first measured burst to the end of the last one (the
+//     few microseconds between bursts are inside the window);
+//   - fixed and rate: from the first send to the last completion.
+type Outcome struct {
+	WindowStart, WindowEnd float64
+	// Sent counts requests handed to the client; Warmup those of them marked warm-up.
+	Sent, Warmup int
+	// Late counts open-loop sends more than LateTolerance after their schedule; Dropped
+	// scheduled requests never sent (the run stopped first). Both are also visible per record.
+	Late, Dropped int
+}
+
+// LateTolerance is how far past its schedule a send may go before it counts as late.
+const LateTolerance = 10 * time.Millisecond
+
+// Run drives one cell. It returns when every launched request has been sunk. A canceled ctx
+// stops launching; requests in flight end through ctx (the client records them as canceled).
+func Run(ctx context.Context, spec Spec, c servebench.Client, next Source, sink Sink) (Outcome, error) {
+	if spec.Key.Concurrency < 1 {
+		return Outcome{}, fmt.Errorf("load: concurrency must be at least 1 (got %d)", spec.Key.Concurrency)
+	}
+	if spec.NextSeq == nil {
+		spec.NextSeq = new(atomic.Int64)
+	}
+	if spec.Clock == nil {
+		t0 := time.Now()
+		spec.Clock = func() time.Duration { return time.Since(t0) }
+	}
+	if spec.MinRequests <= 0 {
+		spec.MinRequests = 10
+	}
+	if spec.Rounds <= 0 {
+		spec.Rounds = 3
+	}
+	d := &driver{spec: spec, client: c, next: next, sink: sink}
+	switch spec.Key.LoadMode {
+	case servebench.ModeSustained, "":
+		return d.sustained(ctx)
+	case servebench.ModeDedicated:
+		return d.dedicated(ctx)
+	case servebench.ModeFixed:
+		return d.paced(ctx, spec.Key.Concurrency)
+	case servebench.ModeRate:
+		return d.paced(ctx, spec.MaxInFlight)
+	}
+	return Outcome{}, fmt.Errorf("load: unknown mode %q: use sustained, dedicated, fixed or rate", spec.Key.LoadMode)
+}
+
+type driver struct {
+	spec   Spec
+	client servebench.Client
+	next   Source
+	sink   Sink
+
+	mu  sync.Mutex
+	out Outcome
+	err error
+}
+
+func (d *driver) now() float64 { return d.spec.Clock().Seconds() }
+
+func (d *driver) fail(err error) {
+	d.mu.Lock()
+	if d.err == nil {
+		d.err = err
+	}
+	d.mu.Unlock()
+}
+
+// one builds and sends one request; it reports false when the request could not be built.
+func (d *driver) one(ctx context.Context, warmup bool, scheduled time.Duration) bool {
+	seq := d.spec.NextSeq.Add(1) - 1
+	req, err := d.next(ctx, seq, warmup)
+	if err != nil {
+		if ctx.Err() == nil {
+			d.fail(fmt.Errorf("building request %d: %w", seq, err))
+		}
+		return false
+	}
+	req.Cell, req.Seq, req.Warmup, req.ScheduledAt = d.spec.Key, seq, warmup, scheduled
+	d.mu.Lock()
+	d.out.Sent++
+	if warmup {
+		d.out.Warmup++
+	}
+	d.mu.Unlock()
+	rec := d.client.Do(ctx, req)
+	d.sink(rec)
+	return true
+}
+
+// sustained keeps exactly N requests in flight: the first N launched are the warm-up, then
+// max(MinRequests, Rounds×N) measured requests (and until MinDuration), each slot starting its
+// next request the moment its previous one ends.
+func (d *driver) sustained(ctx context.Context) (Outcome, error) {
+	n := d.spec.Key.Concurrency
+	measured := max(d.spec.MinRequests, d.spec.Rounds*n)
+	var tickets atomic.Int64
+	var warmLeft atomic.Int64
+	warmLeft.Store(int64(n))
+	var windowStart, windowEnd atomic.Value // float64
+	// more reports whether a slot may take ticket t: always during warm-up and the measured
+	// quota, then only while MinDuration has not yet passed since the window started.
+	more := func(t int64) bool {
+		if t < int64(n+measured) {
+			return true
+		}
+		ws, ok := windowStart.Load().(float64)
+		return d.spec.MinDuration > 0 && (!ok || d.now()-ws < d.spec.MinDuration.Seconds())
+	}
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				t := tickets.Add(1) - 1
+				if !more(t) {
+					break
+				}
+				warm := t < int64(n)
+				if !d.one(ctx, warm, 0) {
+					break
+				}
+				if warm && warmLeft.Add(-1) == 0 {
+					windowStart.Store(d.now())
+				}
+			}
+			windowEnd.CompareAndSwap(nil, d.now())
+		})
+	}
+	wg.Wait()
+	out := d.result()
+	if ws, ok := windowStart.Load().(float64); ok {
+		out.WindowStart = ws
+	}
+	if we, ok := windowEnd.Load().(float64); ok {
+		out.WindowEnd = we
+	}
+	return out, d.err
+}
+
+// dedicated releases N requests together, waits for all of them, and repeats: one warm-up
+// burst, then Bursts measured ones. No request ever waits behind another of ours.
+func (d *driver) dedicated(ctx context.Context) (Outcome, error) {
+	n := d.spec.Key.Concurrency
+	bursts := d.spec.Bursts
+	if bursts <= 0 {
+		bursts = d.spec.Rounds
+	}
+	var start, end float64
+	for b := 0; b <= bursts && ctx.Err() == nil && d.err == nil; b++ {
+		warm := b == 0
+		if b == 1 {
+			start = d.now()
+		}
+		var wg sync.WaitGroup
+		for range n {
+			wg.Go(func() { d.one(ctx, warm, 0) })
+		}
+		wg.Wait()
+		if !warm {
+			end = d.now()
+		}
+	}
+	out := d.result()
+	out.WindowStart, out.WindowEnd = start, end
+	return out, d.err
+}
+
+// paced serves fixed mode (P prompts, at most limit in flight, optional rate) and rate mode
+// (open loop on a schedule, limit 0 = no cap). A request is never sent early; a send that
+// had to wait past its schedule is late (its record keeps both times).
+func (d *driver) paced(ctx context.Context, limit int) (Outcome, error) {
+	total := d.spec.Requests
+	if total < 1 {
+		return Outcome{}, errors.New("load: fixed and rate modes need Requests >= 1")
+	}
+	var sched []time.Duration
+	if d.spec.Rate > 0 {
+		sched = Schedule(d.spec.Rate, d.spec.Poisson, d.spec.Seed, total)
+	}
+	var sem chan struct{}
+	if limit > 0 {
+		sem = make(chan struct{}, limit)
+	}
+	base := d.spec.Clock()
+	start := -1.0
+	var last atomic.Value
+	var wg sync.WaitGroup
+	sent := 0
+	for i := 0; i < total; i++ {
+		var at time.Duration
+		if sched != nil {
+			at = base + sched[i]
+			if wait := at - d.spec.Clock(); wait > 0 {
+				t := time.NewTimer(wait)
+				select {
+				case <-ctx.Done():
+					t.Stop()
+				case <-t.C:
+				}
+			}
+		}
+		if sem != nil {
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+			}
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		if start < 0 {
+			start = d.now()
+		}
+		if sched != nil && d.spec.Clock()-at > LateTolerance {
+			d.mu.Lock()
+			d.out.Late++
+			d.mu.Unlock()
+		}
+		sent++
+		wg.Go(func() {
+			d.one(ctx, false, at)
+			last.Store(d.now())
+			if sem != nil {
+				<-sem
+			}
+		})
+	}
+	wg.Wait()
+	// requests that were scheduled but never sent still leave one record each
+	for i := sent; i < total; i++ {
+		seq := d.spec.NextSeq.Add(1) - 1
+		var at time.Duration
+		if sched != nil {
+			at = base + sched[i]
+		}
+		d.sink(servebench.Record{CellKey: d.spec.Key, Seq: seq, ScheduledOffsetSeconds: at.Seconds(),
+			ErrorClass: servebench.ErrCanceled, Error: "not sent: the run stopped before its scheduled time"})
+		d.out.Dropped++
+	}
+	out := d.result()
+	if start >= 0 {
+		out.WindowStart = start
+	}
+	if l, ok := last.Load().(float64); ok {
+		out.WindowEnd = l
+	}
+	return out, d.err
+}
+
+func (d *driver) result() Outcome {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.out
+}
+
+// Schedule returns the send offsets of n requests at rate requests/s, starting at 0: evenly
+// spaced (gap = 1/rate) or, with poisson, exponential gaps of mean 1/rate from a PCG generator
+// seeded by seed (the same seed gives the same schedule).
+func Schedule(rate float64, poisson bool, seed int64, n int) []time.Duration {
+	out := make([]time.Duration, n)
+	if rate <= 0 || n == 0 {
+		return out
+	}
+	rng := rand.New(rand.NewPCG(uint64(seed), 0x5eedbeef))
+	t := 0.0
+	for i := range out {
+		out[i] = time.Duration(t * float64(time.Second))
+		gap := 1 / rate
+		if poisson {
+			gap = rng.ExpFloat64() / rate
+		}
+		t += gap
+		if math.IsInf(t, 0) {
+			t = math.MaxFloat64 / 2
+		}
+	}
+	return out
+}

@@ -1,0 +1,516 @@
+// Package runner measures a resolved plan against a target: it walks the sweep's cells and the
+// capacity searches, drives each cell with a load driver, writes every record as it ends,
+// attributes server and GPU telemetry to the cell, and computes results. It holds no formulas:
+// those live in the root package (per request), stats (per cell) and capacity (verdicts).
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/capacity"
+	"github.com/servebench/servebench/collect/gpu"
+	"github.com/servebench/servebench/collect/promscrape"
+	"github.com/servebench/servebench/load"
+	"github.com/servebench/servebench/stats"
+)
+
+// PromptBuilder makes a prompt of exactly tokens tokens for request seq.
+type PromptBuilder interface {
+	Prompt(ctx context.Context, seq int64, tokens int) (string, error)
+}
+
+// Recorder persists what the run produces as it goes (the run folder).
+type Recorder interface {
+	Append(rec servebench.Record) error
+	AppendSamples(s []servebench.Sample) error
+	WriteResults(res servebench.Results) error
+}
+
+// Event is pushed to the live view; the view never drives the run.
+type Event struct {
+	// Kind: "phase", "cell-start", "request", "cell-done", "note".
+	Kind      string
+	Phase     string
+	Cell      servebench.CellKey
+	CellIndex int // 1-based within the phase; 0 when unknown
+	CellCount int // cells planned in the phase; 0 when unknown (capacity search)
+	Requests  int // requests finished in the current cell
+	Planned   int // requests the cell plans to run
+	Total     int // requests finished in the run
+	Result    *servebench.CellResult
+	Message   string
+	Elapsed   time.Duration
+}
+
+// Runner measures one plan. Build it with the dependencies; call Run once.
+type Runner struct {
+	Plan     servebench.Plan
+	Server   servebench.ServerInfo
+	RunInfo  servebench.RunInfo
+	Client   servebench.Client
+	Prompts  PromptBuilder
+	Recorder Recorder
+	// Metrics scrapes the server's Prometheus endpoint; nil when there is none.
+	Metrics *promscrape.Scraper
+	// MetricsNote says why Metrics is nil.
+	MetricsNote string
+	// GPU reads GPU telemetry; nil when there is none (GPUNote says why).
+	GPU     gpu.Source
+	GPUNote string
+	// Origin is the run's clock origin (monotonic); record offsets are from it.
+	Origin time.Time
+	// Done holds cells already measured (resume): they are kept and not re-run.
+	Done []servebench.CellResult
+	// Events receives progress events; may be nil.
+	Events func(Event)
+
+	seq   atomic.Int64
+	total atomic.Int64
+	mu    sync.Mutex
+	cells []servebench.CellResult
+	caps  []servebench.CapacityResult
+	notes []string
+	spent map[string]int
+	short atomic.Int64
+}
+
+// SeqStart sets the first request sequence number (resume continues after existing records).
+func (r *Runner) SeqStart(n int64) { r.seq.Store(n) }
+
+func (r *Runner) emit(e Event) {
+	if r.Events != nil {
+		e.Total = int(r.total.Load())
+		e.Elapsed = time.Since(r.Origin)
+		r.Events(e)
+	}
+}
+
+// Results returns what has been computed so far (also after an interrupted Run).
+func (r *Runner) Results() servebench.Results {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	cells := append([]servebench.CellResult(nil), r.cells...)
+	sortCells(cells)
+	stats.ScalingEfficiency(cells)
+	notes := append([]string(nil), r.notes...)
+	if n := r.short.Load(); n > 0 && !r.Server.ForcesOutputLength {
+		notes = append(notes, fmt.Sprintf("The server cannot be forced to produce an exact output length (no ignore_eos): %d request(s) stopped short of the requested output tokens.", n))
+	} else if n > 0 {
+		notes = append(notes, fmt.Sprintf("%d request(s) returned a different number of output tokens than requested although ignore_eos and min_tokens were sent.", n))
+	}
+	info := r.RunInfo
+	info.FinishedAt = time.Now().UTC()
+	return servebench.Results{
+		SchemaVersion: servebench.SchemaVersion,
+		Run:           info,
+		Cells:         cells,
+		Capacity:      append([]servebench.CapacityResult(nil), r.caps...),
+		Notes:         notes,
+	}
+}
+
+func sortCells(cells []servebench.CellResult) {
+	sort.SliceStable(cells, func(i, j int) bool {
+		a, b := cells[i].CellKey, cells[j].CellKey
+		if a.Scenario != b.Scenario {
+			return a.Scenario < b.Scenario
+		}
+		if a.LoadMode != b.LoadMode {
+			return a.LoadMode < b.LoadMode
+		}
+		if a.ContextTokens != b.ContextTokens {
+			return a.ContextTokens < b.ContextTokens
+		}
+		if a.OutputTokens != b.OutputTokens {
+			return a.OutputTokens < b.OutputTokens
+		}
+		return a.Concurrency < b.Concurrency
+	})
+}
+
+// SweepScenario is the scenario name of the sweep's cells.
+const SweepScenario = "sweep"
+
+// Run measures the sweep, the dedicated scenarios and the capacity searches. It writes results
+// after every cell, so an interrupted run keeps everything it measured. A canceled ctx stops
+// new requests; Run then returns ctx's error and Results still holds the finished cells.
+func (r *Runner) Run(ctx context.Context) error {
+	r.spent = map[string]int{}
+	done := map[servebench.CellKey]servebench.CellResult{}
+	for _, c := range r.Done {
+		done[c.CellKey] = c
+		r.cells = append(r.cells, c)
+	}
+	maxLen := r.Server.MaxModelLen
+
+	// 1. the sweep
+	var sweep []servebench.CellKey
+	for _, ctxTok := range r.Plan.Sweep.Contexts {
+		for _, n := range r.Plan.Sweep.Concurrency {
+			sweep = append(sweep, servebench.CellKey{Scenario: SweepScenario, LoadMode: r.Plan.Sweep.Mode,
+				ContextTokens: int(ctxTok), OutputTokens: int(r.Plan.Sweep.OutputTokens), Concurrency: n, RatePerSecond: r.rateFor()})
+		}
+	}
+	for _, s := range r.Plan.Scenarios {
+		levels := s.Concurrency
+		if len(levels) == 0 {
+			levels = []int{1, 2, 4}
+		}
+		for _, n := range levels {
+			sweep = append(sweep, servebench.CellKey{Scenario: s.Name, LoadMode: servebench.ModeDedicated,
+				ContextTokens: int(s.ContextTokens), OutputTokens: int(s.OutputTokens), Concurrency: n})
+		}
+	}
+	r.emit(Event{Kind: "phase", Phase: "sweep", CellCount: len(sweep)})
+	for i, key := range sweep {
+		if _, ok := done[key]; ok {
+			continue
+		}
+		if maxLen > 0 && key.ContextTokens+key.OutputTokens > maxLen {
+			note := fmt.Sprintf("skipped: %d context + %d output tokens exceed the target's maximum model length of %d tokens", key.ContextTokens, key.OutputTokens, maxLen)
+			r.addCell(servebench.CellResult{CellKey: key, Skipped: true, Note: note})
+			r.emit(Event{Kind: "note", Phase: "sweep", Cell: key, Message: key.ID() + " " + note})
+			continue
+		}
+		r.emit(Event{Kind: "cell-start", Phase: "sweep", Cell: key, CellIndex: i + 1, CellCount: len(sweep), Planned: r.planned(key)})
+		res, _, err := r.measure(ctx, key, "sweep", i+1, len(sweep))
+		if err != nil {
+			return err
+		}
+		done[key] = res
+		r.addCell(res)
+	}
+
+	// 2. capacity searches, reusing every sustained cell already measured
+	for _, uc := range r.Plan.UseCases {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		phase := "capacity " + uc.Name
+		r.emit(Event{Kind: "phase", Phase: phase})
+		if maxLen > 0 && uc.ContextTokens+uc.OutputTokens > maxLen {
+			r.addCapacity(servebench.CapacityResult{UseCase: uc.Name, Title: uc.Title, ContextTokens: uc.ContextTokens,
+				OutputTokens: uc.OutputTokens, Statistic: uc.Statistic, Thresholds: uc.Thresholds, LimitKind: servebench.LimitNotViable,
+				LimitingMetric: "context_tokens", Ceiling: r.Plan.Capacity.MaxConcurrency, Skipped: true,
+				Note: fmt.Sprintf("not viable on this target: its maximum model length (%d tokens) is below this use case's %d context + %d output tokens", maxLen, uc.ContextTokens, uc.OutputTokens)})
+			continue
+		}
+		known := map[int]servebench.CellResult{}
+		for k, c := range done {
+			if k.LoadMode == servebench.ModeSustained && k.ContextTokens == uc.ContextTokens && k.OutputTokens == uc.OutputTokens && !c.Skipped {
+				if prev, ok := known[k.Concurrency]; !ok || prev.RequestsTotal < c.RequestsTotal {
+					known[k.Concurrency] = c
+				}
+			}
+		}
+		cfg := capacity.SearchConfig{Ceiling: r.Plan.Capacity.MaxConcurrency, Known: known, RequestsAt: r.levelCost}
+		uc := uc
+		res, err := capacity.Search(ctx, uc, cfg, func(ctx context.Context, n int) (servebench.CellResult, int, error) {
+			key := servebench.CellKey{Scenario: uc.Name, LoadMode: servebench.ModeSustained, ContextTokens: uc.ContextTokens, OutputTokens: uc.OutputTokens, Concurrency: n}
+			if c, ok := done[key]; ok {
+				return c, 0, nil
+			}
+			r.emit(Event{Kind: "cell-start", Phase: phase, Cell: key, Planned: r.planned(key)})
+			c, sent, err := r.measure(ctx, key, phase, 0, 0)
+			if err != nil {
+				return c, sent, err
+			}
+			done[key] = c
+			r.addCell(c)
+			return c, sent, nil
+		})
+		if err != nil {
+			return err
+		}
+		r.addCapacity(res)
+	}
+	return nil
+}
+
+func (r *Runner) rateFor() float64 {
+	if r.Plan.Sweep.Mode == servebench.ModeRate || (r.Plan.Sweep.Mode == servebench.ModeFixed && r.Plan.Sweep.Rate > 0) {
+		return r.Plan.Sweep.Rate
+	}
+	return 0
+}
+
+// levelCost is the number of requests a sustained level of concurrency n costs: a warm-up of n
+// plus max(min_requests, rounds × n) measured.
+func (r *Runner) levelCost(n int) int {
+	return n + max(r.Plan.Sweep.MinRequests, r.Plan.Sweep.Rounds*n)
+}
+
+func (r *Runner) planned(key servebench.CellKey) int {
+	s := r.Plan.Sweep
+	switch key.LoadMode {
+	case servebench.ModeSustained:
+		return r.levelCost(key.Concurrency)
+	case servebench.ModeDedicated:
+		b := s.Bursts
+		if b == 0 {
+			b = s.Rounds
+		}
+		return (b + 1) * key.Concurrency
+	default:
+		return s.Requests
+	}
+}
+
+func (r *Runner) addCell(c servebench.CellResult) {
+	r.mu.Lock()
+	r.cells = append(r.cells, c)
+	r.mu.Unlock()
+	r.flush()
+}
+
+func (r *Runner) addCapacity(c servebench.CapacityResult) {
+	r.mu.Lock()
+	r.caps = append(r.caps, c)
+	r.mu.Unlock()
+	r.flush()
+}
+
+func (r *Runner) flush() {
+	if r.Recorder != nil {
+		if err := r.Recorder.WriteResults(r.Results()); err != nil {
+			r.emit(Event{Kind: "note", Message: "could not write results.json: " + err.Error()})
+		}
+	}
+}
+
+// errWrite marks a failure to persist records: the run must stop rather than lose data.
+var errWrite = errors.New("writing requests.jsonl failed")
+
+// measure runs one cell and returns its result and how many requests it sent.
+func (r *Runner) measure(ctx context.Context, key servebench.CellKey, phase string, idx, count int) (servebench.CellResult, int, error) {
+	// Build one prompt of this length before the clock matters, so counting calls to the
+	// server (tokenize, calibration) never overlap the measured phase.
+	if _, err := r.Prompts.Prompt(ctx, -1, key.ContextTokens); err != nil {
+		return servebench.CellResult{}, 0, fmt.Errorf("cell %s: building a %d-token prompt: %w", key.ID(), key.ContextTokens, err)
+	}
+	var before *promscrape.Snapshot
+	var scrapeErr error
+	if r.Metrics != nil {
+		before, scrapeErr = r.Metrics.Scrape(ctx)
+	}
+	var meter *gpu.Meter
+	if r.GPU != nil {
+		meter = gpu.NewMeter(r.GPU, 250*time.Millisecond)
+		meter.Start(ctx)
+	}
+
+	var mu sync.Mutex
+	var recs []servebench.Record
+	var writeErr error
+	planned := r.planned(key)
+	sink := func(rec servebench.Record) {
+		mu.Lock()
+		recs = append(recs, rec)
+		n := len(recs)
+		if err := r.Recorder.Append(rec); err != nil && writeErr == nil {
+			writeErr = err
+		}
+		mu.Unlock()
+		r.total.Add(1)
+		if rec.OK() && rec.LengthMismatch && !rec.Warmup {
+			r.short.Add(1)
+		}
+		r.emit(Event{Kind: "request", Phase: phase, Cell: key, CellIndex: idx, CellCount: count, Requests: n, Planned: planned})
+	}
+	next := func(ctx context.Context, seq int64, warmup bool) (*servebench.Request, error) {
+		text, err := r.Prompts.Prompt(ctx, seq, key.ContextTokens)
+		if err != nil {
+			return nil, err
+		}
+		return &servebench.Request{Cell: key, Seq: seq, Warmup: warmup, Prompt: text, PromptTokens: key.ContextTokens, MaxOutputTokens: key.OutputTokens}, nil
+	}
+	s := r.Plan.Sweep
+	spec := load.Spec{
+		Key: key, MinRequests: s.MinRequests, Rounds: s.Rounds, MinDuration: time.Duration(s.MinDuration),
+		Bursts: s.Bursts, Requests: s.Requests, Rate: s.Rate, Poisson: s.Arrivals != "constant",
+		Seed: int64(key.ContextTokens)*7919 + int64(key.Concurrency), NextSeq: &r.seq,
+		Clock: func() time.Duration { return time.Since(r.Origin) },
+	}
+	out, runErr := load.Run(ctx, spec, r.Client, next, sink)
+	var readings []gpu.Reading
+	if meter != nil {
+		readings = meter.Stop()
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if writeErr != nil {
+		return servebench.CellResult{}, len(recs), fmt.Errorf("%w: %v (nothing measured so far is lost; fix the disk problem and --resume the run)", errWrite, writeErr)
+	}
+	if runErr != nil && ctx.Err() == nil {
+		return servebench.CellResult{}, len(recs), fmt.Errorf("cell %s: %w", key.ID(), runErr)
+	}
+	if ctx.Err() != nil {
+		return servebench.CellResult{}, len(recs), ctx.Err()
+	}
+	w := stats.Window{Start: out.WindowStart, End: out.WindowEnd}
+	cell := stats.Cell(key, recs, w)
+	cell.Unavailable = map[string]string{}
+
+	// server-side queue wait and prefill: per-request timings first, histograms otherwise
+	r.attributeServer(ctx, &cell, recs, before, scrapeErr)
+	// GPU power and energy over the measured window
+	r.attributePower(&cell, readings, w)
+	if len(cell.Unavailable) == 0 {
+		cell.Unavailable = nil
+	}
+	r.emit(Event{Kind: "cell-done", Phase: phase, Cell: key, CellIndex: idx, CellCount: count, Requests: len(recs), Planned: planned, Result: &cell})
+	return cell, len(recs), nil
+}
+
+func (r *Runner) attributeServer(ctx context.Context, cell *servebench.CellResult, recs []servebench.Record, before *promscrape.Snapshot, scrapeErr error) {
+	var qSum, pSum float64
+	var qN, pN int
+	var src string
+	var cached int
+	var sawCached bool
+	for i := range recs {
+		rec := &recs[i]
+		if rec.Warmup || !rec.OK() {
+			continue
+		}
+		if rec.CachedTokens != nil {
+			sawCached = true
+			cached += *rec.CachedTokens
+		}
+		if st := rec.Server; st != nil {
+			src = st.Source
+			if st.QueueSeconds != nil {
+				qSum += *st.QueueSeconds
+				qN++
+			}
+			if st.PrefillSeconds != nil {
+				pSum += *st.PrefillSeconds
+				pN++
+			}
+			if st.CachedTokens != nil {
+				sawCached = true
+				cached += *st.CachedTokens
+			}
+		}
+	}
+	if qN > 0 {
+		cell.QueueWaitSeconds = &servebench.ServerValue{Mean: qSum / float64(qN), Source: "server-timings:" + src, Requests: qN}
+	}
+	if pN > 0 {
+		cell.PrefillSeconds = &servebench.ServerValue{Mean: pSum / float64(pN), Source: "server-timings:" + src, Requests: pN}
+	}
+	var att promscrape.Attribution
+	haveAtt := false
+	if r.Metrics != nil && before != nil {
+		n := 0
+		for i := range recs {
+			if recs[i].OK() {
+				n++
+			}
+		}
+		after, err := r.Metrics.WaitFinished(ctx, before, n, 10*time.Second)
+		if err == nil && after != nil {
+			att = promscrape.Attribute(before, after)
+			haveAtt = true
+		} else if err != nil {
+			scrapeErr = err
+		}
+	}
+	if haveAtt {
+		// The histograms cover warm-up requests too; per-request timings (above) are exact
+		// for the measured requests and win when present.
+		if cell.QueueWaitSeconds == nil && att.QueueWait != nil {
+			cell.QueueWaitSeconds = att.QueueWait
+		}
+		if cell.PrefillSeconds == nil && att.Prefill != nil {
+			cell.PrefillSeconds = att.Prefill
+		}
+		if att.PrefixCacheHits != nil {
+			sawCached = true
+			if int(*att.PrefixCacheHits) > cached {
+				cached = int(*att.PrefixCacheHits)
+			}
+		}
+		for k, v := range att.Unavailable {
+			cell.Unavailable[k] = v
+		}
+	}
+	reason := r.MetricsNote
+	if scrapeErr != nil {
+		reason = "the server's metrics could not be read: " + scrapeErr.Error()
+	}
+	if reason == "" {
+		reason = "the server reported neither per-request timings nor Prometheus histograms for it"
+	}
+	if cell.QueueWaitSeconds == nil {
+		setDefault(cell.Unavailable, "queue_wait_seconds", reason)
+	}
+	if cell.PrefillSeconds == nil {
+		setDefault(cell.Unavailable, "prefill_seconds", reason)
+		setDefault(cell.Unavailable, "prefill_speed_tps", "needs prefill_seconds: "+reason)
+	} else if cell.PrefillSeconds.Mean > 0 {
+		// prefill_speed_tps = mean input tokens / mean prefill seconds (tokens/s, per user)
+		cell.PrefillSpeedTPS = &servebench.ServerValue{Mean: cell.InputTokensMean / cell.PrefillSeconds.Mean,
+			Source: cell.PrefillSeconds.Source, Requests: cell.PrefillSeconds.Requests}
+		delete(cell.Unavailable, "prefill_speed_tps")
+	}
+	if sawCached {
+		cell.CacheHitTokens = servebench.Int(cached)
+		if cached > 0 && r.Plan.Sweep.SharedPrefix == 0 {
+			cell.CacheContaminated = true
+			r.mu.Lock()
+			r.notes = append(r.notes, fmt.Sprintf("Cell %s is cache-contaminated: the server served %d prompt tokens from its prefix cache although every prompt was meant to be unique; its TTFT is optimistic.", cell.ID(), cached))
+			r.mu.Unlock()
+		}
+	}
+}
+
+func setDefault(m map[string]string, k, v string) {
+	if _, ok := m[k]; !ok {
+		m[k] = v
+	}
+}
+
+func (r *Runner) attributePower(cell *servebench.CellResult, readings []gpu.Reading, w stats.Window) {
+	if r.GPU == nil {
+		reason := r.GPUNote
+		if reason == "" {
+			reason = "no GPU telemetry source (pass --gpu nvml, dcgm=URL or nvidia-smi)"
+		}
+		cell.Unavailable["gpu_power_watts"] = reason
+		cell.Unavailable["energy_joules"] = reason
+		return
+	}
+	start := r.Origin.Add(time.Duration(w.Start * float64(time.Second)))
+	end := r.Origin.Add(time.Duration(w.End * float64(time.Second)))
+	var in []gpu.Reading
+	for i, rd := range readings {
+		// keep the readings inside the window plus the nearest one on each side
+		if rd.Time.Before(start) {
+			if i+1 < len(readings) && !readings[i+1].Time.Before(start) {
+				in = append(in, rd)
+			}
+			continue
+		}
+		in = append(in, rd)
+		if rd.Time.After(end) {
+			break
+		}
+	}
+	outTok := int(cell.SystemOutputThroughputTPS*cell.WindowSeconds + 0.5)
+	p, e, why := gpu.Summarize(in, time.Duration(cell.WindowSeconds*float64(time.Second)), outTok, r.Plan.Metadata.ElectricityUSDPerKWh, r.GPU.Name())
+	cell.GPUPowerWatts, cell.EnergyJoules = p, e
+	if p == nil {
+		cell.Unavailable["gpu_power_watts"] = why
+	}
+	if e == nil {
+		cell.Unavailable["energy_joules"] = why
+	}
+}

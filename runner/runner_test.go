@@ -1,0 +1,189 @@
+package runner_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/collect/gpu"
+	"github.com/servebench/servebench/collect/promscrape"
+	"github.com/servebench/servebench/openai"
+	"github.com/servebench/servebench/plan"
+	"github.com/servebench/servebench/runner"
+	"github.com/servebench/servebench/sim"
+	"github.com/servebench/servebench/workload"
+)
+
+// memRecorder keeps what a run writes in memory.
+type memRecorder struct {
+	mu   sync.Mutex
+	recs []servebench.Record
+	res  servebench.Results
+}
+
+func (m *memRecorder) Append(r servebench.Record) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.recs = append(m.recs, r)
+	return nil
+}
+func (m *memRecorder) AppendSamples([]servebench.Sample) error { return nil }
+func (m *memRecorder) WriteResults(r servebench.Results) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.res = r
+	return nil
+}
+
+type target struct {
+	srv  *sim.Server
+	base string
+}
+
+func startSim(t *testing.T, prof sim.Profile, opts sim.Options) target {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	srv := sim.New(prof, opts)
+	srv.Start(ctx)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: srv.Handler()}
+	go func() { _ = hs.Serve(ln) }()
+	t.Cleanup(func() { _ = hs.Close(); srv.Close(); cancel() })
+	return target{srv: srv, base: "http://" + ln.Addr().String()}
+}
+
+func newRunner(t *testing.T, tg target, p servebench.Plan, prompts runner.PromptBuilder) (*runner.Runner, *memRecorder) {
+	t.Helper()
+	ctx := context.Background()
+	origin := time.Now()
+	cfg := openai.Config{BaseURL: tg.base + "/v1", API: p.Target.API, Origin: origin, MaxConnections: 16}
+	info, q, err := openai.Discover(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Quirks, cfg.Model = q, info.Models[0]
+	client, err := openai.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prompts == nil {
+		b, err := workload.NewBuilder(ctx, workload.Config{RunID: fmt.Sprint(time.Now().UnixNano()), API: p.Target.API,
+			BaseURL: tg.base + "/v1", Model: cfg.Model, HTTPClient: http.DefaultClient, Probe: client.ProbePromptTokens})
+		if err != nil {
+			t.Fatal(err)
+		}
+		prompts = b
+	}
+	src, err := gpu.Open(ctx, "dcgm="+tg.base+"/dcgm/metrics", http.DefaultClient)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &memRecorder{}
+	return &runner.Runner{Plan: p, Server: info, Client: client, Prompts: prompts, Recorder: rec,
+		Metrics: promscrape.New(tg.base+"/metrics", http.DefaultClient), GPU: src, Origin: origin,
+		RunInfo: servebench.RunInfo{ID: "test"}}, rec
+}
+
+func smallPlan(t *testing.T, contexts string, conc string, out int) servebench.Plan {
+	t.Helper()
+	url, none, minReq, rounds := "http://127.0.0.1:1/v1", "none", 4, 1
+	p, err := plan.Resolve(nil, plan.Overrides{URL: &url, Contexts: &contexts, Concurrency: &conc, OutputTokens: &out,
+		UseCases: &none, MinRequests: &minReq, Rounds: &rounds})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// With concurrency above what the simulated engine can run at once, requests queue; the queue
+// wait and prefill time attributed to the cell from the server's histograms must match the
+// simulator's own truth for that cell within 2%.
+func TestQueueAndPrefillAttributionMatchTruth(t *testing.T) {
+	prof, err := sim.LookupProfile("fast")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof.Engine.MaxNumSeqs = 2 // 6 in flight, 2 running: queueing guaranteed
+	tg := startSim(t, prof, sim.Options{Seed: 1})
+	p := smallPlan(t, "2k", "6", 32)
+	r, _ := newRunner(t, tg, p, nil)
+	before := tg.srv.Truth()
+	if err := r.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	after := tg.srv.Truth()
+	res := r.Results()
+	if len(res.Cells) != 1 {
+		t.Fatalf("cells: %+v", res.Cells)
+	}
+	c := res.Cells[0]
+	n := float64(after.RequestsFinished - before.RequestsFinished)
+	wantQ := (after.QueueSecondsSum - before.QueueSecondsSum) / n
+	wantP := (after.PrefillSecondsSum - before.PrefillSecondsSum) / n
+	if c.QueueWaitSeconds == nil || c.PrefillSeconds == nil {
+		t.Fatalf("server fields missing: %+v", c.Unavailable)
+	}
+	if wantQ <= 0 {
+		t.Fatalf("the test needs queueing; truth queue wait = %v", wantQ)
+	}
+	for _, x := range []struct {
+		name      string
+		got, want float64
+	}{{"queue wait", c.QueueWaitSeconds.Mean, wantQ}, {"prefill", c.PrefillSeconds.Mean, wantP}} {
+		if math.Abs(x.got-x.want) > 0.02*x.want {
+			t.Errorf("%s: attributed %.6fs, truth %.6fs (more than 2%% apart)", x.name, x.got, x.want)
+		}
+	}
+	if !strings.HasPrefix(c.QueueWaitSeconds.Source, "prometheus:") {
+		t.Errorf("source = %q", c.QueueWaitSeconds.Source)
+	}
+	if c.GPUPowerWatts == nil || c.EnergyJoules == nil || c.PrefillSpeedTPS == nil {
+		t.Errorf("power/energy/prefill speed missing: %+v", c.Unavailable)
+	}
+	if c.CacheContaminated {
+		t.Error("unique prompts must not be flagged as cache-contaminated")
+	}
+}
+
+// sharedPrompts gives every request the same long prefix: what a careless benchmark does.
+type sharedPrompts struct{ inner runner.PromptBuilder }
+
+func (s sharedPrompts) Prompt(ctx context.Context, seq int64, tokens int) (string, error) {
+	return s.inner.Prompt(ctx, 0, tokens) // every request gets request 0's prompt
+}
+
+func TestSharedPrefixIsFlaggedAsCacheContaminated(t *testing.T) {
+	prof, err := sim.LookupProfile("fast")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := startSim(t, prof, sim.Options{Seed: 2})
+	p := smallPlan(t, "2k", "2", 16)
+	r, _ := newRunner(t, tg, p, nil)
+	r.Prompts = sharedPrompts{inner: r.Prompts}
+	if err := r.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	res := r.Results()
+	c := res.Cells[0]
+	if !c.CacheContaminated || c.CacheHitTokens == nil || *c.CacheHitTokens == 0 {
+		t.Fatalf("shared prompts must be flagged: contaminated=%v hits=%v", c.CacheContaminated, c.CacheHitTokens)
+	}
+	found := false
+	for _, n := range res.Notes {
+		found = found || strings.Contains(n, "cache-contaminated")
+	}
+	if !found {
+		t.Errorf("no note about contamination in %q", res.Notes)
+	}
+}

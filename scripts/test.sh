@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The project's test command (README, CI): unit and HTTP tests against the built-in simulator,
+# the report opened in headless Chromium, and the end-to-end + conformance tests against a real
+# engine (Ollama with a generated tiny model), built and started here.
+#
+#   scripts/test.sh            everything (installs Chromium and builds Ollama when missing)
+#   SERVEBENCH_NO_OLLAMA=1 scripts/test.sh   skip the real engine
+#   SERVEBENCH_NO_RACE=1 scripts/test.sh     without the race detector
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+sudo_if() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else "$@"; fi; }
+
+# Chromium for the report's browser test and PDF rendering.
+if ! command -v chromium >/dev/null 2>&1 && [ -z "${SERVEBENCH_NO_CHROMIUM:-}" ]; then
+  echo "== installing chromium (Debian package) for the report browser test"
+  sudo_if apt-get update -qq >/dev/null
+  sudo_if env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
+
+stop_ollama() { :; }
+if [ -z "${SERVEBENCH_NO_OLLAMA:-}" ]; then
+  echo "== building (or reusing) and starting Ollama with a generated tiny model"
+  start=$(date +%s)
+  scripts/ollama.sh install
+  envfile=$(mktemp)
+  scripts/ollama.sh start --env-file "$envfile"
+  # shellcheck disable=SC1090
+  set -a; . "$envfile"; set +a
+  stop_ollama() { scripts/ollama.sh stop || true; }
+  echo "== Ollama ready at $SERVEBENCH_OLLAMA_URL after $(( $(date +%s) - start ))s"
+fi
+trap stop_ollama EXIT
+
+race=-race
+[ -n "${SERVEBENCH_NO_RACE:-}" ] && race=
+echo "== go vet ./..."
+go vet ./...
+echo "== go test $race ./..."
+go test $race -count=1 -timeout 30m ./...
+echo "== CGO_ENABLED=0 go build ./... and go build -tags nvml ./collect/..."
+CGO_ENABLED=0 go build ./...
+go build -tags nvml ./collect/...
