@@ -18,8 +18,8 @@ func ParseTokens(s string) (Tokens, error) {
 		mult, t = 1024, strings.TrimSuffix(t, "k")
 	}
 	v, err := strconv.ParseFloat(t, 64)
-	if err != nil || v <= 0 || v*mult != float64(int(v*mult)) {
-		return 0, fmt.Errorf("%q is not a token count: write a positive integer (8192) or K = 1024 tokens (8k)", s)
+	if err != nil || v < 0 || v*mult != float64(int(v*mult)) {
+		return 0, fmt.Errorf("%q is not a token count: write a whole number of tokens (8192) or K = 1024 tokens (8k)", s)
 	}
 	return Tokens(v * mult), nil
 }
