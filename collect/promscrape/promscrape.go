@@ -1,0 +1,397 @@
+// Package promscrape reads an inference server's Prometheus endpoint and attributes server-side
+// queue wait and prefill time to a cell from the change of the server's histograms between a
+// scrape before the cell and one after it (SPEC sections 3 and 4):
+//
+//	mean queue wait (s)   = Δ queue_time_seconds_sum   / Δ queue_time_seconds_count
+//	mean prefill time (s) = Δ prefill_time_seconds_sum / Δ prefill_time_seconds_count
+//
+// over every request that finished between the two scrapes (a cell's warm-up included). It
+// knows the metric names of vLLM (v1, with deprecated aliases), SGLang, TGI, TensorRT-LLM and
+// llama.cpp, sums across engine-style labels, and degrades to "not available" with a reason for
+// unknown servers and for counters that went down (a server restart between the scrapes).
+package promscrape
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"strings"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/servebench/servebench"
+)
+
+// Scraper reads one metrics endpoint.
+type Scraper struct {
+	url string
+	hc  *http.Client
+}
+
+// New returns a scraper of url.
+func New(url string, hc *http.Client) *Scraper {
+	if hc == nil {
+		hc = &http.Client{Timeout: 10 * time.Second}
+	}
+	return &Scraper{url: url, hc: hc}
+}
+
+// Snapshot is one parsed scrape.
+type Snapshot struct {
+	Time time.Time
+	// Engine is "vllm", "sglang", "tgi", "tensorrt-llm", "llamacpp" or "unknown".
+	Engine string
+	fams   map[string]*dto.MetricFamily
+}
+
+// Scrape fetches and parses the endpoint.
+func (s *Scraper) Scrape(ctx context.Context) (*Snapshot, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "text/plain;version=0.0.4;q=0.9,application/openmetrics-text;version=1.0.0;q=0.5,*/*;q=0.1")
+	resp, err := s.hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: HTTP %d", s.url, resp.StatusCode)
+	}
+	fams, err := Parse(io.LimitReader(resp.Body, 64<<20), resp.Header.Get("Content-Type"))
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", s.url, err)
+	}
+	return &Snapshot{Time: time.Now(), Engine: Detect(fams), fams: fams}, nil
+}
+
+// Parse reads Prometheus text exposition or OpenMetrics text (told apart by the content type or
+// a trailing "# EOF").
+func Parse(r io.Reader, contentType string) (map[string]*dto.MetricFamily, error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	if strings.Contains(contentType, "openmetrics") || bytes.Contains(b, []byte("\n# EOF")) || bytes.HasPrefix(b, []byte("# EOF")) {
+		b = fromOpenMetrics(b)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(bytes.NewReader(b))
+	if err != nil {
+		return nil, fmt.Errorf("not Prometheus text exposition: %w", err)
+	}
+	return fams, nil
+}
+
+// fromOpenMetrics rewrites OpenMetrics text into the classic text format the parser reads:
+// drops "# EOF", "# UNIT" and _created samples, and names counter families with their _total
+// sample name.
+func fromOpenMetrics(b []byte) []byte {
+	var out bytes.Buffer
+	counters := map[string]bool{}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 1<<16), 16<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "# EOF", strings.HasPrefix(line, "# UNIT "):
+			continue
+		case strings.HasPrefix(line, "# TYPE "):
+			f := strings.Fields(line)
+			if len(f) == 4 && f[3] == "counter" && !strings.HasSuffix(f[2], "_total") {
+				counters[f[2]] = true
+				line = "# TYPE " + f[2] + "_total counter"
+			}
+		case strings.HasPrefix(line, "# HELP "):
+			f := strings.SplitN(line, " ", 4)
+			if len(f) >= 3 && counters[f[2]] {
+				f[2] += "_total"
+				line = strings.Join(f, " ")
+			}
+		default:
+			name := line
+			if i := strings.IndexAny(name, "{ "); i >= 0 {
+				name = name[:i]
+			}
+			if strings.HasSuffix(name, "_created") {
+				continue
+			}
+			// exemplars (" # {...} v") are not part of the classic format
+			if i := strings.Index(line, " # "); i >= 0 && !strings.HasPrefix(line, "#") {
+				line = line[:i]
+			}
+		}
+		out.WriteString(line)
+		out.WriteByte('\n')
+	}
+	return out.Bytes()
+}
+
+// Detect names the engine from its metric name prefixes.
+func Detect(fams map[string]*dto.MetricFamily) string {
+	counts := map[string]int{}
+	for name := range fams {
+		switch {
+		case strings.HasPrefix(name, "vllm:"):
+			counts["vllm"]++
+		case strings.HasPrefix(name, "sglang:"):
+			counts["sglang"]++
+		case strings.HasPrefix(name, "tgi_"):
+			counts["tgi"]++
+		case strings.HasPrefix(name, "llamacpp:"):
+			counts["llamacpp"]++
+		case strings.HasPrefix(name, "trtllm_"), strings.HasPrefix(name, "nv_trt_llm_"):
+			counts["tensorrt-llm"]++
+		}
+	}
+	best, n := "unknown", 0
+	for e, c := range counts {
+		if c > n || (c == n && e < best) {
+			best, n = e, c
+		}
+	}
+	return best
+}
+
+// selector picks the series of one family, optionally restricted to a label value.
+type selector struct {
+	name         string
+	label, value string
+}
+
+// names lists, per engine and role, the families to read (first present wins: current names
+// before deprecated aliases).
+type names struct {
+	queue, prefill                         []selector // histograms (seconds)
+	finished                               []selector // counter of finished requests
+	running, waiting, kvUsage, preemptions []selector
+	cacheQueries, cacheHits                []selector // token counters
+	noQueue, noPrefill                     string     // why a role is absent for this engine
+}
+
+var engines = map[string]names{
+	"vllm": {
+		queue:        []selector{{name: "vllm:request_queue_time_seconds"}},
+		prefill:      []selector{{name: "vllm:request_prefill_time_seconds"}},
+		finished:     []selector{{name: "vllm:request_success_total"}},
+		running:      []selector{{name: "vllm:num_requests_running"}},
+		waiting:      []selector{{name: "vllm:num_requests_waiting"}},
+		kvUsage:      []selector{{name: "vllm:kv_cache_usage_perc"}, {name: "vllm:gpu_cache_usage_perc"}},
+		preemptions:  []selector{{name: "vllm:num_preemptions_total"}},
+		cacheQueries: []selector{{name: "vllm:prefix_cache_queries_total"}, {name: "vllm:gpu_prefix_cache_queries_total"}},
+		cacheHits:    []selector{{name: "vllm:prefix_cache_hits_total"}, {name: "vllm:gpu_prefix_cache_hits_total"}},
+	},
+	"sglang": {
+		queue:        []selector{{name: "sglang:queue_time_seconds"}},
+		finished:     []selector{{name: "sglang:num_requests_total"}},
+		running:      []selector{{name: "sglang:num_running_reqs"}},
+		waiting:      []selector{{name: "sglang:num_queue_reqs"}},
+		kvUsage:      []selector{{name: "sglang:token_usage"}},
+		cacheQueries: []selector{{name: "sglang:prompt_tokens_total"}},
+		cacheHits:    []selector{{name: "sglang:cached_tokens_total"}},
+		noPrefill:    "SGLang exposes no per-request prefill-time histogram",
+	},
+	"tgi": {
+		queue:     []selector{{name: "tgi_request_queue_duration"}},
+		prefill:   []selector{{name: "tgi_batch_inference_duration", label: "method", value: "prefill"}},
+		finished:  []selector{{name: "tgi_request_success"}},
+		running:   []selector{{name: "tgi_batch_current_size"}},
+		waiting:   []selector{{name: "tgi_queue_size"}},
+		noPrefill: "",
+	},
+	"tensorrt-llm": {
+		queue:     []selector{{name: "trtllm_request_queue_time_seconds"}},
+		finished:  []selector{{name: "trtllm_request_success_total"}},
+		noPrefill: "TensorRT-LLM exposes no per-request prefill-time histogram",
+	},
+	"llamacpp": {
+		running:   []selector{{name: "llamacpp:requests_processing"}},
+		waiting:   []selector{{name: "llamacpp:requests_deferred"}},
+		noQueue:   "llama.cpp exposes no queue-time metric (its per-request timings give prefill; use the openai-chat flavour)",
+		noPrefill: "llama.cpp exposes total prompt seconds but no per-request count (its per-request timings are used when present)",
+	},
+}
+
+// value sums a counter, gauge or untyped family (all series matching the selector).
+func (s *Snapshot) value(sels []selector) (float64, string, bool) {
+	for _, sel := range sels {
+		f, ok := s.fams[sel.name]
+		if !ok {
+			continue
+		}
+		var sum float64
+		for _, m := range f.GetMetric() {
+			if !matches(m, sel) {
+				continue
+			}
+			switch {
+			case m.Counter != nil:
+				sum += m.GetCounter().GetValue()
+			case m.Gauge != nil:
+				sum += m.GetGauge().GetValue()
+			case m.Untyped != nil:
+				sum += m.GetUntyped().GetValue()
+			}
+		}
+		return sum, sel.name, true
+	}
+	return 0, "", false
+}
+
+// histogram sums _sum and _count over the family's matching series.
+func (s *Snapshot) histogram(sels []selector) (sum, count float64, name string, ok bool) {
+	for _, sel := range sels {
+		f, found := s.fams[sel.name]
+		if !found {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if !matches(m, sel) {
+				continue
+			}
+			if h := m.GetHistogram(); h != nil {
+				sum += h.GetSampleSum()
+				count += float64(h.GetSampleCount())
+			} else if sm := m.GetSummary(); sm != nil {
+				sum += sm.GetSampleSum()
+				count += float64(sm.GetSampleCount())
+			}
+		}
+		return sum, count, sel.name, true
+	}
+	return 0, 0, "", false
+}
+
+func matches(m *dto.Metric, sel selector) bool {
+	if sel.label == "" {
+		return true
+	}
+	for _, lp := range m.GetLabel() {
+		if lp.GetName() == sel.label {
+			return lp.GetValue() == sel.value
+		}
+	}
+	return false
+}
+
+// Finished is the server's count of finished requests, when it has one.
+func (s *Snapshot) Finished() (float64, bool) {
+	v, _, ok := s.value(engines[s.Engine].finished)
+	return v, ok
+}
+
+// WaitFinished scrapes until the finished-request counter has moved by at least n since before,
+// so the "after" scrape includes every request of the cell. When the server has no such counter
+// it returns the first scrape; on timeout it returns the last scrape (the attribution is then
+// over what the server had recorded).
+func (s *Scraper) WaitFinished(ctx context.Context, before *Snapshot, n int, timeout time.Duration) (*Snapshot, error) {
+	deadline := time.Now().Add(timeout)
+	b0, hasCounter := before.Finished()
+	for {
+		snap, err := s.Scrape(ctx)
+		if err != nil {
+			return nil, err
+		}
+		v, ok := snap.Finished()
+		if !hasCounter || !ok || v-b0 >= float64(n) || v < b0 || time.Now().After(deadline) {
+			return snap, nil
+		}
+		select {
+		case <-ctx.Done():
+			return snap, nil
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// Attribution is what the server's histograms say about the requests of a cell.
+type Attribution struct {
+	QueueWait, Prefill                  *servebench.ServerValue
+	PrefixCacheQueries, PrefixCacheHits *int64
+	// Unavailable maps "queue_wait_seconds" / "prefill_seconds" to why they are nil.
+	Unavailable map[string]string
+}
+
+// Attribute compares two scrapes of the same server.
+func Attribute(before, after *Snapshot) Attribution {
+	a := Attribution{Unavailable: map[string]string{}}
+	eng, ok := engines[after.Engine]
+	if !ok || before.Engine != after.Engine {
+		why := "the metrics endpoint is not from a known engine (vLLM, SGLang, TGI, TensorRT-LLM, llama.cpp)"
+		a.Unavailable["queue_wait_seconds"], a.Unavailable["prefill_seconds"] = why, why
+		return a
+	}
+	a.QueueWait = histDelta(before, after, eng.queue, eng.noQueue, "queue_wait_seconds", a.Unavailable)
+	a.Prefill = histDelta(before, after, eng.prefill, eng.noPrefill, "prefill_seconds", a.Unavailable)
+	a.PrefixCacheQueries = counterDelta(before, after, eng.cacheQueries)
+	a.PrefixCacheHits = counterDelta(before, after, eng.cacheHits)
+	return a
+}
+
+func histDelta(before, after *Snapshot, sels []selector, absent, field string, why map[string]string) *servebench.ServerValue {
+	s1, c1, name, ok1 := after.histogram(sels)
+	s0, c0, _, ok0 := before.histogram(sels)
+	switch {
+	case !ok1 || !ok0:
+		if absent == "" {
+			absent = "the server exposes no histogram for it"
+		}
+		why[field] = absent
+		return nil
+	case c1 < c0 || s1 < s0:
+		why[field] = "the server restarted between the scrapes (" + name + " went down)"
+		return nil
+	case c1 == c0:
+		why[field] = "no request finished between the scrapes"
+		return nil
+	}
+	return &servebench.ServerValue{Mean: (s1 - s0) / (c1 - c0), Source: "prometheus:" + name, Requests: int(math.Round(c1 - c0))}
+}
+
+func counterDelta(before, after *Snapshot, sels []selector) *int64 {
+	v1, _, ok1 := after.value(sels)
+	v0, _, ok0 := before.value(sels)
+	if !ok1 || !ok0 || v1 < v0 {
+		return nil
+	}
+	d := int64(math.Round(v1 - v0))
+	return &d
+}
+
+// Sample emits the server's load gauges every interval until ctx is done.
+func (s *Scraper) Sample(ctx context.Context, interval time.Duration, emit func(servebench.Sample)) error {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		snap, err := s.Scrape(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			continue
+		}
+		eng := engines[snap.Engine]
+		for _, g := range []struct {
+			name string
+			sels []selector
+		}{{"num_requests_running", eng.running}, {"num_requests_waiting", eng.waiting},
+			{"kv_cache_usage", eng.kvUsage}, {"preemptions_total", eng.preemptions}} {
+			if v, _, ok := snap.value(g.sels); ok {
+				emit(servebench.Sample{UnixNano: snap.Time.UnixNano(), Source: "server", Name: g.name, Value: v})
+			}
+		}
+	}
+}

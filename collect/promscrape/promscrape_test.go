@@ -1,0 +1,192 @@
+package promscrape
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/servebench/servebench/sim"
+)
+
+func load(t *testing.T, name string) *Snapshot {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fams, err := Parse(bytes.NewReader(b), "text/plain; version=0.0.4")
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return &Snapshot{Engine: Detect(fams), fams: fams}
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+
+func TestAttributeFromFixtures(t *testing.T) {
+	cases := []struct {
+		before, after  string
+		engine         string
+		queue, prefill float64 // expected means; NaN = unavailable
+		requests       int
+		hits, queries  int64 // -1 = not exposed
+	}{
+		// vLLM v1, two engine labels summed: Δsum 6 / Δcount 12, prefill 3.6/12
+		{"vllm-before.txt", "vllm-after.txt", "vllm", 0.5, 0.3, 12, 512, 24576},
+		// the deprecated gpu_prefix_cache_* names still count
+		{"vllm-deprecated-before.txt", "vllm-deprecated-after.txt", "vllm", 0.5, 0.3, 12, 512, 24576},
+		// SGLang: queue histogram, no prefill histogram; cached tokens as hits
+		{"sglang-before.txt", "sglang-after.txt", "sglang", 0.3, math.NaN(), 10, 0, 81920},
+		// TGI: queue duration and the prefill batches only (method="prefill")
+		{"tgi-before.txt", "tgi-after.txt", "tgi", 0.2, 0.25, 10, -1, -1},
+		// TensorRT-LLM: queue time only
+		{"trtllm-before.txt", "trtllm-after.txt", "tensorrt-llm", 0.1, math.NaN(), 8, -1, -1},
+		// OpenMetrics exposition (_total counters, _created, # UNIT, # EOF)
+		{"openmetrics-before.txt", "openmetrics-after.txt", "vllm", 0.5, math.NaN(), 4, -1, -1},
+	}
+	for _, c := range cases {
+		t.Run(c.after, func(t *testing.T) {
+			b, a := load(t, c.before), load(t, c.after)
+			if a.Engine != c.engine {
+				t.Fatalf("engine %q, want %q", a.Engine, c.engine)
+			}
+			at := Attribute(b, a)
+			check := func(name string, v *float64, want float64) {
+				if math.IsNaN(want) {
+					if v != nil {
+						t.Errorf("%s = %v, want unavailable", name, *v)
+					}
+					return
+				}
+				if v == nil || !near(*v, want) {
+					t.Errorf("%s = %v, want %v (unavailable: %v)", name, v, want, at.Unavailable)
+				}
+			}
+			var q, p *float64
+			if at.QueueWait != nil {
+				q = &at.QueueWait.Mean
+				if at.QueueWait.Requests != c.requests || !strings.HasPrefix(at.QueueWait.Source, "prometheus:") {
+					t.Errorf("queue requests %d source %q", at.QueueWait.Requests, at.QueueWait.Source)
+				}
+			}
+			if at.Prefill != nil {
+				p = &at.Prefill.Mean
+			}
+			check("queue", q, c.queue)
+			check("prefill", p, c.prefill)
+			if math.IsNaN(c.prefill) && at.Unavailable["prefill_seconds"] == "" {
+				t.Error("an unavailable prefill needs a reason")
+			}
+			if c.hits >= 0 {
+				if at.PrefixCacheHits == nil || *at.PrefixCacheHits != c.hits || at.PrefixCacheQueries == nil || *at.PrefixCacheQueries != c.queries {
+					t.Errorf("cache hits %v queries %v, want %d %d", at.PrefixCacheHits, at.PrefixCacheQueries, c.hits, c.queries)
+				}
+			}
+		})
+	}
+}
+
+func TestCounterResetIsUnavailableNeverNegative(t *testing.T) {
+	at := Attribute(load(t, "vllm-after.txt"), load(t, "vllm-restarted.txt"))
+	if at.QueueWait != nil || at.Prefill != nil || at.PrefixCacheHits != nil {
+		t.Fatalf("a restart between scrapes must make the values unavailable: %+v", at)
+	}
+	if !strings.Contains(at.Unavailable["queue_wait_seconds"], "restarted") {
+		t.Fatalf("reason %q", at.Unavailable["queue_wait_seconds"])
+	}
+}
+
+func TestUnknownAndLlamaCppServers(t *testing.T) {
+	u := load(t, "unknown.txt")
+	if u.Engine != "unknown" {
+		t.Fatalf("engine %q", u.Engine)
+	}
+	if at := Attribute(u, u); at.QueueWait != nil || at.Unavailable["queue_wait_seconds"] == "" {
+		t.Fatalf("unknown server: %+v", at)
+	}
+	l := load(t, "llamacpp.txt")
+	if l.Engine != "llamacpp" {
+		t.Fatalf("engine %q", l.Engine)
+	}
+	at := Attribute(l, l)
+	if at.QueueWait != nil || !strings.Contains(at.Unavailable["queue_wait_seconds"], "llama.cpp") {
+		t.Fatalf("llama.cpp: %+v", at)
+	}
+}
+
+func TestParseRejectsGarbage(t *testing.T) {
+	if _, err := Parse(strings.NewReader("<html><body>404</body></html>"), "text/html"); err == nil {
+		t.Fatal("HTML is not an exposition")
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, name := range []string{"vllm-after.txt", "openmetrics-after.txt", "tgi-after.txt"} {
+		b, _ := os.ReadFile(filepath.Join("testdata", name))
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		fams, err := Parse(bytes.NewReader(b), "")
+		if err == nil {
+			s := &Snapshot{Engine: Detect(fams), fams: fams}
+			Attribute(s, s)
+		}
+	})
+}
+
+// Against the real simulator: the attribution over some requests equals the simulator's truth.
+func TestAgainstSimulatorTruth(t *testing.T) {
+	p, err := sim.LookupProfile("fast")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Engine.MaxNumSeqs = 1 // concurrent requests queue
+	s := sim.New(p, sim.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s.Start(ctx)
+	defer s.Close()
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	sc := New(srv.URL+"/metrics", nil)
+	before, err := sc.Scrape(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := s.Truth()
+	done := make(chan struct{})
+	for range 3 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			body, _ := json.Marshal(map[string]any{"model": s.ModelName(), "prompt": strings.Repeat("word ", 600), "max_tokens": 8, "ignore_eos": true})
+			resp, err := http.Post(srv.URL+"/v1/completions", "application/json", bytes.NewReader(body))
+			if err == nil {
+				resp.Body.Close()
+			}
+		}()
+	}
+	for range 3 {
+		<-done
+	}
+	after, err := sc.WaitFinished(ctx, before, 3, 5e9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t1 := s.Truth()
+	at := Attribute(before, after)
+	n := float64(t1.RequestsFinished - t0.RequestsFinished)
+	wantQ, wantP := (t1.QueueSecondsSum-t0.QueueSecondsSum)/n, (t1.PrefillSecondsSum-t0.PrefillSecondsSum)/n
+	if at.QueueWait == nil || at.Prefill == nil {
+		t.Fatalf("attribution: %+v", at.Unavailable)
+	}
+	if wantQ <= 0 || math.Abs(at.QueueWait.Mean-wantQ) > 1e-9*wantQ || math.Abs(at.Prefill.Mean-wantP) > 1e-9*wantP {
+		t.Fatalf("queue %v vs truth %v, prefill %v vs truth %v", at.QueueWait.Mean, wantQ, at.Prefill.Mean, wantP)
+	}
+}
