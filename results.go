@@ -112,9 +112,10 @@ type CellResult struct {
 	// WindowStartSeconds/WindowSeconds: the measured window, offsets from the run origin.
 	WindowStartSeconds float64 `json:"window_start_seconds"`
 	WindowSeconds      float64 `json:"window_seconds"`
-	// SystemOutputThroughputTPS = output tokens completed in the window / window length.
+	// SystemOutputThroughputTPS = output tokens produced inside the window / window length (a
+	// request straddling an edge counts in proportion; the exact rule is in package stats).
 	SystemOutputThroughputTPS float64 `json:"system_output_throughput_tps"`
-	// TotalThroughputTPS = (input + output tokens) of requests completed in the window / window.
+	// TotalThroughputTPS = (input + output tokens) processed inside the window / window length.
 	TotalThroughputTPS float64 `json:"total_throughput_tps"`
 	// ScalingEfficiency = throughput(N) / (N × throughput(1)) at the same scenario, context and
 	// output length; nil when concurrency 1 was not measured.

@@ -285,6 +285,10 @@ func (r *Runner) flush() {
 	}
 }
 
+// warmSeq is the sequence number of the prompt built ahead of each cell (never sent): the
+// largest a marker can hold, so it cannot collide with a real request's.
+const warmSeq = 1<<32 - 1
+
 // errWrite marks a failure to persist records: the run must stop rather than lose data.
 var errWrite = errors.New("writing requests.jsonl failed")
 
@@ -292,7 +296,7 @@ var errWrite = errors.New("writing requests.jsonl failed")
 func (r *Runner) measure(ctx context.Context, key servebench.CellKey, phase string, idx, count int) (servebench.CellResult, int, error) {
 	// Build one prompt of this length before the clock matters, so counting calls to the
 	// server (tokenize, calibration) never overlap the measured phase.
-	if _, err := r.Prompts.Prompt(ctx, -1, key.ContextTokens); err != nil {
+	if _, err := r.Prompts.Prompt(ctx, warmSeq, key.ContextTokens); err != nil {
 		return servebench.CellResult{}, 0, fmt.Errorf("cell %s: building a %d-token prompt: %w", key.ID(), key.ContextTokens, err)
 	}
 	var before *promscrape.Snapshot

@@ -53,12 +53,18 @@ func (w Window) Contains(t float64) bool { return t >= w.Start && t <= w.End }
 //	itl_seconds, generation_speed_tps       over servebench.Measurable records
 //	chunk_gap_seconds                       all ChunkGapsSeconds of successful records, pooled
 //
-// Throughput over the window w (successful measured records whose EndOffsetSeconds ∈ [Start,
-// End]; a request that started before the window but ended inside counts whole):
+// Throughput over the window w counts the tokens each successful request (warm-up included)
+// produced inside [Start, End]: its first token at t₁ = start + ttft, the remaining
+// output_tokens − 1 spread evenly over its decode interval [t₁, t₁ + decode_seconds], and its
+// input tokens at t₁ (when prefill completed). A request straddling an edge of the window
+// counts in proportion, so a short window is not dominated by which requests happened to end
+// inside it:
 //
-//	system_output_throughput_tps = Σ output_tokens / (End − Start)            (tokens/s)
-//	total_throughput_tps         = Σ (input_tokens + output_tokens) / (End − Start)  (tokens/s)
-//	request_throughput_rps       = completed records / (End − Start)          (requests/s)
+//	tokens_in_window(r) = 1[t₁ ∈ w] + (output_tokens − 1) · |[t₁, t₁+decode] ∩ w| / decode
+//	                      (all output tokens at t₁ when decode = 0)
+//	system_output_throughput_tps = Σ tokens_in_window / (End − Start)                 (tokens/s)
+//	total_throughput_tps         = Σ (tokens_in_window + input_tokens·1[t₁ ∈ w]) / (End − Start)
+//	request_throughput_rps       = measured successes with EndOffsetSeconds ∈ w / (End − Start)
 //
 // When w is empty (End ≤ Start), the window is taken from the measured records themselves:
 // earliest StartOffsetSeconds to latest EndOffsetSeconds (never-sent records aside). Throughputs are 0 when the window
@@ -162,18 +168,49 @@ func Cell(key servebench.CellKey, recs []servebench.Record, w Window) servebench
 		var done int
 		for i := range recs {
 			r := &recs[i]
-			if r.Warmup || !r.OK() || !w.Contains(r.EndOffsetSeconds) {
+			if !r.OK() {
 				continue
 			}
-			out += float64(r.OutputTokens)
-			total += float64(r.InputTokens + r.OutputTokens)
-			done++
+			o, in := tokensInWindow(r, w)
+			out += o
+			total += o + in
+			if !r.Warmup && w.Contains(r.EndOffsetSeconds) {
+				done++
+			}
 		}
 		c.SystemOutputThroughputTPS = out / secs
 		c.TotalThroughputTPS = total / secs
 		c.RequestThroughputRPS = float64(done) / secs
 	}
 	return c
+}
+
+// tokensInWindow returns the output and input tokens r produced inside w (see Cell).
+func tokensInWindow(r *servebench.Record, w Window) (out, in float64) {
+	if r.OutputTokens <= 0 {
+		return 0, 0
+	}
+	t1 := r.StartOffsetSeconds + r.TTFTSeconds
+	if w.Contains(t1) {
+		in = float64(r.InputTokens)
+		out = 1
+	}
+	rest := float64(r.OutputTokens - 1)
+	if rest <= 0 {
+		return out, in
+	}
+	if r.DecodeSeconds <= 0 {
+		if w.Contains(t1) {
+			out += rest
+		}
+		return out, in
+	}
+	t2 := t1 + r.DecodeSeconds
+	overlap := min(t2, w.End) - max(t1, w.Start)
+	if overlap > 0 {
+		out += rest * overlap / r.DecodeSeconds
+	}
+	return out, in
 }
 
 func abs(x int) int {

@@ -231,9 +231,11 @@ func TestCell(t *testing.T) {
 		InputTokensMaxDeviation: 10,
 		WindowStartSeconds:      10,
 		WindowSeconds:           10,
-		// a, b, c end in [10, 20]: 290 output, 3000 input tokens over 10 s
-		SystemOutputThroughputTPS: 29,
-		TotalThroughputTPS:        329,
+		// tokens produced in [10, 20]: a straddles the start (first token 8.5, decode to 11.8:
+		// 99·1.8/3.3 = 54), b 100, c 90, d 1, e and the warm-ups none → 245 / 10 s; inputs of
+		// b, c, d (first token inside) add 3000.
+		SystemOutputThroughputTPS: 24.5,
+		TotalThroughputTPS:        324.5,
 		RequestThroughputRPS:      0.3,
 		TTFTSeconds:               stats.Summarize([]float64{0.5, 1.0, 2.0, 0.25, 0.5}),
 		FirstContentSeconds:       stats.Summarize([]float64{0.5, 2.5, 0.25, 0.5}),
