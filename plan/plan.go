@@ -137,7 +137,7 @@ func Defaults(simulated bool) servebench.Plan {
 		p.Target.GPU = "sim"
 		p.Sweep.Contexts = []servebench.Tokens{1024, 8192, 32768}
 		p.Sweep.Concurrency = []int{1, 2, 4}
-		p.Sweep.MinRequests = 3
+		p.Sweep.MinRequests = 2
 		p.Sweep.Rounds = 1
 		p.Capacity.MaxConcurrency = 8
 		p.Scenarios = DemoScenarios()
@@ -150,9 +150,9 @@ func Defaults(simulated bool) servebench.Plan {
 // scenarios come only from the plan file (they cost GPU time).
 func DemoScenarios() []servebench.Scenario {
 	return []servebench.Scenario{
-		{Name: "chatbot", Title: "Chatbot", ContextTokens: 1024, OutputTokens: 256, Concurrency: []int{1, 2, 4}},
-		{Name: "rag", Title: "Retrieval-Augmented Q&A", ContextTokens: 8192, OutputTokens: 256, Concurrency: []int{1, 2, 4}},
-		{Name: "tool_calling_agentic", Title: "Tool Calling Agentic", ContextTokens: 16384, OutputTokens: 256, Concurrency: []int{1, 2, 4}},
+		{Name: "chatbot", Title: "Chatbot", ContextTokens: 1024, OutputTokens: 128, Concurrency: []int{1, 2, 4}},
+		{Name: "rag", Title: "Retrieval-Augmented Q&A", ContextTokens: 8192, OutputTokens: 128, Concurrency: []int{1, 2, 4}},
+		{Name: "tool_calling_agentic", Title: "Tool Calling Agentic", ContextTokens: 16384, OutputTokens: 128, Concurrency: []int{1, 2, 4}},
 	}
 }
 

@@ -92,23 +92,23 @@
 //
 // # The fast profile
 //
-// An imaginary small GPU (143 TFLOP/s, 3 TB/s, 4.5 GB, 40–300 W) serving a 0.5B dense model
+// An imaginary small GPU (120 TFLOP/s, 4.5 TB/s, 2.6 GB, 40–300 W) serving a 0.5B dense model
 // (24 layers, hidden 1024, 24 KiB of KV per token), budget 8192 tokens, 64 sequences, stream
-// interval 15 ms, MaxModelLen 65536 (64K + 1K output and 96K requests are rejected), KV capacity
-// 114,944 tokens (32K × 4 users queue). It is sized so that the README demo finishes in about two
-// minutes and still shows every effect. All its numbers are in the FastProfile literal.
+// interval 15 ms, MaxModelLen 49152 (64K and 96K requests are rejected), KV capacity 49,232
+// tokens: one 32K request at a time, so 32K × 2 users already queue. It is sized so that the
+// README demo finishes in about a minute and a half and still shows every effect (a measured
+// limit, a lower bound and "not viable"). All its numbers are in the FastProfile literal.
 // Sustained load, 1024 output tokens, from Simulate (mean per request):
 //
 //	context  users  TTFT s  queue s  prefill tok/s  gen tok/s/user  system tok/s  power W  preemptions
-//	1K       1      0.033   0        30,997         1,073           1,038         117      0
-//	1K       16     0.114   0        10,112           784          12,211         183      0
-//	4K       1      0.078   0        52,614         1,038             963         128      0
-//	8K       1      0.154   0        53,049           994             865         143      0
-//	8K       16     1.370   1.054    28,394           314           4,360         225      5
-//	32K      1      1.079   0        30,368           795             433         206      0
-//	32K      4      2.730   0.924    22,577           282             768         242      9
-//	32K      8     10.286   8.325    21,292           255             622         241      21
-//	63K      1      3.300   0        19,549           632             208         246      0
+//	1K       1      0.035   0        28,895         1,269           1,216         104      0
+//	8K       1      0.180   0        45,488         1,195             988         139      0
+//	8K       8      1.360   1.039    27,238           579           2,800         201      4
+//	16K      1      0.452   0        36,263         1,120             750         171      0
+//	32K      1      1.270   0        25,799           995             446         216      0
+//	32K      2      3.978   1.089    11,350           768             395         223      10
+//	32K      4      9.494   6.585    11,270           730             383         225      22
+//	47K      1      2.363   0        20,317           902             293         241      0
 //
 // Prefill speed peaks at a middle context (4K–8K: below it the fixed step costs dominate, above
 // it the quadratic attention), TTFT rises with context, per-user speed falls with concurrency and

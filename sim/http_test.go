@@ -280,8 +280,8 @@ func TestErrors(t *testing.T) {
 		code       int
 		msg        string
 	}{
-		{"above max model len", "/v1/chat/completions", chatBody(long, 1024, nil), 400, "maximum context length is 65536 tokens"},
-		{"prompt plus output above", "/v1/completions", map[string]any{"prompt": strings.Repeat("w ", 65000), "max_tokens": 1024}, 400, "you requested 66024 tokens (65000 in the prompt, 1024 in the completion)"},
+		{"above max model len", "/v1/chat/completions", chatBody(long, 1024, nil), 400, "maximum context length is 49152 tokens"},
+		{"prompt plus output above", "/v1/completions", map[string]any{"prompt": strings.Repeat("w ", 48500), "max_tokens": 1024}, 400, "you requested 49524 tokens (48500 in the prompt, 1024 in the completion)"},
 		{"bad JSON", "/v1/chat/completions", `{"messages": [`, 400, "invalid JSON"},
 		{"unknown model", "/v1/completions", map[string]any{"model": "gpt-x", "prompt": "hi"}, 404, "does not exist"},
 		{"min above max", "/v1/completions", map[string]any{"prompt": "hi", "max_tokens": 5, "min_tokens": 9}, 400, "min_tokens"},
@@ -329,7 +329,7 @@ func TestModelsVersionHealth(t *testing.T) {
 	}
 	getJSON(t, url+"/v1/models", &models)
 	if models.Object != "list" || len(models.Data) != 1 || models.Data[0].ID != "my-model" ||
-		models.Data[0].OwnedBy != "servebench-sim" || models.Data[0].MaxModelLen != 65536 || models.Data[0].Object != "model" {
+		models.Data[0].OwnedBy != "servebench-sim" || models.Data[0].MaxModelLen != FastProfile.Engine.MaxModelLen || models.Data[0].Object != "model" {
 		t.Errorf("models: %+v", models)
 	}
 	var v map[string]string

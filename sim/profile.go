@@ -176,16 +176,16 @@ var vllmDefaults = EngineSpec{
 // one literal; doc.go tabulates what they produce.
 var FastProfile = Profile{
 	Name:        "fast",
-	Description: "imaginary small GPU + 0.5B dense model, tuned so a two-minute demo shows every effect",
-	GPU: GPUSpec{Name: "servebench-sim fast GPU", Count: 1, PeakFLOPS: 143e12, MemBandwidth: 3e12,
-		MemoryBytes: 4.5e9, IdleWatts: 40, MaxWatts: 300},
+	Description: "imaginary small GPU + 0.5B dense model, tuned so a short demo shows every effect",
+	GPU: GPUSpec{Name: "servebench-sim fast GPU", Count: 1, PeakFLOPS: 120e12, MemBandwidth: 4.5e12,
+		MemoryBytes: 2.6e9, IdleWatts: 40, MaxWatts: 300},
 	Model: ModelSpec{Name: "servebench-sim-0.5b", TotalParams: 0.5e9, ActiveParams: 0.5e9,
 		Layers: 24, Hidden: 1024, KVBytesPerToken: 24576, BytesPerParam: 2},
 	Engine: EngineSpec{
 		MaxNumBatchedTokens:  8192,
 		MaxNumSeqs:           64,
 		GPUMemoryUtilization: 0.85,
-		MaxModelLen:          65536,
+		MaxModelLen:          49152,
 		BlockSize:            16,
 		StreamInterval:       15 * time.Millisecond,
 		StepOverhead:         500 * time.Microsecond,

@@ -20,7 +20,7 @@ func TestProfileTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	fmt.Printf("%s: KV capacity %d tokens, max model len %d\n", p.Name, p.KVCapacityTokens(), p.Engine.MaxModelLen)
-	for _, ctx := range []int{1024, 4096, 8192, 16384, 32768, 65536 - 1024} {
+	for _, ctx := range []int{1024, 4096, 8192, 16384, 32768, 48000} {
 		for _, n := range []int{1, 2, 4, 8, 16} {
 			if ctx+1024 > min(p.Engine.MaxModelLen, p.KVCapacityTokens()) {
 				continue
