@@ -522,7 +522,7 @@ func (b *builder) sectionThroughput() {
 	}
 	perHour := pv * 3600
 	b.add(id, title, 1,
-		para("Aggregate token generation across all concurrent requests: output tokens completed in the measured window divided by the window's length. Prompt tokens processed during prefill are excluded."),
+		para("Aggregate token generation across all concurrent requests: output tokens produced inside the measured window divided by the window's length. Prompt tokens processed during prefill are excluded."),
 		chartB(ch), tableB(t),
 		para("At peak throughput (%s), this configuration produces approximately %s tokens per hour. This matters for batch workloads such as document processing, synthetic data generation or offline analysis.", condition(pk), fmtLarge(perHour)))
 }

@@ -179,6 +179,7 @@ func runRun(ctx context.Context, e *env, f runFlags, ov plan.Overrides) error {
 			return withCode(exitError, fmt.Errorf("starting the built-in simulator: %w", err))
 		}
 		defer stop()
+		p.Metadata = simMetadata(p.Metadata, prof)
 		target.URL = base + "/v1"
 		if target.MetricsURL == "" {
 			target.MetricsURL = base + "/metrics"
@@ -370,6 +371,35 @@ func redactArgs(args []string) []string {
 		out[i] = a
 	}
 	return out
+}
+
+// simMetadata declares what the simulated profile is, where the plan left a field blank, so the
+// report's hardware and model tables describe the simulated system instead of "—".
+func simMetadata(m servebench.Metadata, prof sim.Profile) servebench.Metadata {
+	set := func(dst *string, v string) {
+		if *dst == "" {
+			*dst = v
+		}
+	}
+	set(&m.ModelOrg, "servebench (simulated)")
+	set(&m.ModelName, prof.Model.Name)
+	set(&m.Parameters, fmt.Sprintf("%gB", prof.Model.TotalParams/1e9))
+	arch := "Dense"
+	if prof.Model.ActiveParams < prof.Model.TotalParams {
+		arch = fmt.Sprintf("Mixture-of-Experts (%gB active)", prof.Model.ActiveParams/1e9)
+	}
+	set(&m.Architecture, arch)
+	prec := "BF16"
+	if prof.Model.BytesPerParam == 1 {
+		prec = "FP8"
+	}
+	set(&m.Precision, prec)
+	set(&m.KVCache, prec)
+	set(&m.GPU, fmt.Sprintf("%dx %s (simulated)", prof.GPU.Count, prof.GPU.Name))
+	set(&m.VRAM, fmt.Sprintf("%.1f GB", prof.GPU.MemoryBytes/1e9))
+	set(&m.Engine, "vLLM-like simulator:")
+	set(&m.SpeculativeDecoding, "none")
+	return m
 }
 
 // startSim serves the simulated engine on a loopback port for the duration of the run.
