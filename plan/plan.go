@@ -95,6 +95,7 @@ type Overrides struct {
 	Rate                                                               *float64
 	MinRequests, Rounds                                                *int
 	UseCases                                                           *string
+	Scenarios                                                          *string
 	CapacityMax                                                        *int
 	TTFTTimeout, IdleTimeout                                           *time.Duration
 	ExactOutput                                                        *bool
@@ -306,6 +307,14 @@ func mergeFlags(p *servebench.Plan, ov Overrides, probs *Problems) {
 	if ov.ExactOutput != nil {
 		p.Sweep.ExactOutput = *ov.ExactOutput
 	}
+	if ov.Scenarios != nil {
+		sel, err := selectScenarios(p.Scenarios, *ov.Scenarios)
+		if err != nil {
+			*probs = append(*probs, "--scenarios: "+err.Error())
+		} else {
+			p.Scenarios = sel
+		}
+	}
 	if ov.UseCases != nil {
 		ucs, err := SelectUseCases(p.UseCases, *ov.UseCases)
 		if err != nil {
@@ -343,6 +352,30 @@ func SelectUseCases(all []servebench.UseCase, sel string) ([]servebench.UseCase,
 			names = append(names, u.Name)
 		}
 		return nil, fmt.Errorf("unknown use case %s: choose default, none, or from %s", strings.Join(unknown, ", "), strings.Join(names, ", "))
+	}
+	return out, nil
+}
+
+// selectScenarios applies --scenarios: "default" (the configured ones), "none", or names.
+func selectScenarios(all []servebench.Scenario, sel string) ([]servebench.Scenario, error) {
+	switch strings.TrimSpace(sel) {
+	case "", "default", "all":
+		return all, nil
+	case "none":
+		return nil, nil
+	}
+	var out []servebench.Scenario
+	for _, name := range strings.Split(sel, ",") {
+		name = strings.TrimSpace(name)
+		i := slices.IndexFunc(all, func(s servebench.Scenario) bool { return s.Name == name })
+		if i < 0 {
+			var names []string
+			for _, s := range all {
+				names = append(names, s.Name)
+			}
+			return nil, fmt.Errorf("unknown scenario %q: choose default, none, or from [%s]", name, strings.Join(names, ", "))
+		}
+		out = append(out, all[i])
 	}
 	return out, nil
 }

@@ -69,6 +69,7 @@ func newRunCmd(e *env) *cobra.Command {
 	fl.Int("min-requests", 0, "sustained: at least this many measured requests per cell (default 10)")
 	fl.Int("rounds", 0, "sustained: at least rounds × concurrency measured requests per cell (default 3)")
 	fl.String("use-cases", "", "capacity analysis: default, none, or use-case names (comma separated)")
+	fl.String("scenarios", "", "dedicated-capacity scenarios: default, none, or scenario names (comma separated)")
 	fl.Int("capacity-max", 0, "ceiling of the capacity search (default 128)")
 	fl.String("metrics-url", "", "Prometheus endpoint of the target (default <base without /v1>/metrics)")
 	fl.String("gpu", "", "GPU telemetry: auto, nvml, dcgm=URL, nvidia-smi, none")
@@ -108,6 +109,7 @@ func collectOverrides(cmd *cobra.Command, ov *plan.Overrides) {
 	ov.URL, ov.API, ov.Model, ov.MetricsURL, ov.GPU = str("url"), str("api"), str("model"), str("metrics-url"), str("gpu")
 	ov.Tokenizer, ov.SimProfile, ov.APIKeyEnv = str("tokenizer"), str("sim-profile"), str("api-key-env")
 	ov.Contexts, ov.Concurrency, ov.Mode, ov.UseCases = str("contexts"), str("concurrency"), str("mode"), str("use-cases")
+	ov.Scenarios = str("scenarios")
 	ov.OutputTokens, ov.Requests, ov.MinRequests, ov.Rounds, ov.CapacityMax = intf("output-tokens"), intf("requests"), intf("min-requests"), intf("rounds"), intf("capacity-max")
 	if fl.Changed("rate") {
 		v, _ := fl.GetFloat64("rate")

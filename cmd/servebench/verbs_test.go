@@ -15,7 +15,7 @@ func TestReportCompareAndRunsVerbs(t *testing.T) {
 	for i, profile := range []string{"fast", "fast"} {
 		dir := filepath.Join(tmp, "run"+string(rune('a'+i)))
 		code, _, stderr := runCLI(t, "run", "--sim-profile", profile, "--contexts", "1k", "--concurrency", "1,2", "--output-tokens", "32",
-			"--min-requests", "2", "--rounds", "1", "--use-cases", "none", "--out", dir, "--quiet", "--index", index, "--no-report")
+			"--min-requests", "2", "--rounds", "1", "--use-cases", "none", "--scenarios", "none", "--out", dir, "--quiet", "--index", index, "--no-report")
 		if code != 0 {
 			t.Fatalf("run %d: exit %d\n%s", i, code, stderr)
 		}
