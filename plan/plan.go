@@ -152,8 +152,8 @@ func Defaults(simulated bool) servebench.Plan {
 func DemoScenarios() []servebench.Scenario {
 	return []servebench.Scenario{
 		{Name: "chatbot", Title: "Chatbot", ContextTokens: 1024, OutputTokens: 128, Concurrency: []int{1, 2, 4}},
-		{Name: "rag", Title: "Retrieval-Augmented Q&A", ContextTokens: 8192, OutputTokens: 128, Concurrency: []int{1, 2, 4}},
-		{Name: "tool_calling_agentic", Title: "Tool Calling Agentic", ContextTokens: 16384, OutputTokens: 128, Concurrency: []int{1, 2, 4}},
+		{Name: "rag", Title: "Retrieval-Augmented Q&A", ContextTokens: 4096, OutputTokens: 128, Concurrency: []int{1, 2, 4}},
+		{Name: "tool_calling_agentic", Title: "Tool Calling Agentic", ContextTokens: 8192, OutputTokens: 128, Concurrency: []int{1, 2, 4}},
 	}
 }
 
