@@ -70,6 +70,9 @@ type Config struct {
 	ExactOutput bool
 	// Quirks turn off request fields the server does not accept.
 	Quirks Quirks
+	// DialContext, when set, opens connections instead of a TCP dialer (tests drive the
+	// client over in-memory connections, e.g. net.Pipe inside a synctest bubble).
+	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // Client is the measuring client. It is safe for concurrent use.
@@ -119,6 +122,9 @@ func New(cfg Config) (*Client, error) {
 	}
 	c.tr = newTransport(cfg.MaxConnections, false)
 	c.fresh = newTransport(1, true)
+	if cfg.DialContext != nil {
+		c.tr.DialContext, c.fresh.DialContext = cfg.DialContext, cfg.DialContext
+	}
 	return c, nil
 }
 
