@@ -206,7 +206,7 @@ func (b *builder) highlights() {
 	total, ok := b.totals()
 	if total > 0 {
 		r.Highlights = append(r.Highlights, Highlight{Value: fmtPct(float64(ok) / float64(total)), Label: "Success Rate",
-			Condition: fmt.Sprintf("Across All Scenarios (%s requests)", fmtCount(total))})
+			Condition: fmt.Sprintf("Across All Scenarios (%s measured requests)", fmtCount(total))})
 	} else {
 		r.Highlights = append(r.Highlights, Highlight{Value: "—", Label: "Success Rate", Condition: "no requests measured"})
 	}
