@@ -91,12 +91,14 @@ func fmtLarge(v float64) string {
 	return strconv.FormatFloat(v, 'f', 0, 64)
 }
 
-// fmtUSD writes a dollar amount with two decimals, more when below one cent.
+// fmtUSD writes a dollar amount: two decimals from $1 up, two significant digits below
+// ($0.50, $0.030, $0.0025).
 func fmtUSD(v float64) string {
-	if v != 0 && math.Abs(v) < 0.01 {
-		return "$" + strconv.FormatFloat(v, 'f', 4, 64)
+	d := 2
+	if a := math.Abs(v); a != 0 && a < 1 {
+		d = max(2, 1-int(math.Floor(math.Log10(a)))) // two significant digits below $1
 	}
-	return "$" + strconv.FormatFloat(v, 'f', 2, 64)
+	return "$" + strconv.FormatFloat(v, 'f', d, 64)
 }
 
 // fmtNum writes v with the given decimals.
