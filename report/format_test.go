@@ -22,3 +22,21 @@ func TestFmtUSD(t *testing.T) {
 		}
 	}
 }
+
+func TestMDText(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"< 15 tok/s", "< 15 tok/s"},
+		{"TTFT < 8s, speed > 15 tok/s", "TTFT < 8s, speed > 15 tok/s"},
+		{"> 50 tok/s", "\\> 50 tok/s"},
+		{"<script>alert(1)</script>", "&lt;script>alert(1)&lt;/script>"},
+		{"<!-- x -->", "&lt;!-- x -->"},
+		{"<http://evil.example>", "&lt;http://evil.example>"},
+		{"R&D &amp; &#60;", "R&amp;D &amp;amp; &amp;#60;"},
+		{"a|b *c* _d_ `e` [f](g)", "a\\|b \\*c\\* \\_d\\_ \\`e\\` \\[f\\](g)"},
+		{"line\nbreak", "line break"},
+	} {
+		if got := mdText(tt.in); got != tt.want {
+			t.Errorf("mdText(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

@@ -136,3 +136,26 @@ func TestWriteHTMLForInspection(t *testing.T) {
 }
 
 var _ = servebench.SchemaVersion
+
+func TestMarkdownEscapesUntrustedText(t *testing.T) {
+	const evil = `<script>alert(1)</script>"'<img src=x onerror=alert(2)>[link](javascript:alert(3))|`
+	in := loadFixture(t)
+	in.Manifest.Plan.Metadata.ModelName = evil
+	in.Manifest.Plan.Metadata.Engine = evil
+	in.Manifest.Server.Version = evil
+	in.Results.Capacity[0].Title = evil
+	in.Manifest.Plan.Scenarios[0].Title = evil
+	var buf bytes.Buffer
+	if err := Markdown(&buf, Build(in)); err != nil {
+		t.Fatal(err)
+	}
+	md := buf.String()
+	for _, bad := range []string{"<script", "<img", "[link](javascript:"} {
+		if strings.Contains(strings.ToLower(md), bad) {
+			t.Errorf("untrusted text reaches the Markdown as markup: %q", bad)
+		}
+	}
+	if n := strings.Count(md, "&lt;script>alert(1)&lt;/script>"); n < 3 {
+		t.Errorf("the untrusted text is shown escaped %d times, want at least 3 (model, engine, use case)", n)
+	}
+}

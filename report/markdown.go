@@ -160,15 +160,48 @@ func pairRows(a, b []Field) [][]string {
 	return rows
 }
 
-// mdText escapes characters that Markdown or inline HTML would interpret, so text from the
-// server or the plan renders literally.
+// mdText escapes what Markdown or inline HTML would interpret, so text from the server or the
+// plan renders literally and can never become a tag, a link, emphasis or a table break, while
+// ordinary text stays readable in the raw file: "<" becomes "&lt;" only where it could open a
+// tag, comment or autolink (before a letter, "/", "!" or "?"), "&" becomes "&amp;" only where
+// it could start an entity, and ">" is escaped only where it would start a block quote.
 func mdText(s string) string {
-	r := strings.NewReplacer(
-		"\\", "\\\\", "<", "&lt;", ">", "&gt;", "*", "\\*", "_", "\\_", "`", "\\`",
-		"[", "\\[", "]", "\\]", "|", "\\|", "\n", " ",
-	)
-	return r.Replace(s)
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		var next byte
+		if i+1 < len(s) {
+			next = s[i+1]
+		}
+		switch c {
+		case '<':
+			if isASCIILetter(next) || next == '/' || next == '!' || next == '?' {
+				b.WriteString("&lt;")
+				continue
+			}
+		case '&':
+			if isASCIILetter(next) || next == '#' {
+				b.WriteString("&amp;")
+				continue
+			}
+		case '>':
+			if strings.TrimSpace(b.String()) == "" {
+				b.WriteString("\\>")
+				continue
+			}
+		case '\\', '*', '_', '`', '[', ']', '|':
+			b.WriteByte('\\')
+		case '\n', '\r':
+			b.WriteByte(' ')
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }
+
+func isASCIILetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
 func mdCell(s string) string { return mdText(s) }
 
