@@ -28,6 +28,8 @@ func TestMDText(t *testing.T) {
 		{"< 15 tok/s", "< 15 tok/s"},
 		{"TTFT < 8s, speed > 15 tok/s", "TTFT < 8s, speed > 15 tok/s"},
 		{"> 50 tok/s", "\\> 50 tok/s"},
+		{" \n> quote", "  \\> quote"},
+		{"<a>>", "&lt;a>>"},
 		{"<script>alert(1)</script>", "&lt;script>alert(1)&lt;/script>"},
 		{"<!-- x -->", "&lt;!-- x -->"},
 		{"<http://evil.example>", "&lt;http://evil.example>"},

@@ -168,12 +168,15 @@ func pairRows(a, b []Field) [][]string {
 func mdText(s string) string {
 	var b strings.Builder
 	b.Grow(len(s) + 8)
+	lead := true // only blanks written so far: a ">" here would open a block quote
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		var next byte
 		if i+1 < len(s) {
 			next = s[i+1]
 		}
+		atStart := lead
+		lead = lead && (c == ' ' || c == '\t' || c == '\n' || c == '\r')
 		switch c {
 		case '<':
 			if isASCIILetter(next) || next == '/' || next == '!' || next == '?' {
@@ -186,7 +189,7 @@ func mdText(s string) string {
 				continue
 			}
 		case '>':
-			if strings.TrimSpace(b.String()) == "" {
+			if atStart {
 				b.WriteString("\\>")
 				continue
 			}

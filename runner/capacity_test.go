@@ -125,8 +125,6 @@ func (wordPrompts) Prompt(_ context.Context, seq int64, tokens int) (string, err
 	return fmt.Sprintf("req%d", seq) + strings.Repeat(" a", tokens-1), nil
 }
 
-func ptr(v float64) *float64 { return &v }
-
 // The capacity search, driven through the real client over HTTP against a server with known
 // behaviour, finds the known limit of a speed-bound, a TTFT-bound and an end-to-end-bound use
 // case, reuses the sweep's cells, and spends fewer requests than a dense grid to the same level.
@@ -146,11 +144,11 @@ func TestCapacitySearchFindsKnownLimits(t *testing.T) {
 		limit    int
 		limiting string
 	}{
-		{servebench.UseCase{Name: "speed_bound", Title: "Speed-bound", Thresholds: servebench.Thresholds{GenerationSpeedTPSMin: ptr(15)}},
+		{servebench.UseCase{Name: "speed_bound", Title: "Speed-bound", Thresholds: servebench.Thresholds{GenerationSpeedTPSMin: servebench.Float(15)}},
 			13, "generation_speed_tps"},
-		{servebench.UseCase{Name: "ttft_bound", Title: "TTFT-bound", Thresholds: servebench.Thresholds{TTFTSecondsMax: ptr(0.5)}},
+		{servebench.UseCase{Name: "ttft_bound", Title: "TTFT-bound", Thresholds: servebench.Thresholds{TTFTSecondsMax: servebench.Float(0.5)}},
 			24, "ttft_seconds"},
-		{servebench.UseCase{Name: "e2e_bound", Title: "End-to-end-bound", Thresholds: servebench.Thresholds{E2ELatencySecondsMax: ptr(1.0)}},
+		{servebench.UseCase{Name: "e2e_bound", Title: "End-to-end-bound", Thresholds: servebench.Thresholds{E2ELatencySecondsMax: servebench.Float(1.0)}},
 			10, "e2e_latency_seconds"},
 	}
 
