@@ -104,6 +104,20 @@ type CapacityPlan struct {
 	MaxConcurrency int `json:"max_concurrency" yaml:"max_concurrency"`
 }
 
+// SizingPlan says how capacity limits become a deployment size (the report's Capacity
+// Planning). Zero values take the defaults: 4 users per slot, 100 / 1,000 / 10,000 users, GPUs
+// per replica from metadata.gpu ("2x RTX Pro 6000" → 2, else 1), no GPU price.
+type SizingPlan struct {
+	// UsersPerSlot: active users served by one concurrent request slot.
+	UsersPerSlot float64 `json:"users_per_slot,omitempty" yaml:"users_per_slot"`
+	// TargetUsers: the user counts to size for.
+	TargetUsers []int `json:"target_users,omitempty" yaml:"target_users"`
+	// GPUsPerReplica: GPUs in one replica of the measured system.
+	GPUsPerReplica int `json:"gpus_per_replica,omitempty" yaml:"gpus_per_replica"`
+	// GPUUSDPerHour: the price of one GPU-hour in USD.
+	GPUUSDPerHour float64 `json:"gpu_usd_per_hour,omitempty" yaml:"gpu_usd_per_hour"`
+}
+
 // Metadata is what the user declares about the system under test, shown in the report.
 type Metadata struct {
 	ModelOrg             string  `json:"model_org,omitempty" yaml:"model_org"`
@@ -137,6 +151,7 @@ type Plan struct {
 	UseCases  []UseCase    `json:"use_cases" yaml:"-"`
 	Scenarios []Scenario   `json:"scenarios,omitempty" yaml:"scenarios"`
 	Capacity  CapacityPlan `json:"capacity" yaml:"capacity"`
+	Sizing    SizingPlan   `json:"sizing,omitzero" yaml:"sizing"`
 	Metadata  Metadata     `json:"metadata" yaml:"metadata"`
 }
 

@@ -241,6 +241,9 @@ type Results struct {
 	Run           RunInfo          `json:"run"`
 	Cells         []CellResult     `json:"cells"`
 	Capacity      []CapacityResult `json:"capacity"`
+	// Sizing turns the capacity limits into a deployment size and cost (Capacity Planning); nil
+	// when no use case was searched.
+	Sizing *Sizing `json:"sizing,omitempty"`
 	// Notes are run-level facts the report must state (e.g. "the server cannot force output
 	// length: 12 requests stopped short").
 	Notes []string `json:"notes,omitempty"`
@@ -251,3 +254,68 @@ func Float(v float64) *float64 { return &v }
 
 // Int returns a pointer to v.
 func Int(v int) *int { return &v }
+
+// Sizing is the Capacity Planning answer: how many replicas of the measured system (and GPUs,
+// and dollars) serve a number of users of each use case. The formulas are in package capacity
+// (capacity.Size).
+type Sizing struct {
+	// UsersPerSlot is how many active users one concurrent request slot serves (users pause to
+	// read and type between requests).
+	UsersPerSlot float64 `json:"users_per_slot"`
+	// GPUsPerReplica is the GPU count of one replica, i.e. of the measured system.
+	GPUsPerReplica int `json:"gpus_per_replica"`
+	// GPUsPerReplicaSource says where GPUsPerReplica came from: "plan", "declared GPU: 2x RTX Pro
+	// 6000", or "default".
+	GPUsPerReplicaSource string `json:"gpus_per_replica_source"`
+	// GPUUSDPerHour is the price of one GPU-hour in USD; 0 when not given (no dollar figures).
+	GPUUSDPerHour float64 `json:"gpu_usd_per_hour"`
+	// HoursPerMonth converts hourly into monthly cost (730 = 8,760 h / 12).
+	HoursPerMonth float64         `json:"hours_per_month"`
+	TargetUsers   []int           `json:"target_users"`
+	UseCases      []UseCaseSizing `json:"use_cases"`
+}
+
+// UseCaseSizing is the sizing of one use case.
+type UseCaseSizing struct {
+	UseCase   string    `json:"use_case"`
+	Title     string    `json:"title"`
+	LimitKind LimitKind `json:"limit_kind"`
+	// SlotsPerReplica is the capacity limit: concurrent requests one replica serves within the
+	// thresholds; nil when not viable or not measured.
+	SlotsPerReplica *int `json:"slots_per_replica"`
+	// UsersPerReplica = SlotsPerReplica × UsersPerSlot.
+	UsersPerReplica *float64 `json:"users_per_replica"`
+	// AtMost is set for a lower-bound limit ("125+"): the true limit is higher, so replica counts
+	// and costs are upper bounds.
+	AtMost bool `json:"at_most,omitempty"`
+	// Approximate is set for an interpolated limit ("~35").
+	Approximate bool           `json:"approximate,omitempty"`
+	Targets     []SizingTarget `json:"targets,omitempty"`
+	// ThroughputConcurrency is the measured level whose system output throughput stands for the
+	// capacity limit (the limit itself, or the highest passing level below an interpolated one).
+	ThroughputConcurrency int `json:"throughput_concurrency,omitempty"`
+	// ThroughputTPS is the system output throughput (tokens/s) of one replica at that level.
+	ThroughputTPS *float64 `json:"throughput_tps"`
+	// HardwareUSDPerMillionOutputTokens = GPUsPerReplica × GPUUSDPerHour / (ThroughputTPS × 3600)
+	// × 1e6: GPU rental per million output tokens with the replica fully used at the limit.
+	HardwareUSDPerMillionOutputTokens *float64 `json:"hardware_usd_per_million_output_tokens"`
+	// ElectricityUSDPerMillionOutputTokens is the measured energy cost of the same cell, nil when
+	// it has no energy figure.
+	ElectricityUSDPerMillionOutputTokens *float64 `json:"electricity_usd_per_million_output_tokens"`
+	// TotalUSDPerMillionOutputTokens = hardware + electricity (hardware alone when electricity is
+	// unknown); nil without a GPU price.
+	TotalUSDPerMillionOutputTokens *float64 `json:"total_usd_per_million_output_tokens"`
+	// Note explains a use case without a size: not viable (and what would make it viable) or not
+	// measured.
+	Note string `json:"note,omitempty"`
+}
+
+// SizingTarget is the deployment for one target user count.
+type SizingTarget struct {
+	Users int `json:"users"`
+	// Replicas = ⌈Users / UsersPerReplica⌉; GPUs = Replicas × GPUsPerReplica.
+	Replicas int `json:"replicas"`
+	GPUs     int `json:"gpus"`
+	// MonthlyUSD = GPUs × GPUUSDPerHour × HoursPerMonth; nil without a GPU price.
+	MonthlyUSD *float64 `json:"monthly_usd"`
+}

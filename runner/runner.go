@@ -107,13 +107,18 @@ func (r *Runner) Results() servebench.Results {
 	}
 	info := r.RunInfo
 	info.FinishedAt = time.Now().UTC()
-	return servebench.Results{
+	res := servebench.Results{
 		SchemaVersion: servebench.SchemaVersion,
 		Run:           info,
 		Cells:         cells,
 		Capacity:      append([]servebench.CapacityResult(nil), r.caps...),
 		Notes:         notes,
 	}
+	if len(res.Capacity) > 0 {
+		sz := capacity.Size(res.Capacity, capacity.SizingInput{Plan: r.Plan.Sizing, DeclaredGPU: r.Plan.Metadata.GPU, Cells: cells})
+		res.Sizing = &sz
+	}
+	return res
 }
 
 func sortCells(cells []servebench.CellResult) {

@@ -1,0 +1,202 @@
+package capacity
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/servebench/servebench"
+)
+
+// Sizing defaults.
+const (
+	// DefaultUsersPerSlot: each concurrent request slot serves about 4 active users of a chat or
+	// coding application (users read and type between requests); the reference reports say 4–5.
+	DefaultUsersPerSlot = 4.0
+	// HoursPerMonth = 8,760 hours a year / 12.
+	HoursPerMonth = 730.0
+)
+
+// DefaultTargetUsers is the user ladder sized when the plan names none.
+func DefaultTargetUsers() []int { return []int{100, 1000, 10000} }
+
+var gpuCount = regexp.MustCompile(`^\s*(\d+)\s*[x×*]\s*\S`)
+
+// GPUsDeclared parses the GPU count of a declared GPU: "2x RTX Pro 6000" → 2, "8 × H100" → 8,
+// "H100 SXM" → 0 (no count written). ok is false when no count is written.
+func GPUsDeclared(gpu string) (n int, ok bool) {
+	m := gpuCount.FindStringSubmatch(strings.ToLower(gpu))
+	if m == nil {
+		return 0, false
+	}
+	n, err := strconv.Atoi(m[1])
+	if err != nil || n <= 0 {
+		return 0, false
+	}
+	return n, true
+}
+
+// SizingInput is what Size needs besides the capacity results.
+type SizingInput struct {
+	// Plan holds the user's settings; zero values take the defaults.
+	Plan servebench.SizingPlan
+	// DeclaredGPU is metadata.gpu ("2x RTX Pro 6000"), used when Plan.GPUsPerReplica is 0.
+	DeclaredGPU string
+	// Cells are the run's cells, for the energy cost at the capacity limit (optional).
+	Cells []servebench.CellResult
+}
+
+// Size answers "how many replicas, GPUs and dollars for N users of this use case" from the
+// capacity limits. One replica is the measured system (GPUsPerReplica GPUs). Per use case with
+// a limit of L concurrent requests:
+//
+//	users per replica = L × users per slot
+//	replicas          = ⌈users / users per replica⌉,   GPUs = replicas × GPUs per replica
+//	monthly USD       = GPUs × GPU USD/hour × 730 h
+//	hardware USD/1M output tokens = GPUs per replica × GPU USD/hour / (T × 3600 s) × 1e6
+//
+// where T is the replica's system output throughput (tokens/s) at the limit: at the limit's
+// own measured level, or for an interpolated limit at the highest passing level below it (a
+// lower throughput, so the cost errs high). The total per 1M output tokens adds the measured
+// electricity cost of that cell when there is one. A lower-bound limit ("125+": the ceiling
+// still passed) gives upper bounds (AtMost): more users fit per replica than the ceiling
+// proves. A use case that is not viable gets no size and a Note saying what would make it
+// viable. Size is pure.
+func Size(results []servebench.CapacityResult, in SizingInput) servebench.Sizing {
+	s := servebench.Sizing{
+		UsersPerSlot:  in.Plan.UsersPerSlot,
+		GPUUSDPerHour: in.Plan.GPUUSDPerHour,
+		HoursPerMonth: HoursPerMonth,
+		TargetUsers:   append([]int(nil), in.Plan.TargetUsers...),
+	}
+	if s.UsersPerSlot <= 0 {
+		s.UsersPerSlot = DefaultUsersPerSlot
+	}
+	if len(s.TargetUsers) == 0 {
+		s.TargetUsers = DefaultTargetUsers()
+	}
+	switch n, ok := GPUsDeclared(in.DeclaredGPU); {
+	case in.Plan.GPUsPerReplica > 0:
+		s.GPUsPerReplica, s.GPUsPerReplicaSource = in.Plan.GPUsPerReplica, "plan"
+	case ok:
+		s.GPUsPerReplica, s.GPUsPerReplicaSource = n, "declared GPU: "+strings.TrimSpace(in.DeclaredGPU)
+	default:
+		s.GPUsPerReplica, s.GPUsPerReplicaSource = 1, "default"
+	}
+	cells := map[string]servebench.CellResult{}
+	for _, c := range in.Cells {
+		cells[c.ID()] = c
+	}
+	for _, r := range results {
+		s.UseCases = append(s.UseCases, sizeOne(r, s, cells))
+	}
+	return s
+}
+
+func sizeOne(r servebench.CapacityResult, s servebench.Sizing, cells map[string]servebench.CellResult) servebench.UseCaseSizing {
+	u := servebench.UseCaseSizing{UseCase: r.UseCase, Title: r.Title, LimitKind: r.LimitKind}
+	if r.Skipped || r.Limit == nil || *r.Limit < 1 {
+		switch {
+		case r.LimitKind == servebench.LimitNotViable && !r.Skipped:
+			u.Note = NotViableAdvice(r)
+		case r.Note != "":
+			u.Note = "Not sized: " + strings.TrimSuffix(r.Note, ".") + "."
+		default:
+			u.Note = "Not sized: the capacity limit was not measured."
+		}
+		return u
+	}
+	limit := *r.Limit
+	u.SlotsPerReplica = servebench.Int(limit)
+	perReplica := float64(limit) * s.UsersPerSlot
+	u.UsersPerReplica = servebench.Float(perReplica)
+	u.AtMost = r.LimitKind == servebench.LimitLowerBound
+	u.Approximate = r.LimitKind == servebench.LimitInterpolated
+	for _, users := range s.TargetUsers {
+		t := servebench.SizingTarget{Users: users, Replicas: int(math.Ceil(float64(users)/perReplica - 1e-9))}
+		if t.Replicas < 1 {
+			t.Replicas = 1
+		}
+		t.GPUs = t.Replicas * s.GPUsPerReplica
+		if s.GPUUSDPerHour > 0 {
+			t.MonthlyUSD = servebench.Float(float64(t.GPUs) * s.GPUUSDPerHour * s.HoursPerMonth)
+		}
+		u.Targets = append(u.Targets, t)
+	}
+	p, ok := throughputPoint(r, limit)
+	if !ok {
+		return u
+	}
+	u.ThroughputConcurrency = p.Concurrency
+	tps, have := p.Values[MetricSystemThroughput]
+	if !have || tps <= 0 {
+		return u
+	}
+	u.ThroughputTPS = servebench.Float(tps)
+	if c, ok := cells[p.CellID]; ok && c.EnergyJoules != nil && c.EnergyJoules.CostUSDPerMillionOutputTokens > 0 {
+		u.ElectricityUSDPerMillionOutputTokens = servebench.Float(c.EnergyJoules.CostUSDPerMillionOutputTokens)
+	}
+	if s.GPUUSDPerHour > 0 {
+		hw := float64(s.GPUsPerReplica) * s.GPUUSDPerHour / (tps * 3600) * 1e6
+		u.HardwareUSDPerMillionOutputTokens = servebench.Float(hw)
+		total := hw
+		if u.ElectricityUSDPerMillionOutputTokens != nil {
+			total += *u.ElectricityUSDPerMillionOutputTokens
+		}
+		u.TotalUSDPerMillionOutputTokens = servebench.Float(total)
+	}
+	return u
+}
+
+// throughputPoint is the passing measured point standing for the limit: the limit's own level
+// when measured and passing, else the highest passing level below it.
+func throughputPoint(r servebench.CapacityResult, limit int) (servebench.CapacityPoint, bool) {
+	var best servebench.CapacityPoint
+	found := false
+	for _, p := range r.Points {
+		if p.Pass && p.Concurrency <= limit && (!found || p.Concurrency > best.Concurrency) {
+			best, found = p, true
+		}
+	}
+	return best, found
+}
+
+// NotViableAdvice says why a use case is not viable and what would make it viable: each failing
+// threshold relaxed to the value measured at 1 request, or a system that brings the value
+// within the threshold at 1 request.
+func NotViableAdvice(r servebench.CapacityResult) string {
+	uc := servebench.UseCase{Statistic: r.Statistic, Thresholds: r.Thresholds}
+	p, ok := pointAt(r, 1)
+	if !ok || len(p.Failing) == 0 {
+		return "Not viable: even 1 request fails a threshold; no replica count serves this use case as specified."
+	}
+	var relax, within []string
+	for _, m := range p.Failing {
+		if m == MetricSuccessRate {
+			within = append(within, "a success rate of at least "+formatThreshold(m, MinSuccessRate))
+			continue
+		}
+		k, ok := checkFor(uc, m)
+		v, have := p.Values[m]
+		if !ok || !have {
+			within = append(within, metricName(uc, m)+" measurable at 1 request")
+			continue
+		}
+		bound := "at most"
+		if !k.upper {
+			bound = "at least"
+		}
+		relax = append(relax, fmt.Sprintf("%s %s %s", metricName(uc, m), bound, formatValue(m, v, k.limit)))
+		within = append(within, fmt.Sprintf("%s %s %s at 1 request", metricName(uc, m), bound, formatValue(m, k.limit, k.limit)))
+	}
+	s := "Not viable: even at 1 request, " + failingText(uc, p) + ", so adding replicas does not help."
+	if len(relax) > 0 {
+		s += " It would be viable with thresholds of " + strings.Join(relax, " and ") + " (what 1 request measured),"
+		s += " or on a system reaching " + strings.Join(within, " and ")
+	} else {
+		s += " It would be viable on a system reaching " + strings.Join(within, " and ")
+	}
+	return s + ": faster or more GPUs per replica, a smaller or quantized model, or prompt caching for long shared contexts."
+}
