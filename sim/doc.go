@@ -83,7 +83,10 @@
 // free, the newest running sequence is preempted (recompute: back to the front of the queue,
 // vllm:num_preemptions_total + 1). Full prompt blocks are published in a prefix cache keyed by
 // the chained hash of their tokens; a new request reuses the longest cached run (queries and hits
-// counted in tokens), skipping that prefill compute. Unused cached blocks are evicted LRU.
+// counted in tokens), skipping that prefill compute. A preempted request re-reads the blocks it
+// published itself without recompute, but those are not hits: only blocks another request
+// published count (so unique prompts never show cache hits, however much preemption there is).
+// Unused cached blocks are evicted LRU.
 //
 // Power per GPU = IdleWatts + (MaxWatts − IdleWatts)·util with util = min(1, (compute +
 // MemoryPowerWeight·memory)/duration) during a step and IdleWatts between steps; energy is

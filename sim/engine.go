@@ -41,6 +41,10 @@ type kvEntry struct {
 	hash uint64
 	ref  int
 	lru  *list.Element // in core.evictable while ref == 0
+	// owner is the sequence that computed and published the block. A preempted sequence that
+	// re-reads its own blocks reuses them (no recompute) but they are not prefix-cache hits:
+	// nothing was shared between requests.
+	owner uint64
 }
 
 // stepCost is the physics of one step (seconds, FLOP, bytes).
@@ -146,8 +150,11 @@ func (c *core) free(s *seq) {
 	s.shared = nil
 }
 
-// matchPrefix takes the longest run of cached prompt blocks of s; returns the tokens hit.
-func (c *core) matchPrefix(s *seq) int {
+// matchPrefix takes the longest run of cached prompt blocks of s. It returns the tokens reused
+// (their prefill is skipped) and, of those, the tokens that count as prefix-cache hits: blocks
+// published by another request. Blocks s published itself before a preemption are reused but
+// are not hits.
+func (c *core) matchPrefix(s *seq) (reused, hits int) {
 	bs := c.p.Engine.BlockSize
 	for _, h := range s.blockHashes {
 		if (len(s.shared)+1)*bs > s.numTokens-1 { // at least one token must be computed
@@ -164,8 +171,11 @@ func (c *core) matchPrefix(s *seq) int {
 		}
 		e.ref++
 		s.shared = append(s.shared, e)
+		if e.owner != s.id {
+			hits += bs
+		}
 	}
-	return len(s.shared) * bs
+	return len(s.shared) * bs, hits
 }
 
 // register publishes the prompt blocks of s completed by its computed tokens.
@@ -176,7 +186,7 @@ func (c *core) register(s *seq) {
 		if _, ok := c.cache[h]; ok || s.private == 0 {
 			return // computed twice (another sequence published it first): stays private
 		}
-		e := &kvEntry{hash: h, ref: 1}
+		e := &kvEntry{hash: h, ref: 1, owner: s.id}
 		c.cache[h] = e
 		s.private--
 		s.shared = append(s.shared, e)
@@ -240,12 +250,13 @@ func (c *core) step() (stepCost, bool) {
 	// that had to preempt, as vLLM).
 	for !preempted && len(c.waiting) > 0 && budget > 0 && len(c.running) < c.p.Engine.MaxNumSeqs {
 		s := c.waiting[0]
-		hit := c.matchPrefix(s)
+		reused, hit := c.matchPrefix(s)
 		c.truth.PrefixCacheQueries += int64(s.numTokens)
 		c.truth.PrefixCacheHits += int64(hit)
+		c.truth.PrefixCacheOwnReuse += int64(reused - hit)
 		c.metrics.prefixQueries += int64(s.numTokens)
 		c.metrics.prefixHits += int64(hit)
-		s.computed = hit
+		s.computed = reused
 		n := min(s.numTokens-s.computed, budget)
 		if !c.alloc(s, s.computed+n) {
 			c.free(s)
@@ -253,6 +264,7 @@ func (c *core) step() (stepCost, bool) {
 			// Undo the query count: it will be asked again when blocks free up.
 			c.truth.PrefixCacheQueries -= int64(s.numTokens)
 			c.truth.PrefixCacheHits -= int64(hit)
+			c.truth.PrefixCacheOwnReuse -= int64(reused - hit)
 			c.metrics.prefixQueries -= int64(s.numTokens)
 			c.metrics.prefixHits -= int64(hit)
 			break

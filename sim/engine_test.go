@@ -316,3 +316,55 @@ func TestAbortFreesBlocks(t *testing.T) {
 		t.Errorf("abort count %d, finished %d", c.metrics.success["abort"], c.truth.RequestsFinished)
 	}
 }
+
+// A preempted request that re-reads its own published prompt blocks reuses them without
+// recompute, yet they are not prefix-cache hits: unique prompts show no hits however much
+// preemption there is; shared blocks of another request still count.
+func TestPreemptedOwnBlocksAreNotHits(t *testing.T) {
+	p := FastProfile
+	p.GPU.MemoryBytes = (p.WeightBytes() + 20000*p.Model.KVBytesPerToken) / p.Engine.GPUMemoryUtilization
+	p.Engine.MaxModelLen = 8192
+	c := newCore(p, "m")
+	bs := p.Engine.BlockSize
+	unique := func(id uint64, shared int) *seq {
+		q := &seq{id: id, promptTokens: 4000, maxTokens: 3000, target: 3000}
+		for j := range 4000 / bs {
+			h := mix64(id<<32 ^ uint64(j))
+			if j < shared {
+				h = mix64(0x5eed ^ uint64(j))
+			}
+			q.blockHashes = append(q.blockHashes, h)
+		}
+		return q
+	}
+	for i := range 6 {
+		c.add(unique(uint64(i+1), 0))
+	}
+	for steps := 0; c.hasWork(); steps++ {
+		if _, ok := c.step(); !ok {
+			t.Fatalf("no progress after %d steps", steps)
+		}
+	}
+	if c.truth.Preemptions == 0 {
+		t.Fatal("no preemption: the test needs some")
+	}
+	if c.truth.PrefixCacheOwnReuse == 0 {
+		t.Error("no preempted request re-read its own blocks: the case under test did not happen")
+	}
+	if c.truth.PrefixCacheHits != 0 || c.metrics.prefixHits != 0 {
+		t.Errorf("unique prompts: %d hit tokens (metrics %d), want 0", c.truth.PrefixCacheHits, c.metrics.prefixHits)
+	}
+	// Two requests sharing 100 blocks, one after the other: the second hits them.
+	c2 := newCore(FastProfile, "m")
+	c2.add(unique(1, 100))
+	for c2.hasWork() {
+		c2.step()
+	}
+	c2.add(unique(2, 100))
+	for c2.hasWork() {
+		c2.step()
+	}
+	if got := c2.truth.PrefixCacheHits; got != int64(100*bs) {
+		t.Errorf("shared 100 blocks: %d hit tokens, want %d", got, 100*bs)
+	}
+}

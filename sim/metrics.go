@@ -26,6 +26,9 @@ type Truth struct {
 	EnergyJoules                                         float64
 	Preemptions                                          int
 	PrefixCacheQueries, PrefixCacheHits                  int64
+	// PrefixCacheOwnReuse counts prompt tokens a preempted request re-read from blocks it had
+	// published itself: reused without recompute, but not hits (nothing was shared).
+	PrefixCacheOwnReuse int64
 }
 
 // vLLM's bucket boundaries (vllm/v1/metrics/loggers.py).
