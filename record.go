@@ -186,8 +186,14 @@ type Record struct {
 	// LengthMismatch is OutputTokens != OutputTokensRequested on an otherwise successful request.
 	LengthMismatch bool `json:"length_mismatch,omitempty"`
 	// CachedTokens is usage.prompt_tokens_details.cached_tokens when the server reports it.
-	CachedTokens *int   `json:"cached_tokens,omitempty"`
-	FinishReason string `json:"finish_reason,omitempty"`
+	CachedTokens *int `json:"cached_tokens,omitempty"`
+	// ReasoningTokens is how many of OutputTokens were reasoning (a reasoning model's thinking
+	// before its answer): usage.completion_tokens_details.reasoning_tokens (source "usage"), else
+	// the number of stream events that carried a reasoning delta ("client-count", a lower bound
+	// when a chunk carries several tokens). Zero with no source when nothing reasoned.
+	ReasoningTokens       int    `json:"reasoning_tokens,omitempty"`
+	ReasoningTokensSource string `json:"reasoning_tokens_source,omitempty"`
+	FinishReason          string `json:"finish_reason,omitempty"`
 
 	// Chunks counts stream events that carried a token delta. ChunkGapsSeconds are the raw gaps
 	// between consecutive such events (first gap = second event − first event); TokensPerChunk is

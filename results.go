@@ -106,6 +106,10 @@ type CellResult struct {
 
 	InputTokensMean  float64 `json:"input_tokens_mean"`
 	OutputTokensMean float64 `json:"output_tokens_mean"`
+	// ReasoningTokensMean and ReasoningShare describe a reasoning model's thinking (the formula
+	// is in package stats); zero when nothing reasoned.
+	ReasoningTokensMean float64 `json:"reasoning_tokens_mean,omitempty"`
+	ReasoningShare      float64 `json:"reasoning_share,omitempty"`
 	// InputTokensMaxDeviation is max |input_tokens − requested| over successful requests.
 	InputTokensMaxDeviation int `json:"input_tokens_max_deviation"`
 

@@ -456,6 +456,12 @@ func (a *exchange) finish(st *stream, f *failure, sr *stampReader) {
 		rec.InputTokens, rec.InputTokensSource = a.req.PromptTokens, servebench.SourceClientCount
 	}
 	rec.CachedTokens = st.usage.cached
+	switch {
+	case st.usage.reasoning != nil:
+		rec.ReasoningTokens, rec.ReasoningTokensSource = *st.usage.reasoning, servebench.SourceUsage
+	case st.reasoningEvents > 0:
+		rec.ReasoningTokens, rec.ReasoningTokensSource = st.reasoningEvents, servebench.SourceClientCount
+	}
 	rec.Server = st.serverTimings()
 
 	if f != nil {

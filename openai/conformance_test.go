@@ -28,6 +28,11 @@ type expect struct {
 	// ResponseID is the id the server sent ("" when it sends none); anyID accepts any
 	// non-empty id.
 	ResponseID string
+	// ReasoningTokens is how many output tokens reasoned, from ReasoningSource: "usage"
+	// (completion_tokens_details.reasoning_tokens) or "client-count" (reasoning delta events);
+	// 0 when the response carries no reasoning.
+	ReasoningTokens int
+	ReasoningSource string
 }
 
 const anyID = "\x00any"
@@ -53,6 +58,12 @@ func conformance(rec servebench.Record, want expect) []string {
 	}
 	if rec.InputTokens <= 0 || rec.InputTokensSource != servebench.SourceUsage {
 		bad("input_tokens %d from %q: the server's prompt_tokens were not read", rec.InputTokens, rec.InputTokensSource)
+	}
+	if rec.ReasoningTokens != want.ReasoningTokens || rec.ReasoningTokensSource != want.ReasoningSource {
+		bad("reasoning_tokens %d from %q, want %d from %q", rec.ReasoningTokens, rec.ReasoningTokensSource, want.ReasoningTokens, want.ReasoningSource)
+	}
+	if want.ReasoningTokens > 0 && rec.OK() && !(rec.FirstContentSeconds > rec.TTFTSeconds) {
+		bad("reasoning came first, yet first_content_seconds %v is not after ttft %v", rec.FirstContentSeconds, rec.TTFTSeconds)
 	}
 	if (want.ResponseID == anyID && rec.ResponseID == "") || (want.ResponseID != anyID && rec.ResponseID != want.ResponseID) {
 		bad("response_id %q, want %q", rec.ResponseID, strings.ReplaceAll(want.ResponseID, anyID, "any non-empty id"))
@@ -146,10 +157,13 @@ func replay(t testing.TB, path string, api servebench.API) string {
 var (
 	reCompletionTokens = regexp.MustCompile(`"(?:completion_tokens|eval_count)"\s*:\s*(\d+)`)
 	reResponseID       = regexp.MustCompile(`"id"\s*:\s*"([^"]*)"`)
+	reReasoningTokens  = regexp.MustCompile(`"reasoning_tokens"\s*:\s*(\d+)`)
+	reReasoningDelta   = regexp.MustCompile(`"(?:reasoning|reasoning_content|thinking)"\s*:\s*"[^"]`)
 )
 
 // transcriptExpect reads what a transcript says independently of the client: the last
-// completion_tokens / eval_count and the first id.
+// completion_tokens / eval_count, the first id, and the reasoning: the last reasoning_tokens,
+// else the number of events with a non-empty reasoning delta.
 func transcriptExpect(t *testing.T, path string) expect {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -164,6 +178,19 @@ func transcriptExpect(t *testing.T, path string) expect {
 	if id := reResponseID.FindSubmatch(b); id != nil {
 		e.ResponseID = string(id[1])
 	}
+	if m := reReasoningTokens.FindAllSubmatch(b, -1); len(m) > 0 {
+		fmt.Sscan(string(m[len(m)-1][1]), &e.ReasoningTokens)
+		e.ReasoningSource = servebench.SourceUsage
+	} else {
+		for _, line := range strings.Split(string(b), "\n") {
+			if reReasoningDelta.MatchString(line) {
+				e.ReasoningTokens++
+			}
+		}
+		if e.ReasoningTokens > 0 {
+			e.ReasoningSource = servebench.SourceClientCount
+		}
+	}
 	return e
 }
 
@@ -176,7 +203,7 @@ func TestConformanceTranscripts(t *testing.T) {
 		seen[filepath.Base(f)] = true
 	}
 	// Every engine shape must stay covered.
-	for _, need := range []string{"vllm-chat.sse", "vllm-completions.sse", "sglang-chat.sse", "sglang-completions.sse",
+	for _, need := range []string{"vllm-chat.sse", "vllm-completions.sse", "deepseek-chat.sse", "sglang-chat.sse", "sglang-completions.sse",
 		"llamacpp-chat.sse", "llamacpp-completions.sse", "tgi-chat.sse", "tgi-completions.sse",
 		"ollama-chat.sse", "ollama-completions.sse", "ollama-native.ndjson"} {
 		if !seen[need] {
@@ -266,6 +293,28 @@ func TestConformanceSimulator(t *testing.T) {
 			}
 			if rec.Server == nil || rec.Server.Source != "vllm-request-metrics" || rec.Server.PrefillSeconds == nil || rec.Server.QueueSeconds == nil {
 				t.Errorf("server timings %+v, want the simulator's vLLM RequestMetrics", rec.Server)
+			}
+		})
+	}
+}
+
+// The simulator as a reasoning model, in both field names: reasoning first (counted by usage),
+// then the answer.
+func TestConformanceSimulatorReasoning(t *testing.T) {
+	for _, field := range []string{sim.ReasoningFieldContent, sim.ReasoningFieldShort} {
+		t.Run(field, func(t *testing.T) {
+			s := sim.New(sim.FastProfile, sim.Options{Seed: 1, ReasoningTokens: 12, ReasoningField: field})
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			s.Start(ctx)
+			defer s.Close()
+			srv := httptest.NewServer(s.Handler())
+			defer srv.Close()
+			c := newClient(t, srv.URL+"/v1", func(c *Config) { c.Model = s.ModelName() })
+			rec := c.Do(ctx, &servebench.Request{Prompt: "Think, then answer.", MaxOutputTokens: 40})
+			want := expect{OutputTokens: 40, ResponseID: anyID, ReasoningTokens: 12, ReasoningSource: servebench.SourceUsage}
+			for _, v := range conformance(rec, want) {
+				t.Error(v)
 			}
 		})
 	}

@@ -29,7 +29,9 @@
 // deltas are not token events. TTFT is start → first token event, FirstContent start → first
 // content, Chunks the number of token events, ChunkGapsSeconds the gaps between them. Output
 // tokens are usage.completion_tokens ("usage"), else the number of token events
-// ("client-count"); input tokens usage.prompt_tokens, else the prompt builder's count. ITL,
+// ("client-count"); input tokens usage.prompt_tokens, else the prompt builder's count; reasoning
+// tokens usage.completion_tokens_details.reasoning_tokens, else the number of events carrying a
+// reasoning delta ("client-count"). ITL,
 // decode time and generation speed come from servebench.Derive, so several tokens per chunk
 // (speculative decoding) are counted right.
 //

@@ -20,7 +20,7 @@ var errSlowPath = errors.New("shape needs the full decoder")
 // chunkFacts is what one chat/completions event says.
 type chunkFacts struct {
 	id                            []byte // raw (escape-free) id, nil when absent
-	tok, content                  bool
+	tok, content, reasoning       bool
 	finish                        []byte // last non-null finish_reason, raw, escape-free
 	hasFinish                     bool
 	usage, timings, metrics, errv []byte // raw values, nil when absent or null
@@ -238,6 +238,9 @@ func choices(b []byte, i int, facts *chunkFacts) error {
 			}
 			if content || text || reasoning || rc || tools {
 				facts.tok = true
+			}
+			if reasoning || rc {
+				facts.reasoning = true
 			}
 		}
 		i = skipWS(b, i)

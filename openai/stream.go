@@ -49,6 +49,9 @@ type usageJSON struct {
 	PromptTokensDetails *struct {
 		CachedTokens *int `json:"cached_tokens"`
 	} `json:"prompt_tokens_details"`
+	CompletionTokensDetails *struct {
+		ReasoningTokens *int `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
 }
 
 // llamaTimings is llama.cpp's per-request "timings" object (milliseconds).
@@ -118,9 +121,10 @@ type stream struct {
 	id                                       string
 	firstToken, firstContent, lastToken, end time.Time
 	chunks, events                           int
+	reasoningEvents                          int // token events that carried a reasoning delta
 	gaps                                     []float64
 	finish                                   string
-	usage                                    struct{ prompt, completion, cached *int }
+	usage                                    struct{ prompt, completion, cached, reasoning *int }
 	llama                                    *llamaTimings
 	vllm                                     *vllmMetrics
 	ollama                                   *ollamaJSON
@@ -325,6 +329,9 @@ func (s *stream) dispatch(at time.Time) *failure {
 		if u.PromptTokensDetails != nil && u.PromptTokensDetails.CachedTokens != nil {
 			s.usage.cached = u.PromptTokensDetails.CachedTokens
 		}
+		if u.CompletionTokensDetails != nil && u.CompletionTokensDetails.ReasoningTokens != nil {
+			s.usage.reasoning = u.CompletionTokensDetails.ReasoningTokens
+		}
 	}
 	if ev.timings != nil {
 		s.llama = ev.timings
@@ -332,20 +339,19 @@ func (s *stream) dispatch(at time.Time) *failure {
 	if ev.metrics != nil {
 		s.vllm = ev.metrics
 	}
-	tok, content := ev.tok, ev.content
-	s.token(at, tok, content)
+	s.token(at, ev.tok, ev.content, ev.reasoning)
 	return nil
 }
 
 // chunkEvent is what one chat/completions event says, whichever decoder read it.
 type chunkEvent struct {
-	id           []byte
-	tok, content bool
-	finish       string
-	usage        *usageJSON
-	timings      *llamaTimings
-	metrics      *vllmMetrics
-	errv         []byte
+	id                      []byte
+	tok, content, reasoning bool
+	finish                  string
+	usage                   *usageJSON
+	timings                 *llamaTimings
+	metrics                 *vllmMetrics
+	errv                    []byte
 }
 
 // decodeChunk decodes an event: the fast scanner when the event has the usual shape,
@@ -367,7 +373,7 @@ func decodeFast(data []byte, f *chunkFacts, ev *chunkEvent) error {
 	if err := scanChunk(data, f); err != nil {
 		return err
 	}
-	*ev = chunkEvent{id: f.id, tok: f.tok, content: f.content, errv: f.errv}
+	*ev = chunkEvent{id: f.id, tok: f.tok, content: f.content, reasoning: f.reasoning, errv: f.errv}
 	if f.hasFinish {
 		ev.finish = string(f.finish) // short strings: "length", "stop"
 	}
@@ -414,6 +420,9 @@ func decodeSlow(data []byte, ch *chunkJSON, ev *chunkEvent) error {
 		if c.Delta.Content || c.Text || c.Delta.ReasoningContent || c.Delta.Reasoning || c.Delta.ToolCalls {
 			ev.tok = true
 		}
+		if c.Delta.ReasoningContent || c.Delta.Reasoning {
+			ev.reasoning = true
+		}
 		if c.FinishReason != nil && *c.FinishReason != "" {
 			ev.finish = *c.FinishReason
 		}
@@ -423,7 +432,10 @@ func decodeSlow(data []byte, ch *chunkJSON, ev *chunkEvent) error {
 }
 
 // token notes a token-carrying event.
-func (s *stream) token(at time.Time, tok, content bool) {
+func (s *stream) token(at time.Time, tok, content, reasoning bool) {
+	if reasoning {
+		s.reasoningEvents++
+	}
 	if tok {
 		if s.chunks == 0 {
 			s.firstToken = at
@@ -452,8 +464,8 @@ func (s *stream) ollamaEvent(line []byte, at time.Time) *failure {
 	if len(o.Error) > 0 && string(o.Error) != "null" {
 		return &failure{class: servebench.ErrStreamTruncated, msg: "the server reported an error in the stream: " + clip(string(o.Error), 300)}
 	}
-	content := bool(o.Message.Content)
-	s.token(at, content || bool(o.Message.Thinking) || bool(o.Message.ToolCalls), content)
+	content, thinking := bool(o.Message.Content), bool(o.Message.Thinking)
+	s.token(at, content || thinking || bool(o.Message.ToolCalls), content, thinking)
 	if o.Done {
 		s.done, s.end = true, at
 		s.finish = o.DoneReason

@@ -12,6 +12,8 @@ type seq struct {
 	blockHashes  []uint64 // chained hashes of the prompt's full blocks (prefix cache keys)
 	maxTokens    int      // the request's limit
 	target       int      // tokens it will generate (== maxTokens unless it "stops" earlier)
+	reasoning    int      // the first reasoning generated tokens are reasoning, the rest the answer
+	cachedTokens int      // prompt tokens served from the prefix cache at first admission (hits)
 
 	numTokens int // prompt + generated
 	computed  int // tokens whose KV is in the cache
@@ -272,6 +274,7 @@ func (c *core) step() (stepCost, bool) {
 		c.waiting = c.waiting[1:]
 		c.running = append(c.running, s)
 		if !s.scheduled {
+			s.cachedTokens = hit
 			s.scheduled = true
 			s.firstScheduled = math.Max(start, s.arrival)
 		}

@@ -241,6 +241,9 @@ func (s *Server) handleGenerate(w http.ResponseWriter, r *http.Request, chat boo
 		promptTokens: prompt, blockHashes: tok.blocks, maxTokens: maxTokens, target: target,
 		notify: make(chan struct{}, 1), doneCh: make(chan struct{}),
 	}
+	if chat {
+		q.reasoning = min(s.o.ReasoningTokens, target)
+	}
 	s.mu.Lock()
 	s.nextID++
 	q.id = s.nextID
@@ -262,23 +265,45 @@ func (s *Server) handleGenerate(w http.ResponseWriter, r *http.Request, chat boo
 	}
 	s.mu.Lock()
 	n, reason, rm := q.generated, q.finishReason, s.requestMetrics(q)
+	u := s.usage(q, n)
 	s.mu.Unlock()
-	u := usage{PromptTokens: prompt, CompletionTokens: n, TotalTokens: prompt + n}
-	text := s.text(q, 0, n)
 	if chat {
+		r := min(q.reasoning, n)
+		msg := chatMessageOut{Role: "assistant", Content: s.text(q, r, n), ToolCalls: []any{}}
+		if r > 0 {
+			rt := s.text(q, 0, r)
+			if s.o.ReasoningField == ReasoningFieldShort {
+				msg.Reasoning = &rt
+			} else {
+				msg.ReasoningContent = &rt
+			}
+		}
 		writeJSON(w, http.StatusOK, chatResponse{
 			ID: s.responseID("chatcmpl-", q), Object: "chat.completion", Created: s.created(), Model: s.model,
-			Choices: []chatChoice{{Message: chatMessageOut{Role: "assistant", Content: text, ToolCalls: []any{}},
-				FinishReason: reason, StopReason: nil}},
-			Usage: u, Metrics: rm,
+			Choices: []chatChoice{{Message: msg, FinishReason: reason, StopReason: nil}},
+			Usage:   *u, Metrics: rm,
 		})
 		return
 	}
+	text := s.text(q, 0, n)
 	writeJSON(w, http.StatusOK, completionResponse{
 		ID: s.responseID("cmpl-", q), Object: "text_completion", Created: s.created(), Model: s.model,
 		Choices: []completionChoice{{Text: text, FinishReason: &reason}},
-		Usage:   &u, Metrics: rm,
+		Usage:   u, Metrics: rm,
 	})
+}
+
+// usage is the usage object of q after n generated tokens (called under s.mu):
+// prompt_tokens_details.cached_tokens are the prompt tokens served from the prefix cache (hits,
+// as /metrics counts them); completion_tokens_details.reasoning_tokens appears for a reasoning
+// answer.
+func (s *Server) usage(q *seq, n int) *usage {
+	u := &usage{PromptTokens: q.promptTokens, CompletionTokens: n, TotalTokens: q.promptTokens + n,
+		PromptTokensDetails: &promptDetails{CachedTokens: q.cachedTokens}}
+	if q.reasoning > 0 {
+		u.CompletionTokensDetails = &completionDetails{ReasoningTokens: min(q.reasoning, n)}
+	}
+	return u
 }
 
 func (s *Server) created() int64 { return time.Now().Unix() }
@@ -296,15 +321,26 @@ func (s *Server) abort(q *seq) {
 // ---- response shapes (vLLM's field order) ----
 
 type usage struct {
-	PromptTokens        int `json:"prompt_tokens"`
-	TotalTokens         int `json:"total_tokens"`
-	CompletionTokens    int `json:"completion_tokens"`
-	PromptTokensDetails any `json:"prompt_tokens_details"`
+	PromptTokens            int                `json:"prompt_tokens"`
+	TotalTokens             int                `json:"total_tokens"`
+	CompletionTokens        int                `json:"completion_tokens"`
+	PromptTokensDetails     *promptDetails     `json:"prompt_tokens_details"`
+	CompletionTokensDetails *completionDetails `json:"completion_tokens_details,omitempty"`
+}
+
+type promptDetails struct {
+	CachedTokens int `json:"cached_tokens"`
+}
+
+type completionDetails struct {
+	ReasoningTokens int `json:"reasoning_tokens"`
 }
 
 type delta struct {
-	Role    string  `json:"role,omitempty"`
-	Content *string `json:"content,omitempty"`
+	Role             string  `json:"role,omitempty"`
+	Content          *string `json:"content,omitempty"`
+	ReasoningContent *string `json:"reasoning_content,omitempty"`
+	Reasoning        *string `json:"reasoning,omitempty"`
 }
 
 type chatChunkChoice struct {
@@ -344,9 +380,11 @@ type completionResponse struct {
 }
 
 type chatMessageOut struct {
-	Role      string `json:"role"`
-	Content   string `json:"content"`
-	ToolCalls []any  `json:"tool_calls"`
+	Role             string  `json:"role"`
+	Content          string  `json:"content"`
+	ReasoningContent *string `json:"reasoning_content,omitempty"`
+	Reasoning        *string `json:"reasoning,omitempty"`
+	ToolCalls        []any   `json:"tool_calls"`
 }
 
 type chatChoice struct {
@@ -430,12 +468,13 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, q *seq, chat, in
 		vis, done := q.visibleTokens, q.visibleDone
 		var reason string
 		var rm *requestMetrics
+		var u *usage
 		if done {
-			reason, rm = q.finishReason, s.requestMetrics(q)
+			reason, rm, u = q.finishReason, s.requestMetrics(q), s.usage(q, vis)
 		}
 		s.mu.Unlock()
 		if vis > sent || done {
-			text := s.text(q, sent, vis)
+			from := sent
 			sent = vis
 			var fr *string
 			if done {
@@ -447,19 +486,42 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, q *seq, chat, in
 				m = rm
 			}
 			if chat {
-				c := chatChunkChoice{Delta: delta{Content: &text}, FinishReason: fr}
-				if done {
-					c.StopReason = json.RawMessage("null")
+				// Reasoning tokens go out as reasoning deltas, the answer as content; a flush
+				// that spans the end of the reasoning sends one event of each. The last event
+				// carries finish_reason.
+				var deltas []delta
+				if r := min(q.reasoning, vis); from < r {
+					rt := s.text(q, from, r)
+					if s.o.ReasoningField == ReasoningFieldShort {
+						deltas = append(deltas, delta{Reasoning: &rt})
+					} else {
+						deltas = append(deltas, delta{ReasoningContent: &rt})
+					}
+					from = r
 				}
-				event(chatChunk{ID: id, Object: object, Created: created, Model: s.model,
-					Choices: []chatChunkChoice{c}, Metrics: m})
+				if from < vis || len(deltas) == 0 {
+					text := s.text(q, from, vis)
+					deltas = append(deltas, delta{Content: &text})
+				}
+				for i, d := range deltas {
+					c := chatChunkChoice{Delta: d}
+					var em *requestMetrics
+					if i == len(deltas)-1 {
+						c.FinishReason, em = fr, m
+						if done {
+							c.StopReason = json.RawMessage("null")
+						}
+					}
+					event(chatChunk{ID: id, Object: object, Created: created, Model: s.model,
+						Choices: []chatChunkChoice{c}, Metrics: em})
+				}
 			} else {
+				text := s.text(q, from, vis)
 				event(completionResponse{ID: id, Object: object, Created: created, Model: s.model,
 					Choices: []completionChoice{{Text: text, FinishReason: fr}}, Metrics: m})
 			}
 			if done {
 				if includeUsage {
-					u := &usage{PromptTokens: q.promptTokens, CompletionTokens: sent, TotalTokens: q.promptTokens + sent}
 					if chat {
 						event(chatChunk{ID: id, Object: object, Created: created, Model: s.model,
 							Choices: []chatChunkChoice{}, Usage: u, Metrics: rm})

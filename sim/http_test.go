@@ -522,3 +522,89 @@ func TestStreamIntervalBatchesTokens(t *testing.T) {
 		t.Errorf("%d content chunks for 120 tokens with a %v stream interval", content, FastProfile.Engine.StreamInterval)
 	}
 }
+
+// A reasoning model streams its reasoning first, in the configured field, then the answer;
+// usage counts both and says how many reasoned; a repeated prompt reports cached tokens.
+func TestReasoningStream(t *testing.T) {
+	for _, field := range []string{ReasoningFieldContent, ReasoningFieldShort} {
+		t.Run(field, func(t *testing.T) {
+			_, url := startServer(t, Options{Seed: 1, ReasoningTokens: 32, ReasoningField: field})
+			events, done := readSSE(t, post(t, url+"/v1/chat/completions", chatBody("think first", 100, nil)))
+			if !done {
+				t.Fatal("no [DONE]")
+			}
+			reasoning, content, contentFirst := 0, 0, -1
+			var u map[string]any
+			for i, ev := range events {
+				if x, ok := ev["usage"].(map[string]any); ok {
+					u = x
+				}
+				c := choice(ev)
+				if c == nil {
+					continue
+				}
+				d := c["delta"].(map[string]any)
+				if txt, ok := d[field].(string); ok {
+					if contentFirst >= 0 {
+						t.Errorf("event %d: reasoning after the answer began", i)
+					}
+					if d["content"] != nil {
+						t.Errorf("event %d: reasoning and content in one delta", i)
+					}
+					reasoning += CountTokens(txt)
+				}
+				if txt, ok := d["content"].(string); ok && txt != "" {
+					if contentFirst < 0 {
+						contentFirst = i
+					}
+					content += CountTokens(txt)
+				}
+			}
+			if reasoning != 32 || content != 68 {
+				t.Errorf("reasoning %d + content %d tokens, want 32 + 68", reasoning, content)
+			}
+			if u == nil || u["completion_tokens"].(float64) != 100 {
+				t.Fatalf("usage %v, want completion_tokens 100", u)
+			}
+			if got := u["completion_tokens_details"].(map[string]any)["reasoning_tokens"].(float64); got != 32 {
+				t.Errorf("usage reasoning_tokens %v, want 32", got)
+			}
+		})
+	}
+	// Non-streaming: the message carries reasoning_content and the answer.
+	_, url := startServer(t, Options{Seed: 1, ReasoningTokens: 5})
+	resp := post(t, url+"/v1/chat/completions", chatBody("think", 8, map[string]any{"stream": false}))
+	defer resp.Body.Close()
+	var out struct {
+		Choices []struct {
+			Message struct {
+				Content          string `json:"content"`
+				ReasoningContent string `json:"reasoning_content"`
+			} `json:"message"`
+		} `json:"choices"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	m := out.Choices[0].Message
+	if CountTokens(m.ReasoningContent) != 5 || CountTokens(m.Content) != 3 {
+		t.Errorf("non-streaming: reasoning %q, content %q; want 5 and 3 tokens", m.ReasoningContent, m.Content)
+	}
+}
+
+// usage.prompt_tokens_details.cached_tokens reports the prefix-cache hits of the request.
+func TestCachedTokensInUsage(t *testing.T) {
+	_, url := startServer(t, Options{Seed: 1})
+	prompt := strings.Repeat("shared context words ", 100)
+	cached := func() float64 {
+		events, _ := readSSE(t, post(t, url+"/v1/chat/completions", chatBody(prompt, 4, nil)))
+		u := events[len(events)-1]["usage"].(map[string]any)
+		return u["prompt_tokens_details"].(map[string]any)["cached_tokens"].(float64)
+	}
+	if first := cached(); first != 0 {
+		t.Errorf("first request: %v cached tokens, want 0", first)
+	}
+	if second := cached(); second < 256 || int(second)%FastProfile.Engine.BlockSize != 0 {
+		t.Errorf("repeated prompt: %v cached tokens, want most of the ~300-token prompt in whole blocks", second)
+	}
+}

@@ -37,6 +37,9 @@ type ModelSpec struct {
 	KVBytesPerToken float64
 	// BytesPerParam is 2 for BF16, 1 for FP8.
 	BytesPerParam float64
+	// ReasoningTokens > 0 makes a reasoning model: each chat answer is preceded by this many
+	// reasoning tokens (see Options.ReasoningTokens).
+	ReasoningTokens int
 }
 
 // EngineSpec holds the serving engine's settings (vLLM names where they exist) and the

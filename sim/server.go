@@ -18,7 +18,21 @@ type Options struct {
 	Seed int64
 	// ServedModelName is the model id; empty means the profile's Model.Name.
 	ServedModelName string
+	// ReasoningTokens > 0 makes the model reason before it answers: the first ReasoningTokens
+	// generated tokens of a chat response stream as reasoning deltas, the rest as content (all of
+	// them count in usage.completion_tokens; usage.completion_tokens_details.reasoning_tokens
+	// says how many reasoned). 0 takes the profile's Model.ReasoningTokens.
+	ReasoningTokens int
+	// ReasoningField names the delta field of reasoning text: "reasoning_content" (DeepSeek's API
+	// and vLLM's reasoning parsers, the default) or "reasoning" (newer vLLM, OpenRouter).
+	ReasoningField string
 }
+
+// Reasoning delta field names (Options.ReasoningField).
+const (
+	ReasoningFieldContent = "reasoning_content"
+	ReasoningFieldShort   = "reasoning"
+)
 
 // Server is the simulated engine behind an OpenAI-compatible HTTP API. Create it with New, call
 // Start to run the step loop, serve Handler, and Close when done.
@@ -47,6 +61,12 @@ type Server struct {
 func New(p Profile, o Options) *Server {
 	if err := p.Validate(); err != nil {
 		panic(err)
+	}
+	if o.ReasoningTokens <= 0 {
+		o.ReasoningTokens = p.Model.ReasoningTokens
+	}
+	if o.ReasoningField != ReasoningFieldShort {
+		o.ReasoningField = ReasoningFieldContent
 	}
 	if c := p.KVCapacityTokens(); p.Engine.MaxModelLen > c {
 		p.Engine.MaxModelLen = c

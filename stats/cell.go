@@ -39,6 +39,9 @@ func (w Window) Contains(t float64) bool { return t >= w.Start && t <= w.End }
 // Tokens, over successful records:
 //
 //	input_tokens_mean, output_tokens_mean   (tokens)
+//	reasoning_tokens_mean = mean Record.ReasoningTokens                     (tokens)
+//	reasoning_share       = Σ reasoning_tokens / Σ output_tokens            (fraction of the
+//	                        output spent reasoning before the answer; 0 when no output)
 //	input_tokens_max_deviation = max |input_tokens − input_tokens_requested|, over records with a
 //	                             requested count (tokens)
 //	tokens_per_chunk = Σ output_tokens / Σ chunks, over records with chunks > 0 (tokens/chunk)
@@ -74,7 +77,7 @@ func Cell(key servebench.CellKey, recs []servebench.Record, w Window) servebench
 	c := servebench.CellResult{CellKey: key}
 	var (
 		ttft, first, e2e, itl, speed, gaps []float64
-		inSum, outSum, prefillSum          float64
+		inSum, outSum, prefillSum, reaSum  float64
 		prefillN                           int
 		tokSum, chunkSum                   int
 		lo, hi                             float64
@@ -115,6 +118,7 @@ func Cell(key servebench.CellKey, recs []servebench.Record, w Window) servebench
 		}
 		inSum += float64(r.InputTokens)
 		outSum += float64(r.OutputTokens)
+		reaSum += float64(r.ReasoningTokens)
 		if r.InputTokensRequested > 0 {
 			c.InputTokensMaxDeviation = max(c.InputTokensMaxDeviation, abs(r.InputTokens-r.InputTokensRequested))
 		}
@@ -144,6 +148,10 @@ func Cell(key servebench.CellKey, recs []servebench.Record, w Window) servebench
 	if c.RequestsSucceeded > 0 {
 		c.InputTokensMean = inSum / float64(c.RequestsSucceeded)
 		c.OutputTokensMean = outSum / float64(c.RequestsSucceeded)
+		c.ReasoningTokensMean = reaSum / float64(c.RequestsSucceeded)
+	}
+	if outSum > 0 {
+		c.ReasoningShare = reaSum / outSum
 	}
 	if chunkSum > 0 {
 		c.TokensPerChunk = float64(tokSum) / float64(chunkSum)

@@ -14,13 +14,15 @@ import (
 )
 
 func newSimCmd(e *env) *cobra.Command {
-	var listen, profile, name string
+	var listen, profile, name, reasoningField string
 	var list, reqMetrics bool
+	var reasoning int
 	cmd := &cobra.Command{
 		Use:   "sim [--listen ADDR] [--profile NAME]",
 		Short: "Serve the simulated engine (OpenAI-compatible, /metrics, /dcgm/metrics) until interrupted",
 		Example: `  servebench sim --listen 127.0.0.1:18000
   servebench sim --profile h100-llama8b --request-metrics
+  servebench sim --reasoning-tokens 256          # a reasoning model: thinks before it answers
   servebench sim --list`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -36,6 +38,12 @@ func newSimCmd(e *env) *cobra.Command {
 			if err != nil {
 				return withCode(exitUsage, err)
 			}
+			if reasoning < 0 {
+				return withCode(exitUsage, fmt.Errorf("--reasoning-tokens %d: give 0 (no reasoning) or a positive token count", reasoning))
+			}
+			if reasoningField != sim.ReasoningFieldContent && reasoningField != sim.ReasoningFieldShort {
+				return withCode(exitUsage, fmt.Errorf("--reasoning-field %q: use %s (DeepSeek, vLLM reasoning parsers) or %s (newer vLLM)", reasoningField, sim.ReasoningFieldContent, sim.ReasoningFieldShort))
+			}
 			host, _, err := net.SplitHostPort(listen)
 			if err != nil {
 				return withCode(exitUsage, fmt.Errorf("--listen %q: %v (write host:port, e.g. 127.0.0.1:18000)", listen, err))
@@ -48,7 +56,8 @@ func newSimCmd(e *env) *cobra.Command {
 				return withCode(exitUsage, fmt.Errorf("--listen %s: %w", listen, err))
 			}
 			ctx := cmd.Context()
-			srv := sim.New(prof, sim.Options{RequestMetrics: reqMetrics, ServedModelName: name, Seed: time.Now().UnixNano()})
+			srv := sim.New(prof, sim.Options{RequestMetrics: reqMetrics, ServedModelName: name, Seed: time.Now().UnixNano(),
+				ReasoningTokens: reasoning, ReasoningField: reasoningField})
 			srv.Start(ctx)
 			defer srv.Close()
 			hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
@@ -73,5 +82,7 @@ func newSimCmd(e *env) *cobra.Command {
 	fl.StringVar(&name, "served-model-name", "", "model id to serve (default from the profile)")
 	fl.BoolVar(&list, "list", false, "list the profiles and exit")
 	fl.BoolVar(&reqMetrics, "request-metrics", false, "attach vLLM-style per-request metrics to the final chunk")
+	fl.IntVar(&reasoning, "reasoning-tokens", 0, "simulate a reasoning model: stream this many reasoning tokens before each chat answer")
+	fl.StringVar(&reasoningField, "reasoning-field", sim.ReasoningFieldContent, "delta field of the reasoning text: reasoning_content or reasoning")
 	return cmd
 }
