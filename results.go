@@ -9,15 +9,27 @@ const SchemaVersion = 1
 // Summary describes one per-request value over the successful measured requests of a cell.
 // Percentiles use linear interpolation between closest ranks (NumPy's default "linear"
 // method): for sorted x[0..n-1] and q in [0,1], h = (n−1)·q, p = x[⌊h⌋] + (h−⌊h⌋)·(x[⌊h⌋+1]−x[⌊h⌋]).
+//
+// How sure each number is: CI95 is the 95% interval of the mean, and each percentile has its
+// own 95% interval (P99CI95 …); package stats documents the methods. A percentile the sample
+// is too small for (p99 needs 100 values, p95 20, p90 10, p50 2) is withheld: nil, null in
+// JSON, never a number read off one or two samples.
 type Summary struct {
 	Count int     `json:"count"`
 	Mean  float64 `json:"mean"`
-	Min   float64 `json:"min"`
-	Max   float64 `json:"max"`
-	P50   float64 `json:"p50"`
-	P90   float64 `json:"p90"`
-	P95   float64 `json:"p95"`
-	P99   float64 `json:"p99"`
+	// CI95 is the 95% confidence interval of the mean; nil when Count < 2.
+	CI95 *Interval `json:"ci95"`
+	Min  float64   `json:"min"`
+	Max  float64   `json:"max"`
+	P50  *float64  `json:"p50"`
+	P90  *float64  `json:"p90"`
+	P95  *float64  `json:"p95"`
+	P99  *float64  `json:"p99"`
+	// P50CI95 … P99CI95 are the percentiles' 95% intervals; nil where the percentile is withheld.
+	P50CI95 *Interval `json:"p50_ci95,omitempty"`
+	P90CI95 *Interval `json:"p90_ci95,omitempty"`
+	P95CI95 *Interval `json:"p95_ci95,omitempty"`
+	P99CI95 *Interval `json:"p99_ci95,omitempty"`
 }
 
 // Statistic names one field of Summary, used by use-case thresholds.
@@ -31,19 +43,42 @@ const (
 	StatP99  Statistic = "p99"
 )
 
-// Pick returns the summary's value for the statistic (mean when unknown).
-func (s Summary) Pick(st Statistic) float64 {
+// Pick returns the summary's value for the statistic (mean when unknown) and whether it is
+// available: false for a withheld percentile or an empty summary.
+func (s Summary) Pick(st Statistic) (float64, bool) {
+	var p *float64
 	switch st {
 	case StatP50:
-		return s.P50
+		p = s.P50
 	case StatP90:
-		return s.P90
+		p = s.P90
 	case StatP95:
-		return s.P95
+		p = s.P95
 	case StatP99:
-		return s.P99
+		p = s.P99
+	default:
+		return s.Mean, s.Count > 0
 	}
-	return s.Mean
+	if p == nil {
+		return 0, false
+	}
+	return *p, true
+}
+
+// PickCI95 returns the 95% interval of the statistic (of the mean when unknown); nil when
+// there is none (a withheld percentile, fewer than two values).
+func (s Summary) PickCI95(st Statistic) *Interval {
+	switch st {
+	case StatP50:
+		return s.P50CI95
+	case StatP90:
+		return s.P90CI95
+	case StatP95:
+		return s.P95CI95
+	case StatP99:
+		return s.P99CI95
+	}
+	return s.CI95
 }
 
 // ServerValue is a per-cell value that comes from the server, not the client: a mean over the
@@ -124,6 +159,10 @@ type CellResult struct {
 	// ScalingEfficiency = throughput(N) / (N × throughput(1)) at the same scenario, context and
 	// output length; nil when concurrency 1 was not measured.
 	ScalingEfficiency *float64 `json:"scaling_efficiency"`
+	// SystemOutputThroughputCI95 and TotalThroughputCI95 are the throughputs' 95% intervals
+	// (batch means over the window, see package stats); nil when the window is too short.
+	SystemOutputThroughputCI95 *Interval `json:"system_output_throughput_tps_ci95"`
+	TotalThroughputCI95        *Interval `json:"total_throughput_tps_ci95"`
 	// RequestThroughputRPS = successful requests completed in the window / window length.
 	RequestThroughputRPS float64 `json:"request_throughput_rps"`
 
@@ -148,6 +187,8 @@ type CellResult struct {
 	// cell; CacheContaminated is set when the plan forbids caching and hits were seen.
 	CacheHitTokens    *int `json:"cache_hit_tokens,omitempty"`
 	CacheContaminated bool `json:"cache_contaminated,omitempty"`
+	// Validity says how far the cell's numbers can be trusted, and why not where they cannot.
+	Validity Validity `json:"validity,omitzero"`
 	// Unavailable maps a field's JSON name to why it is null.
 	Unavailable map[string]string `json:"unavailable,omitempty"`
 }

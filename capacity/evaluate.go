@@ -85,7 +85,8 @@ func (k check) violation(v float64) float64 {
 // uc.Statistic (mean when empty), plus success_rate and system_output_throughput_tps. A level
 // passes when every threshold holds (value ≤ maximum, ≥ minimum) and success_rate ≥
 // MinSuccessRate. A thresholded metric that could not be measured (its summary has no requests,
-// e.g. no request produced two tokens for a speed) fails and has no entry in Values: a threshold
+// e.g. no request produced two tokens for a speed, or the statistic is a percentile withheld
+// because the sample is too small for it) fails and has no entry in Values: a threshold
 // that cannot be shown to hold does not hold. Failing lists the failed metric names in the order
 // ttft, generation speed, end-to-end latency, ITL, success rate.
 func Evaluate(uc servebench.UseCase, c servebench.CellResult) servebench.CapacityPoint {
@@ -99,11 +100,11 @@ func Evaluate(uc servebench.UseCase, c servebench.CellResult) servebench.Capacit
 	}
 	for _, k := range checks(uc.Thresholds) {
 		s := summary(&c, k.metric)
-		if s.Count == 0 {
+		v, ok := s.Pick(uc.Statistic)
+		if !ok {
 			p.Failing = append(p.Failing, k.metric)
 			continue
 		}
-		v := s.Pick(uc.Statistic)
 		p.Values[k.metric] = v
 		if !k.holds(v) {
 			p.Failing = append(p.Failing, k.metric)

@@ -49,7 +49,7 @@ func TestEvaluate(t *testing.T) {
 			c.TTFTSeconds = flat(ttft) // p99 = 1.5 × mean
 		}
 		if speed >= 0 {
-			c.GenerationSpeedTPS = servebench.Summary{Count: 10, Mean: speed, P99: speed / 2}
+			c.GenerationSpeedTPS = servebench.Summary{Count: 10, Mean: speed, P99: servebench.Float(speed / 2)}
 		}
 		return c
 	}

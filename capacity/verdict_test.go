@@ -25,13 +25,13 @@ func result(uc servebench.UseCase, kind servebench.LimitKind, limit, first, ceil
 func pt(uc servebench.UseCase, n int, ttft, speed, e2e, rate float64) servebench.CapacityPoint {
 	c := servebench.CellResult{CellKey: servebench.CellKey{Concurrency: n}, RequestsTotal: 10, SuccessRate: rate}
 	if ttft > 0 {
-		c.TTFTSeconds = servebench.Summary{Count: 10, Mean: ttft, P99: ttft}
+		c.TTFTSeconds = servebench.Summary{Count: 10, Mean: ttft, P99: servebench.Float(ttft)}
 	}
 	if speed > 0 {
-		c.GenerationSpeedTPS = servebench.Summary{Count: 10, Mean: speed, P99: speed}
+		c.GenerationSpeedTPS = servebench.Summary{Count: 10, Mean: speed, P99: servebench.Float(speed)}
 	}
 	if e2e > 0 {
-		c.E2ELatencySeconds = servebench.Summary{Count: 10, Mean: e2e, P99: e2e}
+		c.E2ELatencySeconds = servebench.Summary{Count: 10, Mean: e2e, P99: servebench.Float(e2e)}
 	}
 	return capacity.Evaluate(uc, c)
 }

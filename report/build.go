@@ -221,7 +221,7 @@ func (b *builder) highlights() {
 func (b *builder) summaryTable() {
 	t := Table{Caption: "Sweep summary (means unless noted)", Header: []string{"CONTEXT", "CONC", "TTFT MEAN", "TTFT P99", "SPEED/USER", "SYSTEM TOK/S", "SUCCESS"}}
 	for _, c := range b.sweep.ordered() {
-		t.Rows = append(t.Rows, []string{ctxLabel(c.ContextTokens), fmt.Sprint(c.Concurrency), fmtDur(c.TTFTSeconds.Mean), fmtDur(c.TTFTSeconds.P99),
+		t.Rows = append(t.Rows, []string{ctxLabel(c.ContextTokens), fmt.Sprint(c.Concurrency), fmtDur(c.TTFTSeconds.Mean), fmtOpt(c.TTFTSeconds.P99, fmtDur),
 			fmtTPS(c.GenerationSpeedTPS.Mean), fmtTPS(c.SystemOutputThroughputTPS), fmtPct(c.SuccessRate)})
 	}
 	b.rep.Summary = t

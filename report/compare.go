@@ -218,7 +218,9 @@ func compareHeadline(labels []string, idx []map[cmpKey]*servebench.CellResult, k
 	row(tp, "Total, input & output (tok/s)", func(c *servebench.CellResult) string { return fmtInt(int(c.TotalThroughputTPS + 0.5)) })
 	row(tp, "Per-user generation (tok/s)", func(c *servebench.CellResult) string { return fmtNum(c.GenerationSpeedTPS.Mean, 1) })
 	row(tp, "Success rate", func(c *servebench.CellResult) string { return fmtPct(c.SuccessRate) })
-	pair := func(s servebench.Summary) string { return fmtNum(s.Mean*1000, 1) + " / " + fmtNum(s.P99*1000, 1) }
+	pair := func(s servebench.Summary) string {
+		return fmtNum(s.Mean*1000, 1) + " / " + fmtOpt(s.P99, func(v float64) string { return fmtNum(v*1000, 1) })
+	}
 	row(lat, "Time to first token", func(c *servebench.CellResult) string { return pair(c.TTFTSeconds) })
 	row(lat, "Time per output token (TPOT)", func(c *servebench.CellResult) string { return pair(c.ITLSeconds) })
 	row(lat, "Inter-token latency (chunk gap)", func(c *servebench.CellResult) string { return pair(c.ChunkGapSeconds) })

@@ -26,6 +26,17 @@ func fmtDur(sec float64) string {
 	return fmt.Sprintf("%.0fs", sec)
 }
 
+// withheldMark stands in for a percentile withheld because the sample is too small for it.
+const withheldMark = "n<min"
+
+// fmtOpt writes *p with f, or withheldMark when p is nil (a withheld percentile).
+func fmtOpt(p *float64, f func(float64) string) string {
+	if p == nil {
+		return withheldMark
+	}
+	return f(*p)
+}
+
 // fmtMS writes seconds as milliseconds with one decimal below 100 ms ("5.8ms", "135ms").
 func fmtMS(sec float64) string {
 	ms := sec * 1000

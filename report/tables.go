@@ -64,9 +64,9 @@ func (b *builder) sectionServeTable() {
 	for _, c := range cells {
 		t.Rows = append(t.Rows, []string{cellLabel(c), fmt.Sprintf("%d/%d", c.RequestsSucceeded, c.RequestsTotal),
 			fmtNum(c.SystemOutputThroughputTPS, 1), fmtNum(c.TotalThroughputTPS, 1), fmtNum(c.GenerationSpeedTPS.Mean, 1),
-			ms(c.TTFTSeconds.Mean) + " / " + ms(c.TTFTSeconds.P99),
-			ms(c.ITLSeconds.Mean) + " / " + ms(c.ITLSeconds.P99),
-			ms(c.ChunkGapSeconds.Mean) + " / " + ms(c.ChunkGapSeconds.P99)})
+			ms(c.TTFTSeconds.Mean) + " / " + fmtOpt(c.TTFTSeconds.P99, ms),
+			ms(c.ITLSeconds.Mean) + " / " + fmtOpt(c.ITLSeconds.P99, ms),
+			ms(c.ChunkGapSeconds.Mean) + " / " + fmtOpt(c.ChunkGapSeconds.P99, ms)})
 	}
 	b.add(id, title, 1,
 		para("Every measured cell in the shape of vllm bench serve: output and total (input + output) token throughput, per-user generation speed, and latency means and 99th percentiles."),
@@ -102,7 +102,7 @@ func (b *builder) sectionPercentiles() {
 				t.Rows = append(t.Rows, []string{cellLabel(c), "0", "—", "—", "—", "—", "—"})
 				continue
 			}
-			t.Rows = append(t.Rows, []string{cellLabel(c), fmt.Sprint(s.Count), f(s.Mean), f(s.P50), f(s.P90), f(s.P95), f(s.P99)})
+			t.Rows = append(t.Rows, []string{cellLabel(c), fmt.Sprint(s.Count), f(s.Mean), fmtOpt(s.P50, f), fmtOpt(s.P90, f), fmtOpt(s.P95, f), fmtOpt(s.P99, f)})
 		}
 		b.add("percentiles-"+m.id, fmt.Sprintf("%s (%s)", m.title, m.unit), 2, tableB(t))
 	}

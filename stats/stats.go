@@ -48,8 +48,10 @@ func Percentile(sorted []float64, q float64) float64 {
 }
 
 // Summarize describes values (any order; the slice is not modified): Count, Mean (arithmetic,
-// compensated summation), Min, Max and the P50/P90/P95/P99 percentiles of Percentile. The unit
-// is the values' unit. No values give the zero Summary.
+// compensated summation) with its 95% interval (MeanCI95, Student t), Min, Max, and the
+// P50/P90/P95/P99 percentiles of Percentile, each with its 95% interval (PercentileCI95, order
+// statistics). A percentile with fewer than MinSamples(q) values is withheld (nil). The unit is
+// the values' unit. No values give the zero Summary.
 func Summarize(values []float64) servebench.Summary {
 	n := len(values)
 	if n == 0 {
@@ -57,16 +59,33 @@ func Summarize(values []float64) servebench.Summary {
 	}
 	s := slices.Clone(values)
 	slices.Sort(s)
-	return servebench.Summary{
+	out := servebench.Summary{
 		Count: n,
 		Mean:  mean(s),
 		Min:   s[0],
 		Max:   s[n-1],
-		P50:   Percentile(s, 0.50),
-		P90:   Percentile(s, 0.90),
-		P95:   Percentile(s, 0.95),
-		P99:   Percentile(s, 0.99),
 	}
+	if iv, ok := MeanCI95(s); ok {
+		out.CI95 = &iv
+	}
+	for _, p := range []struct {
+		q      float64
+		v      **float64
+		interv **servebench.Interval
+	}{
+		{0.50, &out.P50, &out.P50CI95},
+		{0.90, &out.P90, &out.P90CI95},
+		{0.95, &out.P95, &out.P95CI95},
+		{0.99, &out.P99, &out.P99CI95},
+	} {
+		if n < MinSamples(p.q) {
+			continue
+		}
+		v := Percentile(s, p.q)
+		iv := PercentileCI95(s, p.q)
+		*p.v, *p.interv = &v, &iv
+	}
+	return out
 }
 
 // mean is the Kahan–Babuška (Neumaier) compensated mean of v; 0 for no values.

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"math"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -71,25 +72,54 @@ func TestPercentileMatchesNumPy(t *testing.T) {
 func TestSummarize(t *testing.T) {
 	in := []float64{3, 1, 2}
 	got := stats.Summarize(in)
-	want := servebench.Summary{Count: 3, Mean: 2, Min: 1, Max: 3, P50: 2, P90: 2.8, P95: 2.9, P99: 2.98}
+	// Three values: p50 is shown (needs 2), p90/p95/p99 are withheld (need 10/20/100).
+	// Mean interval: 2 ± t(0.975, 2)·s/√3 with s = 1, t = 4.302653.
+	h := 4.302652729911275 / math.Sqrt(3)
+	want := servebench.Summary{Count: 3, Mean: 2, Min: 1, Max: 3, P50: servebench.Float(2),
+		CI95: &servebench.Interval{Low: 2 - h, High: 2 + h}}
 	if !summaryNear(got, want) {
 		t.Errorf("Summarize(3,1,2) = %+v, want %+v", got, want)
+	}
+	if got.P50CI95 == nil || !math.IsInf(got.P50CI95.Low, -1) || !math.IsInf(got.P50CI95.High, 1) {
+		t.Errorf("p50 interval from 3 values = %v, want unbounded both sides", got.P50CI95)
 	}
 	if !slices.Equal(in, []float64{3, 1, 2}) {
 		t.Errorf("Summarize modified its input: %v", in)
 	}
-	if (stats.Summarize(nil) != servebench.Summary{}) {
+	if (!reflect.DeepEqual(stats.Summarize(nil), servebench.Summary{})) {
 		t.Error("no values must give the zero summary")
 	}
 	// Compensated mean: 1e16 + 1 + 1 − 1e16 over 4 values is 0.5; naive summation gives 0.
 	if m := stats.Summarize([]float64{1e16, 1, 1, -1e16}).Mean; m != 0.5 {
 		t.Errorf("mean = %g, want 0.5", m)
 	}
+	// 100 values 1…100: every percentile is shown, with NumPy's values.
+	full := stats.Summarize(seq(100))
+	for _, c := range []struct {
+		st   servebench.Statistic
+		want float64
+	}{{servebench.StatP50, 50.5}, {servebench.StatP90, 90.1}, {servebench.StatP95, 95.05}, {servebench.StatP99, 99.01}} {
+		v, ok := full.Pick(c.st)
+		if !ok || !near(v, c.want) {
+			t.Errorf("%s of 1…100 = %v (%v), want %g", c.st, v, ok, c.want)
+		}
+		if iv := full.PickCI95(c.st); iv == nil || !(iv.Low <= c.want) || !(iv.High >= c.want) {
+			t.Errorf("%s interval %v does not contain the estimate %g", c.st, iv, c.want)
+		}
+	}
+	// 99 values: p99 is withheld, and Pick says so.
+	if _, ok := stats.Summarize(seq(99)).Pick(servebench.StatP99); ok {
+		t.Error("p99 of 99 values must be withheld")
+	}
 }
 
 func summaryNear(a, b servebench.Summary) bool {
+	opt := func(x, y *float64) bool { return (x == nil) == (y == nil) && (x == nil || near(*x, *y)) }
+	iv := func(x, y *servebench.Interval) bool {
+		return (x == nil) == (y == nil) && (x == nil || (math.Abs(x.Low-y.Low) <= 1e-9 && math.Abs(x.High-y.High) <= 1e-9))
+	}
 	return a.Count == b.Count && near(a.Mean, b.Mean) && near(a.Min, b.Min) && near(a.Max, b.Max) &&
-		near(a.P50, b.P50) && near(a.P90, b.P90) && near(a.P95, b.P95) && near(a.P99, b.P99)
+		opt(a.P50, b.P50) && opt(a.P90, b.P90) && opt(a.P95, b.P95) && opt(a.P99, b.P99) && iv(a.CI95, b.CI95)
 }
 
 func FuzzPercentile(f *testing.F) {
@@ -248,8 +278,8 @@ func TestCell(t *testing.T) {
 		EffectivePrefillSpeedTPS: 1901,
 	}
 	// Hand-checked anchors, independent of Summarize.
-	if got.TTFTSeconds.Count != 5 || !near(got.TTFTSeconds.Mean, 0.85) || !near(got.TTFTSeconds.P90, 1.6) || got.TTFTSeconds.P50 != 0.5 {
-		t.Errorf("ttft summary %+v, want count 5, mean 0.85, p50 0.5, p90 1.6", got.TTFTSeconds)
+	if got.TTFTSeconds.Count != 5 || !near(got.TTFTSeconds.Mean, 0.85) || got.TTFTSeconds.P90 != nil || got.TTFTSeconds.P50 == nil || *got.TTFTSeconds.P50 != 0.5 {
+		t.Errorf("ttft summary %+v, want count 5, mean 0.85, p50 0.5, p90 withheld (5 < 10 values)", got.TTFTSeconds)
 	}
 	if got.ITLSeconds.Count != 4 || got.ChunkGapSeconds.Count != 5 || got.FirstContentSeconds.Count != 4 {
 		t.Errorf("counts: itl %d (want 4), gaps %d (want 5), first content %d (want 4)",
