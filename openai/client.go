@@ -228,10 +228,7 @@ func (c *Client) do(ctx context.Context, req *servebench.Request) (rec servebenc
 
 // redact removes the API key from a message (a server could echo a header back).
 func (c *Client) redact(s string) string {
-	if c.cfg.APIKey == "" || s == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, c.cfg.APIKey, "[redacted]")
+	return servebench.Redact(s, c.cfg.APIKey)
 }
 
 // Causes given to the request context by the watchdog.
@@ -383,7 +380,8 @@ func (a *exchange) run(parent context.Context, tr *http.Transport, body []byte) 
 		if a.ctxFailure() {
 			return false
 		}
-		return a.fail(servebench.ErrHTTPStatus, statusMessage(resp, snippet, c.base))
+		// redact before the message clips the body, so no part of an echoed key survives
+		return a.fail(servebench.ErrHTTPStatus, statusMessage(resp, []byte(c.redact(string(snippet))), c.base))
 	}
 
 	br := bufio.NewReaderSize(sr, readBufferBytes)

@@ -81,19 +81,15 @@ func Discover(ctx context.Context, cfg Config) (servebench.ServerInfo, Quirks, e
 		b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 		return b, resp.StatusCode, err
 	}
-	keep := func(name string, b []byte) { info.Raw[name] = clip(string(b), rawLimit) }
-	redact := func(s string) string {
-		if cfg.APIKey == "" {
-			return s
-		}
-		return strings.ReplaceAll(s, cfg.APIKey, "[redacted]")
-	}
+	redact := func(s string) string { return servebench.Redact(s, cfg.APIKey) }
+	keep := func(name string, b []byte) { info.Raw[name] = clip(redact(string(b)), rawLimit) }
 
 	// 1. The model list.
 	b, status, err := get(base + "/models")
 	if err != nil {
 		return info, q, errors.New(redact(fmt.Sprintf("cannot reach %s/models: %v — is the server running, and is --url the API base ending in /v1?", base, err)))
 	}
+	b = []byte(redact(string(b))) // before any clipping, so no part of the key survives
 	keep("models", b)
 	if status < 200 || status > 299 {
 		hint := bodyHint("", b)

@@ -446,6 +446,9 @@ func validate(p *servebench.Plan, probs *Problems) {
 	default:
 		add("target.api %q is unknown: use openai-chat, openai-completions or ollama", p.Target.API)
 	}
+	if why := apiKeyEnvProblem(p.Target.APIKeyEnv); why != "" {
+		add("%s", why)
+	}
 	if p.Target.URL != "" {
 		u, err := url.Parse(p.Target.URL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

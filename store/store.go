@@ -32,6 +32,25 @@ type Run struct {
 	mu        sync.Mutex
 	records   *os.File
 	telemetry *os.File
+	redact    func(string) string
+}
+
+// SetRedactor makes every later write pass through f (which removes secrets).
+func (r *Run) SetRedactor(f func(string) string) {
+	r.mu.Lock()
+	r.redact = f
+	r.mu.Unlock()
+}
+
+// clean applies the redactor, if any, to b.
+func (r *Run) clean(b []byte) []byte {
+	r.mu.Lock()
+	f := r.redact
+	r.mu.Unlock()
+	if f == nil {
+		return b
+	}
+	return []byte(f(string(b)))
 }
 
 // Create makes dir (and parents) and starts a run in it. A folder that already holds a run is
@@ -113,14 +132,15 @@ func (r *Run) AppendSamples(s []servebench.Sample) error {
 			return err
 		}
 	}
+	b := r.clean(buf.Bytes())
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	_, err := r.telemetry.Write(buf.Bytes())
+	_, err := r.telemetry.Write(b)
 	return err
 }
 
 func (r *Run) writeLine(f *os.File, b []byte) error {
-	line := append(b, '\n')
+	line := append(r.clean(b), '\n')
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	_, err := f.Write(line)
@@ -129,12 +149,12 @@ func (r *Run) writeLine(f *os.File, b []byte) error {
 
 // WriteManifest replaces run.json atomically.
 func (r *Run) WriteManifest(m servebench.Manifest) error {
-	return writeAtomic(filepath.Join(r.dir, ManifestFile), m)
+	return writeAtomic(filepath.Join(r.dir, ManifestFile), m, r.clean)
 }
 
 // WriteResults replaces results.json atomically.
 func (r *Run) WriteResults(res servebench.Results) error {
-	return writeAtomic(filepath.Join(r.dir, ResultsFile), res)
+	return writeAtomic(filepath.Join(r.dir, ResultsFile), res, r.clean)
 }
 
 // Close closes the append files.
@@ -144,11 +164,12 @@ func (r *Run) Close() error {
 	return errors.Join(r.records.Close(), r.telemetry.Close())
 }
 
-func writeAtomic(path string, v any) error {
+func writeAtomic(path string, v any, clean func([]byte) []byte) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
+	b = clean(b)
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return err

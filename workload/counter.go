@@ -80,9 +80,14 @@ func (c *tokenizeClient) post(ctx context.Context, body any) (tokenizeResponse, 
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 300))
+		// read more than is shown and redact before cutting, so no part of an echoed key survives
+		snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 		io.Copy(io.Discard, resp.Body)
-		return out, &statusError{code: resp.StatusCode, body: strings.TrimSpace(string(snippet))}
+		body := strings.TrimSpace(servebench.Redact(string(snippet), c.apiKey))
+		if len(body) > 300 {
+			body = strings.ToValidUTF8(body[:300], "") + "…"
+		}
+		return out, &statusError{code: resp.StatusCode, body: body}
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
 		return out, fmt.Errorf("POST %s: unreadable answer: %v", c.url, err)

@@ -129,6 +129,13 @@ func newRunID() string {
 }
 
 func runRun(ctx context.Context, e *env, f runFlags, ov plan.Overrides) error {
+	// every output of the run (terminal, folder, index) goes through the secrets
+	sec := &secrets{}
+	e = e.redacting(sec)
+	if ov.URL != nil {
+		_, _, hide := splitURLCredentials(*ov.URL)
+		sec.add(hide...)
+	}
 	// 1. the plan: every problem at once, before any request
 	var file *plan.File
 	var resumed *store.Run
@@ -149,6 +156,8 @@ func runRun(ctx context.Context, e *env, f runFlags, ov plan.Overrides) error {
 			return withCode(exitUsage, err)
 		}
 		file = fl
+		_, _, hide := splitURLCredentials(fl.Target.URL)
+		sec.add(hide...)
 	}
 	var p servebench.Plan
 	if resumed != nil {
@@ -190,10 +199,25 @@ func runRun(ctx context.Context, e *env, f runFlags, ov plan.Overrides) error {
 			target.GPU = "dcgm=" + base + "/dcgm/metrics"
 		}
 	}
+	// credentials in the URL are used, never stored: they leave the URL before it is saved
+	var urlKey string
+	if !simulated {
+		var hide []string
+		target.URL, urlKey, hide = splitURLCredentials(target.URL)
+		sec.add(hide...)
+		p.Target.URL = target.URL
+		target.MetricsURL, _, hide = splitURLCredentials(target.MetricsURL)
+		sec.add(hide...)
+		p.Target.MetricsURL = target.MetricsURL
+	}
 	apiKey := ""
 	if target.APIKeyEnv != "" {
 		apiKey = e.getenv(target.APIKeyEnv)
 	}
+	if apiKey == "" {
+		apiKey = urlKey
+	}
+	sec.add(apiKey)
 	id := newRunID()
 	if resumed != nil {
 		id = man.ID
@@ -261,6 +285,7 @@ func runRun(ctx context.Context, e *env, f runFlags, ov plan.Overrides) error {
 	man = servebench.Manifest{SchemaVersion: servebench.SchemaVersion, ID: id, ToolVersion: version, Simulated: simulated,
 		Plan: p, Server: info, Command: redactArgs(e.args), StartedAt: time.Now().UTC(), Status: "running"}
 	man.Plan.Target.Model = ccfg.Model
+	man = redactValue(sec, man)
 	run := resumed
 	var done []servebench.CellResult
 	if resumed != nil {
@@ -284,6 +309,7 @@ func runRun(ctx context.Context, e *env, f runFlags, ov plan.Overrides) error {
 		}
 	}
 	defer run.Close()
+	run.SetRedactor(sec.redact)
 
 	view := newProgress(e.stderr, f.quiet)
 	rn := &runner.Runner{Plan: p, Server: info, Client: client, Prompts: builder, Recorder: run,
@@ -306,7 +332,7 @@ func runRun(ctx context.Context, e *env, f runFlags, ov plan.Overrides) error {
 	view.finish()
 
 	// 5. results, manifest, report — also after an interruption
-	res := rn.Results()
+	res := redactValue(sec, rn.Results())
 	man.FinishedAt = time.Now().UTC()
 	man.Status = "completed"
 	code := exitOK
@@ -316,6 +342,7 @@ func runRun(ctx context.Context, e *env, f runFlags, ov plan.Overrides) error {
 	case runErr != nil:
 		man.Status, man.Error, code = "failed", runErr.Error(), exitError
 	}
+	man = redactValue(sec, man)
 	if err := run.WriteResults(res); err != nil {
 		return withCode(exitError, err)
 	}

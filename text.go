@@ -1,0 +1,81 @@
+package servebench
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Redacted replaces a secret wherever it appears in an output.
+const Redacted = "[redacted]"
+
+// Redact replaces every occurrence of each non-empty secret in s with [redacted]. Secrets
+// shorter than 4 bytes are ignored (replacing them would garble text without protecting
+// anything). Apply it before clipping a message, so a cut cannot leave part of a secret.
+func Redact(s string, secrets ...string) string {
+	for _, k := range secrets {
+		if len(k) >= 4 && strings.Contains(s, k) {
+			s = strings.ReplaceAll(s, k, Redacted)
+		}
+	}
+	return s
+}
+
+// TerminalText makes text that came from a server or a plan safe to print on a terminal or in
+// a heading: it drops every control character (ESC, BEL, C1 codes such as the OSC and CSI
+// introducers, DEL) and every bidirectional override or isolate, keeps newline and tab only
+// when multiLine is true (a tab becomes a space otherwise, a newline a space too), replaces
+// invalid UTF-8, and cuts the result to at most maxRunes runes (0 = no limit), ending a cut
+// with "…". The full value stays in the JSON files; this is only for display.
+func TerminalText(s string, maxRunes int, multiLine bool) string {
+	clean := utf8.ValidString(s)
+	for _, r := range s {
+		if !clean || unsafeRune(r) || (!multiLine && (r == '\n' || r == '\t')) {
+			clean = false
+			break
+		}
+	}
+	if !clean {
+		var b strings.Builder
+		for _, r := range s { // invalid bytes come out as U+FFFD
+			switch {
+			case r == '\n' || r == '\t':
+				if !multiLine {
+					r = ' '
+				}
+			case unsafeRune(r):
+				continue
+			}
+			b.WriteRune(r)
+		}
+		s = b.String()
+	}
+	if maxRunes > 0 && utf8.RuneCountInString(s) > maxRunes {
+		n := 0
+		for i := range s {
+			if n == maxRunes-1 {
+				return s[:i] + "…"
+			}
+			n++
+		}
+	}
+	return s
+}
+
+// unsafeRune reports control characters other than newline and tab, and the Unicode
+// bidirectional controls that can reorder what a terminal shows.
+func unsafeRune(r rune) bool {
+	if r == '\n' || r == '\t' {
+		return false
+	}
+	if unicode.IsControl(r) {
+		return true
+	}
+	switch {
+	case r >= 0x202A && r <= 0x202E, // LRE, RLE, PDF, LRO, RLO
+		r >= 0x2066 && r <= 0x2069, // LRI, RLI, FSI, PDI
+		r == 0x200E || r == 0x200F || r == 0x061C: // LRM, RLM, ALM
+		return true
+	}
+	return false
+}

@@ -1,0 +1,70 @@
+package servebench
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestRedact(t *testing.T) {
+	const key = "sk-test-0123456789abcdef"
+	tests := []struct {
+		name, in, want string
+		secrets        []string
+	}{
+		// an echoed Authorization header
+		{"header echo", `401: bad header "Authorization: Bearer ` + key + `"`, `401: bad header "Authorization: Bearer [redacted]"`, []string{key}},
+		// every occurrence
+		{"twice", key + " and " + key, "[redacted] and [redacted]", []string{key}},
+		// no key configured: nothing changes
+		{"empty secret", "Bearer x", "Bearer x", []string{""}},
+		// several secrets (URL user and password)
+		{"several", "u=alice p=s3cret!", "u=[redacted] p=[redacted]", []string{"alice", "s3cret!"}},
+	}
+	for _, tt := range tests {
+		if got := Redact(tt.in, tt.secrets...); got != tt.want {
+			t.Errorf("%s: Redact = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestTerminalText(t *testing.T) {
+	tests := []struct {
+		name  string
+		in    string
+		max   int
+		multi bool
+		want  string
+	}{
+		// plain text passes unchanged
+		{"plain", "Qwen/Qwen3-30B-A3B", 0, false, "Qwen/Qwen3-30B-A3B"},
+		// ESC-based clear screen and an OSC retitle with BEL are dropped
+		{"escape", "m\x1b[2J\x1b]0;pwned\x07odel", 0, false, "m[2J]0;pwnedodel"},
+		// C1 CSI and DEL dropped
+		{"c1", "a\u009b31mb\x7fc", 0, false, "a31mbc"},
+		// carriage return and backspace (line forging) dropped
+		{"cr", "ok\rFAIL\b", 0, false, "okFAIL"},
+		// bidi override and isolate dropped
+		{"bidi", "abc\u202Edef\u2066g", 0, false, "abcdefg"},
+		// newline and tab become spaces on one line
+		{"one line", "a\nb\tc", 0, false, "a b c"},
+		// and stay in multi-line text
+		{"multi", "a\nb\tc\x1b", 0, true, "a\nb\tc"},
+		// invalid UTF-8 becomes U+FFFD
+		{"invalid", "a\xffb", 0, false, "a\uFFFDb"},
+		// length cap with a cut mark
+		{"cap", "abcdefghij", 5, false, "abcd…"},
+		// exactly at the cap: unchanged
+		{"at cap", "abcde", 5, false, "abcde"},
+	}
+	for _, tt := range tests {
+		if got := TerminalText(tt.in, tt.max, tt.multi); got != tt.want {
+			t.Errorf("%s: TerminalText(%q) = %q, want %q", tt.name, tt.in, got, tt.want)
+		}
+	}
+	long := strings.Repeat("x\x1b", 100_000)
+	got := TerminalText(long, 80, false)
+	if utf8.RuneCountInString(got) != 80 || strings.ContainsRune(got, 0x1b) {
+		t.Errorf("100 KB hostile name: got %d runes, escape kept: %v", utf8.RuneCountInString(got), strings.ContainsRune(got, 0x1b))
+	}
+}
