@@ -22,6 +22,7 @@ type builder struct {
 // Build computes the whole report of one run. It never fails: a section without data says
 // what would have filled it.
 func Build(in Input) *Report {
+	in = displayInput(in)
 	b := &builder{in: in, man: &in.Manifest, res: &in.Results, md: in.Manifest.Plan.Metadata}
 	b.sweep = newGrid(in.Results.Cells, func(c *servebench.CellResult) bool { return c.Scenario == sweepScenario })
 	if b.sweep.empty() {

@@ -49,6 +49,10 @@ func keyOf(c *servebench.CellResult) cmpKey {
 // largest concurrency, then the largest context, measured in every run), throughput and latency
 // at every common cell, overlaid charts over concurrency, and the capacity verdicts side by side.
 func Compare(ins []Input) *Comparison {
+	ins = append([]Input(nil), ins...)
+	for i := range ins {
+		ins[i] = displayInput(ins[i])
+	}
 	cmp := &Comparison{Title: "Benchmark comparison"}
 	reps := make([]*Report, len(ins))
 	idx := make([]map[cmpKey]*servebench.CellResult, len(ins))

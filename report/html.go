@@ -65,14 +65,14 @@ func charts(sections []Section) []*Chart {
 func HTML(w io.Writer, r *Report) error {
 	run := r.Run
 	return renderPage(w, htmlPage{
-		Kicker: "Benchmark report", Title: r.Title, Subtitle: r.Subtitle, Simulated: r.Simulated, Banner: r.Banner,
+		Kicker: "Benchmark report", Title: termText(r.Title, headingRunes), Subtitle: r.Subtitle, Simulated: r.Simulated, Banner: r.Banner,
 		ModelTable: r.ModelTable, HardwareTable: r.HardwareTable, Highlights: r.Highlights, Run: &run, Sections: r.Sections,
 	})
 }
 
 // CompareHTML writes a comparison of several runs as one self-contained HTML file.
 func CompareHTML(w io.Writer, c *Comparison) error {
-	return renderPage(w, htmlPage{Kicker: "Benchmark comparison", Title: c.Title, Subtitle: c.Subtitle,
+	return renderPage(w, htmlPage{Kicker: "Benchmark comparison", Title: termText(c.Title, headingRunes), Subtitle: c.Subtitle,
 		Simulated: c.Banner != "", Banner: c.Banner, Sections: c.Sections})
 }
 

@@ -9,7 +9,7 @@ import (
 // Markdown writes the report as GitHub-flavoured Markdown; charts become tables.
 func Markdown(w io.Writer, r *Report) error {
 	m := &mdWriter{w: w}
-	m.printf("# %s\n\n", mdText(r.Title))
+	m.printf("# %s\n\n", mdText(termText(r.Title, headingRunes)))
 	m.printf("%s\n\n", mdText(r.Subtitle))
 	if r.Banner != "" {
 		m.printf("> **%s**\n\n", mdText(r.Banner))
@@ -35,7 +35,7 @@ func Markdown(w io.Writer, r *Report) error {
 // CompareMarkdown writes a comparison of several runs as Markdown.
 func CompareMarkdown(w io.Writer, c *Comparison) error {
 	m := &mdWriter{w: w}
-	m.printf("# %s\n\n", mdText(c.Title))
+	m.printf("# %s\n\n", mdText(termText(c.Title, headingRunes)))
 	if c.Banner != "" {
 		m.printf("> **%s**\n\n", mdText(c.Banner))
 	}
@@ -57,7 +57,7 @@ func (m *mdWriter) printf(format string, a ...any) {
 }
 
 func (m *mdWriter) section(s Section) {
-	m.printf("%s <a id=\"%s\"></a>%s\n\n", strings.Repeat("#", s.Level+1), s.ID, mdText(s.Title))
+	m.printf("%s <a id=\"%s\"></a>%s\n\n", strings.Repeat("#", s.Level+1), s.ID, mdText(termText(s.Title, headingRunes)))
 	for _, b := range s.Blocks {
 		switch b.Kind {
 		case BlockParagraph:
@@ -166,6 +166,7 @@ func pairRows(a, b []Field) [][]string {
 // tag, comment or autolink (before a letter, "/", "!" or "?"), "&" becomes "&amp;" only where
 // it could start an entity, and ">" is escaped only where it would start a block quote.
 func mdText(s string) string {
+	s = termText(s, 0) // no control character, bidi override or newline from a server or plan
 	var b strings.Builder
 	b.Grow(len(s) + 8)
 	lead := true // only blanks written so far: a ">" here would open a block quote
@@ -206,6 +207,7 @@ func mdText(s string) string {
 
 func isASCIILetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
+// mdCell is a table cell (identity strings are already cut by displayInput).
 func mdCell(s string) string { return mdText(s) }
 
-func mdCode(s string) string { return strings.ReplaceAll(s, "`", "'") }
+func mdCode(s string) string { return strings.ReplaceAll(termText(s, 0), "`", "'") }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"github.com/servebench/servebench"
 	"io"
 	"strings"
 	"unicode/utf8"
@@ -15,9 +16,9 @@ func Terminal(w io.Writer, r *Report) error {
 	if r.Simulated {
 		head = "[SIMULATED] " + head
 	}
-	tw.printf("%s\n", head)
+	tw.printf("%s\n", termText(head, headingRunes))
 	for _, h := range r.Highlights {
-		tw.printf("  %s %s %s\n", h.Value, h.Label, h.Condition)
+		tw.printf("  %s %s %s\n", termText(h.Value, cellRunes), termText(h.Label, cellRunes), termText(h.Condition, cellRunes))
 	}
 	tw.printf("\n")
 	if len(r.Summary.Rows) == 0 {
@@ -29,12 +30,22 @@ func Terminal(w io.Writer, r *Report) error {
 		tw.printf("\nCapacity (concurrent requests within the use case's thresholds):\n")
 		var rows [][]string
 		for _, v := range r.Capacity {
-			rows = append(rows, []string{v.Title + " (" + v.Context + ")", v.LimitLabel, v.Analysis})
+			rows = append(rows, []string{termText(v.Title, cellRunes) + " (" + v.Context + ")", v.LimitLabel, termText(v.Analysis, 0)})
 		}
 		writeAligned(tw, []string{"USE CASE", "LIMIT", "ANALYSIS"}, rows)
 	}
 	return tw.err
 }
+
+// Caps on text shown on a terminal or in a heading (runes); the JSON keeps the full value.
+const (
+	headingRunes = 160
+	cellRunes    = 80
+)
+
+// termText is text from a server or plan made safe for a terminal, on one line, cut to n runes
+// (0 = no cut).
+func termText(s string, n int) string { return servebench.TerminalText(s, n, false) }
 
 // writeAligned writes columns padded to their widest cell (runes, not bytes).
 func writeAligned(tw *mdWriter, header []string, rows [][]string) {
@@ -45,6 +56,17 @@ func writeAligned(tw *mdWriter, header []string, rows [][]string) {
 				width[i] = utf8.RuneCountInString(c)
 			}
 		}
+	}
+	clean := func(row []string) []string {
+		out := make([]string, len(row))
+		for i, c := range row {
+			out[i] = termText(c, 0)
+		}
+		return out
+	}
+	header = clean(header)
+	for i := range rows {
+		rows[i] = clean(rows[i])
 	}
 	line := func(row []string) {
 		var b strings.Builder

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/servebench/servebench"
 	"io"
 	"os"
 	"os/signal"
@@ -39,6 +40,9 @@ func withCode(code int, err error) error {
 	}
 	return &exitErr{code: code, err: err}
 }
+
+// termLine caps one value (a model name, a target) printed on one terminal line.
+const termLine = 120
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "0.1.0-dev"
@@ -82,7 +86,8 @@ func execute(ctx context.Context, e *env, args []string) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintln(e.stderr, "servebench:", err)
+	// an error can quote a server: control characters never reach the terminal
+	fmt.Fprintln(e.stderr, "servebench:", servebench.TerminalText(err.Error(), 0, true))
 	var xe *exitErr
 	if errors.As(err, &xe) {
 		return xe.code

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/servebench/servebench"
 	"io"
 	"os"
 	"strings"
@@ -51,10 +52,10 @@ func (p *progress) handle(ev runner.Event) {
 			p.sweepN = ev.CellCount
 		}
 		p.clear()
-		fmt.Fprintf(p.w, "— %s\n", ev.Phase)
+		fmt.Fprintf(p.w, "— %s\n", servebench.TerminalText(ev.Phase, termLine, false))
 	case "note":
 		p.clear()
-		fmt.Fprintf(p.w, "  note: %s\n", ev.Message)
+		fmt.Fprintf(p.w, "  note: %s\n", servebench.TerminalText(ev.Message, 0, true))
 	case "cell-start":
 		if ev.Phase == "sweep" {
 			p.sweepPlan += ev.Planned
@@ -102,7 +103,7 @@ func (p *progress) draw(ev runner.Event) {
 		}
 	}
 	line := fmt.Sprintf("  %s %sctx=%s c=%d  requests %d/%d  total %d  elapsed %s%s",
-		ev.Phase, cell, tokens(ev.Cell.ContextTokens), ev.Cell.Concurrency, ev.Requests, ev.Planned, ev.Total, round(ev.Elapsed), left)
+		servebench.TerminalText(ev.Phase, 40, false), cell, tokens(ev.Cell.ContextTokens), ev.Cell.Concurrency, ev.Requests, ev.Planned, ev.Total, round(ev.Elapsed), left)
 	pad := ""
 	if n := p.lastLen - len(line); n > 0 {
 		pad = strings.Repeat(" ", n)

@@ -325,7 +325,8 @@ func runRun(ctx context.Context, e *env, f runFlags, ov plan.Overrides) error {
 	if simulated {
 		fmt.Fprintf(e.stderr, "target: built-in SIMULATED engine, profile %q (pass --url to measure a real server)\n", target.SimProfile)
 	} else {
-		fmt.Fprintf(e.stderr, "target: %s (%s, model %s, prompts sized by %s)\n", target.URL, info.Engine, ccfg.Model, info.TokenCounting)
+		fmt.Fprintf(e.stderr, "target: %s (%s, model %s, prompts sized by %s)\n", servebench.TerminalText(target.URL, termLine, false),
+			servebench.TerminalText(info.Engine, termLine, false), servebench.TerminalText(ccfg.Model, termLine, false), info.TokenCounting)
 	}
 	runErr := rn.Run(ctx)
 	stopSampling()

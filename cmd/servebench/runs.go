@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/servebench/servebench"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -40,7 +41,8 @@ func newRunsCmd(e *env) *cobra.Command {
 			tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tSTARTED\tSTATUS\tMODEL\tTARGET\tPEAK tok/s\tDIR")
 			for _, r := range list {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.1f\t%s\n", r.ID, r.StartedAt.Format("2006-01-02 15:04"), r.Status, r.Model, r.Target, r.PeakThroughputTPS, r.Dir)
+				t := func(s string) string { return servebench.TerminalText(s, 60, false) }
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.1f\t%s\n", t(r.ID), r.StartedAt.Format("2006-01-02 15:04"), t(r.Status), t(r.Model), t(r.Target), r.PeakThroughputTPS, servebench.TerminalText(r.Dir, 0, false))
 			}
 			return tw.Flush()
 		},
