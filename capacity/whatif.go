@@ -1,0 +1,107 @@
+package capacity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/servebench/servebench"
+)
+
+// KnownCells picks, from a run's cells, those that count as measured levels of uc: sustained
+// cells with uc's context and output length that were run and sent requests, one per
+// concurrency (the one with the most requests when a level appears twice).
+func KnownCells(cells []servebench.CellResult, uc servebench.UseCase) map[int]servebench.CellResult {
+	known := map[int]servebench.CellResult{}
+	for _, c := range cells {
+		if c.LoadMode != servebench.ModeSustained || c.ContextTokens != uc.ContextTokens || c.OutputTokens != uc.OutputTokens ||
+			c.Skipped || c.RequestsTotal == 0 {
+			continue
+		}
+		if prev, ok := known[c.Concurrency]; !ok || prev.RequestsTotal < c.RequestsTotal {
+			known[c.Concurrency] = c
+		}
+	}
+	return known
+}
+
+// Reconsidered is the outcome of Reconsider: a capacity result decided from measured cells
+// only, or, when those cells do not decide it, the bracket the limit lies in.
+type Reconsidered struct {
+	servebench.CapacityResult
+	// Decided is false when Search would have to measure a level that was not measured.
+	Decided bool `json:"decided"`
+	// Lo is the highest passing level below Hi, the lowest failing one, and Next the level
+	// Search would measure next; set only when not decided.
+	Lo   int `json:"lo,omitempty"`
+	Hi   int `json:"hi,omitempty"`
+	Next int `json:"next,omitempty"`
+	// Label and Verdict are LimitLabel and Verdict of the result when decided; otherwise
+	// "Lo–Hi−1" and a sentence naming the bracket and the level to measure.
+	Label   string `json:"label"`
+	Verdict string `json:"verdict"`
+}
+
+// errUnmeasured stops Search when it asks for a level no cell measured.
+var errUnmeasured = errors.New("level not measured")
+
+// Reconsider decides uc's capacity from cells a run already measured, measuring nothing: the
+// what-if of a changed threshold or statistic. It runs Search with the cells of KnownCells as
+// known levels and a ceiling of the highest measured level (at most ceiling), so every rule is
+// Search's own. When Search asks for a level that was never measured, the outcome is not
+// decided and names the bracket: Lo passes, Hi fails, the levels between were not measured.
+func Reconsider(uc servebench.UseCase, ceiling int, cells []servebench.CellResult) Reconsidered {
+	known := KnownCells(cells, uc)
+	top := 0
+	for n := range known {
+		if n <= ceiling {
+			top = max(top, n)
+		}
+	}
+	if top == 0 {
+		r := servebench.CapacityResult{UseCase: uc.Name, Title: uc.Title, ContextTokens: uc.ContextTokens, OutputTokens: uc.OutputTokens,
+			Statistic: uc.Statistic, Thresholds: uc.Thresholds, Ceiling: ceiling}
+		return Reconsidered{CapacityResult: r, Label: LimitLabel(r),
+			Verdict: fmt.Sprintf("Not measured: the run has no sustained cell at %d context and %d output tokens.", uc.ContextTokens, uc.OutputTokens)}
+	}
+	next := 0
+	res, err := Search(context.Background(), uc, SearchConfig{Ceiling: top, Known: known}, func(context.Context, int) (servebench.CellResult, int, error) {
+		return servebench.CellResult{}, 0, errUnmeasured
+	})
+	if err == nil {
+		return Reconsidered{CapacityResult: res, Decided: true, Label: LimitLabel(res), Verdict: Verdict(res)}
+	}
+	out := Reconsidered{CapacityResult: res, Label: "not measured", Verdict: sentence(err.Error())}
+	if !errors.Is(err, errUnmeasured) {
+		return out
+	}
+	points := make(map[int]servebench.CapacityPoint, len(res.Points))
+	for _, p := range res.Points {
+		points[p.Concurrency] = p
+	}
+	out.Lo, out.Hi = bounds(points)
+	// Search measures the midpoint of the bracket (or the next grid level with no failure).
+	if out.Hi == 0 {
+		next = nextGrid(out.Lo, top)
+	} else {
+		next = out.Lo + (out.Hi-out.Lo)/2
+	}
+	out.Next = next
+	if out.Hi == 0 {
+		out.Label = "not measured"
+		out.Verdict = fmt.Sprintf("Not decided: every measured level passes, but %s was not measured.", requests(next))
+		return out
+	}
+	out.LimitingMetric = limitingMetric(uc, points[out.Hi])
+	if out.Lo == 0 {
+		out.Label = fmt.Sprintf("below %d", out.Hi)
+		out.Verdict = fmt.Sprintf("Not decided: at %s, %s; no lower level was measured (measuring %s would decide more).",
+			requests(out.Hi), failingText(uc, points[out.Hi]), requests(next))
+		return out
+	}
+	lo := out.Lo
+	out.Label = fmt.Sprintf("%d–%d", lo, out.Hi-1)
+	out.Verdict = fmt.Sprintf("Between %d and %d concurrent requests: %d passes, and at %s, %s. The levels in between were not measured; the search would measure %d next.",
+		lo, out.Hi-1, out.Lo, requests(out.Hi), failingText(uc, points[out.Hi]), next)
+	return out
+}

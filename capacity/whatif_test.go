@@ -1,0 +1,85 @@
+package capacity_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/capacity"
+)
+
+// sustained builds a measured sustained cell at 1024/128 tokens with a mean (= p99) TTFT.
+func sustained(n int, ttft float64) servebench.CellResult {
+	return servebench.CellResult{
+		CellKey:       servebench.CellKey{Scenario: "sweep", LoadMode: servebench.ModeSustained, ContextTokens: 1024, OutputTokens: 128, Concurrency: n},
+		RequestsTotal: 10, RequestsSucceeded: 10, SuccessRate: 1,
+		TTFTSeconds: servebench.Summary{Count: 10, Mean: ttft, P99: 2 * ttft},
+	}
+}
+
+func TestKnownCells(t *testing.T) {
+	uc := servebench.UseCase{ContextTokens: 1024, OutputTokens: 128}
+	small, big := sustained(2, 0.1), sustained(2, 0.2)
+	big.RequestsTotal = 20
+	other := sustained(4, 0.1)
+	other.ContextTokens = 2048
+	dedicated := sustained(8, 0.1)
+	dedicated.LoadMode = servebench.ModeDedicated
+	skipped := sustained(16, 0.1)
+	skipped.Skipped = true
+	got := capacity.KnownCells([]servebench.CellResult{sustained(1, 0.1), small, big, other, dedicated, skipped}, uc)
+	if len(got) != 2 || got[1].Concurrency != 1 || got[2].RequestsTotal != 20 {
+		t.Fatalf("known cells %v, want levels 1 and 2 (the one with 20 requests)", got)
+	}
+}
+
+func TestReconsider(t *testing.T) {
+	grid := []servebench.CellResult{sustained(1, 0.1), sustained(2, 0.2), sustained(4, 0.4), sustained(8, 0.8)}
+	dense := []servebench.CellResult{}
+	for n := 1; n <= 8; n++ {
+		dense = append(dense, sustained(n, 0.1*float64(n)))
+	}
+	ttft := func(v float64, st servebench.Statistic) servebench.UseCase {
+		return servebench.UseCase{Name: "x", ContextTokens: 1024, OutputTokens: 128, Statistic: st, Thresholds: servebench.Thresholds{TTFTSecondsMax: servebench.Float(v)}}
+	}
+	tests := []struct {
+		name    string
+		uc      servebench.UseCase
+		ceiling int
+		cells   []servebench.CellResult
+		decided bool
+		label   string
+		kind    servebench.LimitKind
+		lo, hi  int
+		next    int
+		verdict string
+	}{
+		{"everything passes: a lower bound at the highest measured level", ttft(1, ""), 128, grid, true, "8+", servebench.LimitLowerBound, 0, 0, 0,
+			"Capacity limit: 8+ concurrent requests. At 8 concurrent requests, TTFT is 800ms, within the 1,000ms threshold. Capacity likely extends higher than the tested ceiling of 8."},
+		{"the ceiling caps the measured levels", ttft(1, ""), 4, grid, true, "4+", servebench.LimitLowerBound, 0, 0, 0, ""},
+		{"1 passes, 2 fails: measured", ttft(0.15, ""), 128, grid, true, "1", servebench.LimitMeasured, 0, 0, 0, ""},
+		{"1 fails: not viable", ttft(0.05, ""), 128, grid, true, "not viable", servebench.LimitNotViable, 0, 0, 0, ""},
+		{"4 passes, 8 fails, 5–7 unmeasured: not decided", ttft(0.5, ""), 128, grid, false, "4–7", "", 4, 8, 6,
+			"Between 4 and 7 concurrent requests: 4 passes, and at 8 concurrent requests, TTFT reaches 800ms, above the 500ms threshold. The levels in between were not measured; the search would measure 6 next."},
+		{"a dense grid decides", ttft(0.55, ""), 128, dense, true, "5", servebench.LimitMeasured, 0, 0, 0, ""},
+		{"the statistic matters: p99 is twice the mean", ttft(0.55, servebench.StatP99), 128, dense, true, "2", servebench.LimitMeasured, 0, 0, 0, ""},
+		{"no cell of the use case's shape", servebench.UseCase{Name: "x", ContextTokens: 4096, OutputTokens: 128, Thresholds: servebench.Thresholds{TTFTSecondsMax: servebench.Float(1)}},
+			128, grid, false, "not measured", "", 0, 0, 0, "Not measured: the run has no sustained cell at 4096 context and 128 output tokens."},
+		{"no threshold", servebench.UseCase{Name: "x", ContextTokens: 1024, OutputTokens: 128}, 128, grid, false, "not measured", "", 0, 0, 0, ""},
+	}
+	for _, tt := range tests {
+		r := capacity.Reconsider(tt.uc, tt.ceiling, tt.cells)
+		if r.Decided != tt.decided || r.Label != tt.label || r.LimitKind != tt.kind || r.Lo != tt.lo || r.Hi != tt.hi || r.Next != tt.next {
+			t.Errorf("%s: decided %v label %q kind %q lo %d hi %d next %d", tt.name, r.Decided, r.Label, r.LimitKind, r.Lo, r.Hi, r.Next)
+		}
+		if tt.verdict != "" && r.Verdict != tt.verdict {
+			t.Errorf("%s: verdict\n got %q\nwant %q", tt.name, r.Verdict, tt.verdict)
+		}
+		if r.Verdict == "" || !strings.HasSuffix(r.Verdict, ".") {
+			t.Errorf("%s: verdict %q is not a sentence", tt.name, r.Verdict)
+		}
+		if r.Decided && r.Verdict != capacity.Verdict(r.CapacityResult) {
+			t.Errorf("%s: a decided outcome must carry capacity.Verdict", tt.name)
+		}
+	}
+}

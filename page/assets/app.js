@@ -1,0 +1,342 @@
+// The benchmark pages' script. It renders and formats; every decision and every interpolated
+// value comes from servebench's Go code, compiled to WebAssembly (servebench.wasm), or from the
+// runs' own files. It loads nothing from any other host.
+(function () {
+  "use strict";
+  var body = document.body;
+  var pageName = body.getAttribute("data-page");
+  var root = body.getAttribute("data-root") || "";
+
+  function $(id) { return document.getElementById(id); }
+  function el(tag, attrs, text) {
+    var e = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (k) { e.setAttribute(k, attrs[k]); });
+    if (text !== undefined && text !== null) e.textContent = text;
+    return e;
+  }
+  function num(v, digits) {
+    if (v === null || v === undefined || isNaN(v)) return "—";
+    return Number(v).toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+  }
+  function seconds(v) {
+    if (v === null || v === undefined) return "—";
+    return v < 1 ? num(v * 1000, 0) + " ms" : num(v, 2) + " s";
+  }
+  function pct(v) { return num(100 * v, 1) + "%"; }
+
+  // ---- the list of runs ----------------------------------------------------------------
+  function initIndex() {
+    var table = $("runs");
+    var tbody = table.querySelector("tbody");
+    var rows = Array.prototype.slice.call(tbody.querySelectorAll("tr[data-id]"));
+    var filter = $("filter"), compare = $("compare"), shown = $("shown");
+    function applyFilter() {
+      var words = filter.value.toLowerCase().split(/\s+/).filter(Boolean), n = 0;
+      rows.forEach(function (r) {
+        var text = r.textContent.toLowerCase();
+        var ok = words.every(function (w) { return text.indexOf(w) >= 0; });
+        r.hidden = !ok;
+        if (ok) n++;
+      });
+      shown.textContent = words.length ? n + " of " + rows.length + " shown" : "";
+    }
+    filter.addEventListener("input", applyFilter);
+    Array.prototype.forEach.call(table.querySelectorAll("th.sortable"), function (th) {
+      th.addEventListener("click", function () {
+        var key = th.getAttribute("data-key"), isNum = th.getAttribute("data-type") === "num";
+        var asc = !th.classList.contains("sorted-asc");
+        Array.prototype.forEach.call(table.querySelectorAll("th.sortable"), function (o) { o.classList.remove("sorted-asc", "sorted-desc"); });
+        th.classList.add(asc ? "sorted-asc" : "sorted-desc");
+        rows.sort(function (a, b) {
+          var x = a.getAttribute("data-" + key), y = b.getAttribute("data-" + key);
+          var c = isNum ? parseFloat(x) - parseFloat(y) : x.localeCompare(y);
+          return asc ? c : -c;
+        });
+        rows.forEach(function (r) { tbody.appendChild(r); });
+      });
+    });
+    function picked() {
+      return Array.prototype.filter.call(tbody.querySelectorAll("input.pick"), function (c) { return c.checked; })
+        .map(function (c) { return c.value; });
+    }
+    tbody.addEventListener("change", function () {
+      var n = picked().length;
+      compare.disabled = n < 2;
+      compare.textContent = n >= 2 ? "Compare " + n + " runs" : "Compare selected";
+    });
+    compare.addEventListener("click", function () {
+      location.href = "compare.html#runs=" + picked().map(encodeURIComponent).join(",");
+    });
+  }
+
+  // ---- WebAssembly -----------------------------------------------------------------------
+  function loadWasm(done) {
+    var box = $("wasm-error");
+    function fail(msg) { if (box) { box.hidden = false; box.textContent = "The calculator could not start: " + msg; } }
+    if (!window.servebenchWasm || !window.Go) { fail("its script did not load"); return; }
+    var bin = atob(window.servebenchWasm), bytes = new Uint8Array(bin.length);
+    for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    var go = new window.Go();
+    window.servebenchReady = done;
+    WebAssembly.instantiate(bytes, go.importObject).then(function (r) { go.run(r.instance); })
+      .catch(function (e) { fail(String(e)); });
+  }
+  function callGo(fn, arg) {
+    var out = JSON.parse(window.servebench[fn](JSON.stringify(arg)));
+    return out;
+  }
+
+  // ---- a run ------------------------------------------------------------------------------
+  var thresholdFields = [
+    ["ttft_seconds_max", "TTFT max (s)"],
+    ["generation_speed_tps_min", "Speed min (tok/s)"],
+    ["e2e_latency_seconds_max", "End-to-end max (s)"],
+    ["itl_seconds_max", "ITL max (s)"]
+  ];
+  var edited = false;
+  var kindWords = { measured: "measured", interpolated: "interpolated", lower_bound: "lower bound: the highest level passed", not_viable: "not viable" };
+
+  function setupWhatIf(doc) {
+    doc.results.capacity.forEach(function (cap) {
+      var card = document.querySelector('.card[data-usecase="' + CSS.escape(cap.use_case) + '"]');
+      if (!card || cap.skipped) return;
+      var fields = el("div", { "class": "fields" });
+      var stat = el("select", { "class": "stat", "aria-label": cap.title + " statistic" });
+      ["mean", "p50", "p90", "p95", "p99"].forEach(function (s) {
+        var o = el("option", { value: s }, s);
+        if (s === (cap.statistic || "mean")) o.selected = true;
+        stat.appendChild(o);
+      });
+      fields.appendChild(el("label", {}, "Statistic"));
+      fields.appendChild(stat);
+      var inputs = {};
+      thresholdFields.forEach(function (f) {
+        var id = "t-" + cap.use_case + "-" + f[0];
+        var inp = el("input", { type: "number", step: "any", min: "0", id: id, "class": "threshold", "data-metric": f[0], placeholder: "off", title: "empty: not checked" });
+        var v = cap.thresholds[f[0]];
+        if (v !== undefined && v !== null) inp.value = v;
+        inputs[f[0]] = inp;
+        fields.appendChild(el("label", { "for": id }, f[1]));
+        fields.appendChild(inp);
+      });
+      card.insertBefore(fields, card.querySelector(".limit"));
+      var reset = el("button", { "class": "plain reset", type: "button" }, "Back to the run's thresholds");
+      reset.hidden = true;
+      card.appendChild(reset);
+      var limit = card.querySelector(".limit"), kind = card.querySelector(".kind"), verdict = card.querySelector(".verdict"), was = card.querySelector(".was");
+      var measured = { label: limit.textContent, kind: kind.textContent, verdict: verdict.textContent };
+      function recompute() {
+        edited = true;
+        var th = {};
+        thresholdFields.forEach(function (f) {
+          var v = inputs[f[0]].value;
+          if (v !== "" && !isNaN(parseFloat(v))) th[f[0]] = parseFloat(v);
+        });
+        var uc = { name: cap.use_case, title: cap.title, context_tokens: cap.context_tokens, output_tokens: cap.output_tokens,
+          statistic: stat.value, thresholds: th };
+        var out = callGo("reconsider", { use_case: uc, ceiling: cap.ceiling, cells: doc.results.cells });
+        if (out.error) { verdict.textContent = out.error; return; }
+        limit.textContent = out.label;
+        limit.setAttribute("data-limit", out.limit === null || out.limit === undefined ? "" : out.limit);
+        limit.classList.add("changed");
+        kind.textContent = out.decided ? kindWords[out.limit_kind] || out.limit_kind : "not decided by the measured levels";
+        verdict.textContent = out.verdict;
+        was.textContent = "As the run decided it: " + measured.label;
+        reset.hidden = false;
+      }
+      reset.addEventListener("click", function () {
+        stat.value = cap.statistic || "mean";
+        thresholdFields.forEach(function (f) {
+          var v = cap.thresholds[f[0]];
+          inputs[f[0]].value = v === undefined || v === null ? "" : v;
+        });
+        limit.textContent = measured.label; kind.textContent = measured.kind; verdict.textContent = measured.verdict;
+        limit.classList.remove("changed"); limit.removeAttribute("data-limit");
+        was.textContent = ""; reset.hidden = true;
+      });
+      stat.addEventListener("change", recompute);
+      Object.keys(inputs).forEach(function (k) { inputs[k].addEventListener("input", recompute); });
+      card.setAttribute("data-ready", "true");
+    });
+  }
+
+  function setupReader(doc) {
+    var cells = doc.results.cells.filter(function (c) { return c.load_mode === "sustained" && !c.skipped && c.requests_succeeded > 0; });
+    var outSel = $("ip-out"), ctx = $("ip-ctx"), n = $("ip-n"), stat = $("ip-stat"), src = $("ip-source");
+    if (!cells.length) { src.textContent = "No sustained cell has been measured yet."; return; }
+    var outs = [];
+    cells.forEach(function (c) { if (outs.indexOf(c.output_tokens) < 0) outs.push(c.output_tokens); });
+    outs.sort(function (a, b) { return a - b; });
+    outs.forEach(function (o) { outSel.appendChild(el("option", { value: o }, o)); });
+    function ranges() {
+      var o = parseInt(outSel.value, 10), cs = cells.filter(function (c) { return c.output_tokens === o; });
+      var ctxs = cs.map(function (c) { return c.context_tokens; }), ns = cs.map(function (c) { return c.concurrency; });
+      $("ip-ctx-range").textContent = "measured " + Math.min.apply(null, ctxs) + "–" + Math.max.apply(null, ctxs);
+      $("ip-n-range").textContent = "measured " + Math.min.apply(null, ns) + "–" + Math.max.apply(null, ns);
+      if (!ctx.value) ctx.value = Math.min.apply(null, ctxs);
+      if (!n.value) n.value = Math.min.apply(null, ns);
+    }
+    function read() {
+      var out = callGo("interpolate", { cells: doc.results.cells, context_tokens: parseInt(ctx.value, 10), output_tokens: parseInt(outSel.value, 10),
+        concurrency: parseInt(n.value, 10), statistic: stat.value });
+      var ids = ["ip-ttft", "ip-speed", "ip-tps"];
+      if (out.error) {
+        ids.forEach(function (i) { $(i).textContent = "—"; });
+        src.className = "small error"; src.textContent = out.error;
+        return;
+      }
+      $("ip-ttft").textContent = seconds(out.ttft_seconds);
+      $("ip-speed").textContent = out.generation_speed_tps === null ? "—" : num(out.generation_speed_tps, 1) + " tok/s";
+      $("ip-tps").textContent = out.system_output_throughput_tps === null ? "—" : num(out.system_output_throughput_tps, 1) + " tok/s";
+      src.className = "small";
+      src.textContent = "";
+      var tag = el("span", { "class": "tag " + (out.measured ? "measured" : "interpolated") }, out.measured ? "measured" : "interpolated");
+      src.appendChild(tag);
+      src.appendChild(document.createTextNode(out.measured ? " cell " + out.from[0] :
+        " between " + out.from.length + " measured cells: " + out.from.join(", ") + ". No confidence interval is interpolated."));
+    }
+    outSel.addEventListener("change", function () { ctx.value = ""; n.value = ""; ranges(); read(); });
+    [ctx, n].forEach(function (i) { i.addEventListener("input", read); });
+    stat.addEventListener("change", read);
+    ranges();
+    read();
+  }
+
+  // follow a run in progress: reload its data file, and the page when a cell finished
+  function follow(id, doc) {
+    if (doc.run.status !== "running" || location.protocol.indexOf("http") !== 0) return;
+    var cells = doc.run.cells;
+    window.servebenchLoaded = function (got) {
+      var d = window.servebenchRuns[got];
+      if (d.run.cells === cells && d.run.status === "running") return;
+      if (!edited) { location.reload(); return; }
+      var live = $("live");
+      if (live) live.textContent = "New results: " + d.run.cells + " cells, status " + d.run.status + ". Reload the page to see them (your edits will be reset).";
+    };
+    setInterval(function () {
+      var s = el("script", { src: root + "data/runs/" + encodeURIComponent(id) + ".js?t=" + Date.now() });
+      s.onload = s.onerror = function () { s.remove(); };
+      document.body.appendChild(s);
+    }, 3000);
+  }
+
+  function initRun() {
+    var id = body.getAttribute("data-run");
+    var doc = window.servebenchRuns && window.servebenchRuns[id];
+    if (!doc) { $("wasm-error").hidden = false; $("wasm-error").textContent = "The run's data file did not load."; return; }
+    follow(id, doc);
+    loadWasm(function () {
+      setupWhatIf(doc);
+      setupReader(doc);
+      body.setAttribute("data-ready", "true");
+    });
+  }
+
+  // ---- comparison -----------------------------------------------------------------------
+  function initCompare() {
+    var m = /runs=([^&]*)/.exec(location.hash);
+    var ids = m ? m[1].split(",").filter(Boolean).map(decodeURIComponent) : [];
+    var out = $("cmp");
+    if (!ids.length) return;
+    $("cmp-help").textContent = "Comparing " + ids.length + " run" + (ids.length > 1 ? "s" : "") + ".";
+    var pending = ids.length, failed = [];
+    window.servebenchLoaded = function () {};
+    ids.forEach(function (id) {
+      var s = el("script", { src: root + "data/runs/" + encodeURIComponent(id) + ".js" });
+      s.onload = function () { if (--pending === 0) render(); };
+      s.onerror = function () { failed.push(id); if (--pending === 0) render(); };
+      document.body.appendChild(s);
+    });
+    function render() {
+      if (failed.length) out.appendChild(el("p", { "class": "error" }, "Not found: " + failed.join(", ")));
+      var docs = ids.filter(function (id) { return failed.indexOf(id) < 0; }).map(function (id) { return window.servebenchRuns[id]; });
+      if (!docs.length) return;
+      var t = el("table", { id: "cmp-table" }), head = el("tr");
+      head.appendChild(el("th"));
+      docs.forEach(function (d) {
+        var th = el("th");
+        var a = el("a", { href: root + "runs/" + encodeURIComponent(d.run.id) + "/index.html" }, d.run.id);
+        th.appendChild(a);
+        if (d.run.simulated) { th.appendChild(document.createTextNode(" ")); th.appendChild(el("span", { "class": "badge sim" }, "SIMULATED")); }
+        head.appendChild(th);
+      });
+      var thead = el("thead"); thead.appendChild(head); t.appendChild(thead);
+      var tb = el("tbody");
+      function row(label, f) {
+        var tr = el("tr"); tr.appendChild(el("th", {}, label));
+        docs.forEach(function (d) { tr.appendChild(el("td", {}, f(d))); });
+        tb.appendChild(tr);
+      }
+      row("Model", function (d) { return d.run.model; });
+      row("Hardware", function (d) { return d.run.hardware || "—"; });
+      row("Engine", function (d) { return d.run.engine; });
+      row("Target", function (d) { return d.run.target; });
+      row("Status", function (d) { return d.run.status; });
+      row("Started (UTC)", function (d) { return d.run.started_at.replace("T", " ").slice(0, 16); });
+      row("Cells", function (d) { return d.run.cells; });
+      row("Peak throughput", function (d) { return num(d.run.peak_throughput_tps, 1) + " tok/s"; });
+      row("Success rate", function (d) { return pct(d.run.success_rate); });
+      var ucs = [];
+      docs.forEach(function (d) { d.run.capacity.forEach(function (c) { if (!ucs.some(function (u) { return u.use_case === c.use_case; })) ucs.push(c); }); });
+      ucs.forEach(function (u) {
+        row("Capacity: " + u.title, function (d) {
+          var c = d.run.capacity.filter(function (x) { return x.use_case === u.use_case; })[0];
+          return c ? c.label : "not searched";
+        });
+      });
+      t.appendChild(tb);
+      var wrap = el("div", { "class": "wide" }); wrap.appendChild(t); out.appendChild(wrap);
+      charts(docs);
+      body.setAttribute("data-ready", "true");
+    }
+    function charts(docs) {
+      if (!window.echarts) return;
+      var keys = [];
+      docs.forEach(function (d) {
+        d.results.cells.forEach(function (c) {
+          if (c.load_mode !== "sustained" || c.skipped) return;
+          var k = c.context_tokens + "/" + c.output_tokens;
+          if (keys.indexOf(k) < 0) keys.push(k);
+        });
+      });
+      if (!keys.length) return;
+      keys.sort(function (a, b) { return parseInt(a, 10) - parseInt(b, 10); });
+      out.appendChild(el("h2", {}, "Across concurrency"));
+      var bar = el("div", { "class": "toolbar" });
+      bar.appendChild(el("label", { "for": "cmp-ctx" }, "Context / output tokens"));
+      var sel = el("select", { id: "cmp-ctx" });
+      keys.forEach(function (k) { sel.appendChild(el("option", { value: k }, k)); });
+      bar.appendChild(sel); out.appendChild(bar);
+      var specs = [["system_output_throughput_tps", "System output throughput (tok/s)", function (c) { return c.system_output_throughput_tps; }],
+        ["ttft", "Mean TTFT (s)", function (c) { return c.ttft_seconds.count ? c.ttft_seconds.mean : null; }],
+        ["speed", "Mean per-user speed (tok/s)", function (c) { return c.generation_speed_tps.count ? c.generation_speed_tps.mean : null; }]];
+      var insts = specs.map(function (s) {
+        out.appendChild(el("h3", {}, s[1]));
+        var div = el("div", { "class": "chart", id: "cmp-" + s[0] });
+        out.appendChild(div);
+        return echarts.init(div, null, { renderer: "svg" });
+      });
+      function draw() {
+        var k = sel.value.split("/"), ctx = parseInt(k[0], 10), o = parseInt(k[1], 10);
+        specs.forEach(function (s, i) {
+          var series = docs.map(function (d) {
+            var pts = d.results.cells.filter(function (c) { return c.load_mode === "sustained" && !c.skipped && c.context_tokens === ctx && c.output_tokens === o; })
+              .sort(function (a, b) { return a.concurrency - b.concurrency; })
+              .map(function (c) { return [c.concurrency, s[2](c)]; });
+            return { name: d.run.id, type: "line", data: pts, symbolSize: 7 };
+          });
+          insts[i].setOption({ animation: false, tooltip: { trigger: "axis" }, legend: { top: 0 },
+            grid: { left: 60, right: 20, top: 40, bottom: 40 },
+            xAxis: { type: "value", name: "concurrency", nameLocation: "middle", nameGap: 26 },
+            yAxis: { type: "value", scale: true }, series: series }, true);
+        });
+      }
+      sel.addEventListener("change", draw);
+      draw();
+    }
+  }
+
+  if (pageName === "index") initIndex();
+  if (pageName === "run") initRun();
+  if (pageName === "compare") initCompare();
+})();

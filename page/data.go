@@ -1,0 +1,224 @@
+package page
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"time"
+
+	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/capacity"
+	"github.com/servebench/servebench/store"
+)
+
+// APIVersion names the JSON documents the pages use and /api/v1 serves (docs/api.md). A field
+// is only ever added within a version; a change that could break a reader bumps it.
+const APIVersion = "servebench.page/v1"
+
+// Index lists the recorded runs (store.Index does).
+type Index interface {
+	List(ctx context.Context) ([]store.IndexEntry, error)
+}
+
+// Source is where the pages find their runs: the runs index, plus run folders named directly
+// (a run still in progress is not in the index until it ends).
+type Source struct {
+	Index Index
+	Dirs  []string
+}
+
+// RunSummary is one run in the list of runs: who, what, where, and the headline numbers.
+type RunSummary struct {
+	ID       string `json:"id"`
+	Model    string `json:"model"`
+	Hardware string `json:"hardware"`
+	Engine   string `json:"engine"`
+	Target   string `json:"target"`
+	// Status: running, completed, interrupted, failed, or missing (the folder is gone).
+	Status     string    `json:"status"`
+	Simulated  bool      `json:"simulated"`
+	StartedAt  time.Time `json:"started_at"`
+	FinishedAt time.Time `json:"finished_at,omitzero"`
+	Cells      int       `json:"cells"`
+	// PeakThroughputTPS is the largest system output throughput of any cell (tokens/s).
+	PeakThroughputTPS float64 `json:"peak_throughput_tps"`
+	// SuccessRate = succeeded / total measured requests over all cells.
+	SuccessRate float64 `json:"success_rate"`
+	// Capacity is each use case's limit as the run decided it.
+	Capacity []LimitSummary `json:"capacity"`
+	// Problem says why the run's folder could not be read; empty when it could.
+	Problem string `json:"problem,omitempty"`
+}
+
+// LimitSummary is a use case's capacity limit in short.
+type LimitSummary struct {
+	UseCase string               `json:"use_case"`
+	Title   string               `json:"title"`
+	Label   string               `json:"label"`
+	Kind    servebench.LimitKind `json:"kind"`
+	Limit   *int                 `json:"limit"`
+}
+
+// RunDoc is everything the pages show of one run: its summary, what it measured and how, and
+// results.json as the run wrote it (every cell, every capacity search).
+type RunDoc struct {
+	API      string                `json:"api"`
+	Run      RunSummary            `json:"run"`
+	Server   servebench.ServerInfo `json:"server"`
+	Metadata servebench.Metadata   `json:"metadata"`
+	Results  servebench.Results    `json:"results"`
+}
+
+// RunList is the list of runs, newest first.
+type RunList struct {
+	API  string       `json:"api"`
+	Runs []RunSummary `json:"runs"`
+}
+
+// run is a run found through the source.
+type run struct {
+	dir   string
+	entry *store.IndexEntry
+}
+
+// safeID matches the run ids the pages link to: used as a path component, they must not be
+// able to climb out of a folder or need escaping.
+var safeID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+// runs finds every run of the source, by id.
+func (s Source) runs(ctx context.Context) (map[string]run, error) {
+	out := map[string]run{}
+	if s.Index != nil {
+		list, err := s.Index.List(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("reading the runs index: %w", err)
+		}
+		for i := range list {
+			if safeID.MatchString(list[i].ID) {
+				out[list[i].ID] = run{dir: list[i].Dir, entry: &list[i]}
+			}
+		}
+	}
+	for _, d := range s.Dirs {
+		m, _, err := store.ReadRun(d)
+		if err != nil {
+			return nil, fmt.Errorf("%s is not a readable run folder: %w", d, err)
+		}
+		if !safeID.MatchString(m.ID) {
+			return nil, fmt.Errorf("%s: run id %q cannot be used in a link", d, m.ID)
+		}
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			return nil, err
+		}
+		prev := out[m.ID]
+		out[m.ID] = run{dir: abs, entry: prev.entry}
+	}
+	return out, nil
+}
+
+// List returns the summaries of every run, newest first.
+func (s Source) List(ctx context.Context) (RunList, error) {
+	runs, err := s.runs(ctx)
+	if err != nil {
+		return RunList{}, err
+	}
+	l := RunList{API: APIVersion, Runs: []RunSummary{}}
+	for id, r := range runs {
+		doc, err := load(id, r)
+		if err != nil {
+			l.Runs = append(l.Runs, missing(id, r, err))
+			continue
+		}
+		l.Runs = append(l.Runs, doc.Run)
+	}
+	sort.Slice(l.Runs, func(i, j int) bool {
+		a, b := l.Runs[i], l.Runs[j]
+		if !a.StartedAt.Equal(b.StartedAt) {
+			return a.StartedAt.After(b.StartedAt)
+		}
+		return a.ID > b.ID
+	})
+	return l, nil
+}
+
+// ErrNotFound is returned by Run for an id the source does not hold.
+var ErrNotFound = fmt.Errorf("no such run")
+
+// Run returns one run's document.
+func (s Source) Run(ctx context.Context, id string) (RunDoc, error) {
+	runs, err := s.runs(ctx)
+	if err != nil {
+		return RunDoc{}, err
+	}
+	r, ok := runs[id]
+	if !ok {
+		return RunDoc{}, fmt.Errorf("%w %q (servebench runs lists the recorded ones)", ErrNotFound, id)
+	}
+	return load(id, r)
+}
+
+// load reads a run's folder into its document.
+func load(id string, r run) (RunDoc, error) {
+	m, res, err := store.ReadRun(r.dir)
+	if err != nil {
+		return RunDoc{}, err
+	}
+	if m.ID != id {
+		return RunDoc{}, fmt.Errorf("%s now holds run %s, not %s", r.dir, m.ID, id)
+	}
+	sum := RunSummary{
+		ID: m.ID, Model: m.Plan.Target.Model, Hardware: m.Plan.Metadata.GPU, Engine: m.Server.Engine,
+		Target: m.Plan.Target.URL, Status: m.Status, Simulated: m.Simulated, StartedAt: m.StartedAt.UTC(),
+		Cells: len(res.Cells), Capacity: []LimitSummary{},
+	}
+	if !m.FinishedAt.IsZero() {
+		sum.FinishedAt = m.FinishedAt.UTC()
+	}
+	if u, err := url.Parse(sum.Target); err == nil && u.User != nil {
+		u.User = nil // never show credentials written into the URL
+		sum.Target = u.String()
+	}
+	if m.Simulated {
+		sum.Target = "simulator:" + m.Plan.Target.SimProfile
+	}
+	m.Server.Raw = nil // the raw bodies the server returned: large, and not for the pages
+	if m.Plan.Metadata.Engine != "" {
+		sum.Engine = m.Plan.Metadata.Engine
+	}
+	if m.Server.Version != "" && sum.Engine != "" {
+		sum.Engine += " " + m.Server.Version
+	}
+	var total, ok int
+	for _, c := range res.Cells {
+		sum.PeakThroughputTPS = max(sum.PeakThroughputTPS, c.SystemOutputThroughputTPS)
+		total += c.RequestsTotal
+		ok += c.RequestsSucceeded
+	}
+	if total > 0 {
+		sum.SuccessRate = float64(ok) / float64(total)
+	}
+	for _, c := range res.Capacity {
+		sum.Capacity = append(sum.Capacity, LimitSummary{UseCase: c.UseCase, Title: c.Title, Label: capacity.LimitLabel(c), Kind: c.LimitKind, Limit: c.Limit})
+	}
+	if res.Cells == nil {
+		res.Cells = []servebench.CellResult{}
+	}
+	if res.Capacity == nil {
+		res.Capacity = []servebench.CapacityResult{}
+	}
+	return RunDoc{API: APIVersion, Run: sum, Server: m.Server, Metadata: m.Plan.Metadata, Results: res}, nil
+}
+
+// missing is the summary of a run whose folder cannot be read: what the index remembers.
+func missing(id string, r run, err error) RunSummary {
+	s := RunSummary{ID: id, Status: "missing", Problem: err.Error(), Capacity: []LimitSummary{}}
+	if e := r.entry; e != nil {
+		s.Model, s.Hardware, s.Engine, s.Target, s.Simulated = e.Model, e.GPU, e.Engine, e.Target, e.Simulated
+		s.StartedAt, s.Cells, s.PeakThroughputTPS, s.SuccessRate = e.StartedAt.UTC(), e.Cells, e.PeakThroughputTPS, e.SuccessRate
+	}
+	return s
+}

@@ -1,0 +1,77 @@
+//go:build js && wasm
+
+// Command wasm is the benchmark page's calculator: package capacity and stats compiled to
+// WebAssembly, so the page's threshold what-if and interpolated readings come from the same Go
+// code as servebench's own verdicts. It registers one global object, servebench, whose
+// functions take and return JSON strings:
+//
+//	servebench.reconsider({"use_case": UseCase, "ceiling": n, "cells": [CellResult]}) → capacity.Reconsidered
+//	servebench.interpolate({"cells": [...], "context_tokens": c, "output_tokens": o, "concurrency": n, "statistic": "mean"}) → stats.Reading
+//
+// An error comes back as {"error": "..."}. Build it with go generate ./page (see page/gen.go).
+package main
+
+import (
+	"encoding/json"
+	"syscall/js"
+
+	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/capacity"
+	"github.com/servebench/servebench/stats"
+)
+
+type reconsiderIn struct {
+	UseCase servebench.UseCase      `json:"use_case"`
+	Ceiling int                     `json:"ceiling"`
+	Cells   []servebench.CellResult `json:"cells"`
+}
+
+type interpolateIn struct {
+	Cells         []servebench.CellResult `json:"cells"`
+	ContextTokens int                     `json:"context_tokens"`
+	OutputTokens  int                     `json:"output_tokens"`
+	Concurrency   int                     `json:"concurrency"`
+	Statistic     servebench.Statistic    `json:"statistic"`
+}
+
+// call decodes the JSON argument into in, runs f and returns its result as JSON.
+func call[T any](f func(T) (any, error)) js.Func {
+	return js.FuncOf(func(_ js.Value, args []js.Value) any {
+		var in T
+		if len(args) != 1 || args[0].Type() != js.TypeString {
+			return errJSON("expected one JSON string argument")
+		}
+		if err := json.Unmarshal([]byte(args[0].String()), &in); err != nil {
+			return errJSON(err.Error())
+		}
+		out, err := f(in)
+		if err != nil {
+			return errJSON(err.Error())
+		}
+		b, err := json.Marshal(out)
+		if err != nil {
+			return errJSON(err.Error())
+		}
+		return string(b)
+	})
+}
+
+func errJSON(msg string) string {
+	b, _ := json.Marshal(map[string]string{"error": msg})
+	return string(b)
+}
+
+func main() {
+	api := js.Global().Get("Object").New()
+	api.Set("reconsider", call(func(in reconsiderIn) (any, error) {
+		return capacity.Reconsider(in.UseCase, in.Ceiling, in.Cells), nil
+	}))
+	api.Set("interpolate", call(func(in interpolateIn) (any, error) {
+		return stats.Interpolate(in.Cells, in.ContextTokens, in.OutputTokens, in.Concurrency, in.Statistic)
+	}))
+	js.Global().Set("servebench", api)
+	if cb := js.Global().Get("servebenchReady"); cb.Type() == js.TypeFunction {
+		cb.Invoke()
+	}
+	select {} // keep the functions alive
+}

@@ -1,0 +1,158 @@
+package stats
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/servebench/servebench"
+)
+
+// Reading is what a run's sustained cells say about one (context, output, concurrency) point:
+// the measured cell's values when that point was measured, otherwise values interpolated
+// between the measured cells around it (see Interpolate).
+type Reading struct {
+	ContextTokens int                  `json:"context_tokens"`
+	OutputTokens  int                  `json:"output_tokens"`
+	Concurrency   int                  `json:"concurrency"`
+	Statistic     servebench.Statistic `json:"statistic"`
+	// Measured is set when one cell measured exactly this point; otherwise the values are
+	// interpolated.
+	Measured bool `json:"measured"`
+	// From lists the ids of the cells the values come from: 1 (measured), 2 or 4.
+	From []string `json:"from"`
+	// TTFTSeconds and GenerationSpeedTPS are at Statistic; nil when a cell used had no request
+	// to measure them.
+	TTFTSeconds        *float64 `json:"ttft_seconds"`
+	GenerationSpeedTPS *float64 `json:"generation_speed_tps"`
+	// SystemOutputThroughputTPS is the cells' system output throughput (tokens/s).
+	SystemOutputThroughputTPS *float64 `json:"system_output_throughput_tps"`
+}
+
+// Interpolate reads TTFT and per-user generation speed (at statistic st) and system output
+// throughput at context ctx, output length out and concurrency n from a run's sustained cells,
+// bilinearly: within each measured context c0 ≤ ctx ≤ c1 (the nearest measured ones, in
+// tokens), linearly in concurrency between the nearest measured levels n0 ≤ n ≤ n1,
+//
+//	v(c, n) = v(c, n0) + (n − n0)/(n1 − n0) · (v(c, n1) − v(c, n0)),
+//
+// then linearly in context, v = v(c0, n) + (ctx − c0)/(c1 − c0) · (v(c1, n) − v(c0, n)).
+// A measured point returns its cell's values unchanged. Only cells that were run with at least
+// one successful request count; a point outside the measured contexts, or outside the measured
+// concurrency range of either bracketing context, is an error naming the range.
+func Interpolate(cells []servebench.CellResult, ctx, out, n int, st servebench.Statistic) (Reading, error) {
+	if st == "" {
+		st = servebench.StatMean
+	}
+	r := Reading{ContextTokens: ctx, OutputTokens: out, Concurrency: n, Statistic: st}
+	rows := map[int]map[int]servebench.CellResult{} // context → concurrency → cell
+	for _, c := range cells {
+		if c.LoadMode != servebench.ModeSustained || c.OutputTokens != out || c.Skipped || c.RequestsSucceeded == 0 {
+			continue
+		}
+		row := rows[c.ContextTokens]
+		if row == nil {
+			row = map[int]servebench.CellResult{}
+			rows[c.ContextTokens] = row
+		}
+		if prev, ok := row[c.Concurrency]; !ok || prev.RequestsTotal < c.RequestsTotal {
+			row[c.Concurrency] = c
+		}
+	}
+	if len(rows) == 0 {
+		return r, fmt.Errorf("no sustained cell with %d output tokens was measured", out)
+	}
+	c0, c1, err := bracket(keys(rows), ctx, "context")
+	if err != nil {
+		return r, err
+	}
+	var vals [2]corner
+	for i, c := range []int{c0, c1} {
+		row := rows[c]
+		n0, n1, err := bracket(keys(row), n, fmt.Sprintf("concurrency at context %d", c))
+		if err != nil {
+			return r, err
+		}
+		vals[i] = lerpCorner(pick(row[n0], st), pick(row[n1], st), frac(n, n0, n1))
+		r.From = appendUnique(r.From, row[n0].ID(), row[n1].ID())
+		if c0 == c1 {
+			vals[1] = vals[0]
+			break
+		}
+	}
+	v := lerpCorner(vals[0], vals[1], frac(ctx, c0, c1))
+	r.Measured = len(r.From) == 1
+	r.TTFTSeconds, r.GenerationSpeedTPS, r.SystemOutputThroughputTPS = v.ttft, v.speed, v.tps
+	return r, nil
+}
+
+// corner holds a point's three values; nil means not measured.
+type corner struct{ ttft, speed, tps *float64 }
+
+func pick(c servebench.CellResult, st servebench.Statistic) corner {
+	var k corner
+	if c.TTFTSeconds.Count > 0 {
+		k.ttft = servebench.Float(c.TTFTSeconds.Pick(st))
+	}
+	if c.GenerationSpeedTPS.Count > 0 {
+		k.speed = servebench.Float(c.GenerationSpeedTPS.Pick(st))
+	}
+	k.tps = servebench.Float(c.SystemOutputThroughputTPS)
+	return k
+}
+
+func lerpCorner(a, b corner, t float64) corner {
+	return corner{lerp(a.ttft, b.ttft, t), lerp(a.speed, b.speed, t), lerp(a.tps, b.tps, t)}
+}
+
+// lerp is a + t·(b − a); nil when either end is missing (an exact end, t = 0 or 1, needs only
+// that end).
+func lerp(a, b *float64, t float64) *float64 {
+	switch {
+	case t == 0:
+		return a
+	case t == 1:
+		return b
+	case a == nil || b == nil:
+		return nil
+	}
+	return servebench.Float(*a + t*(*b-*a))
+}
+
+// frac is (x − lo)/(hi − lo), 0 when lo = hi.
+func frac(x, lo, hi int) float64 {
+	if hi == lo {
+		return 0
+	}
+	return float64(x-lo) / float64(hi-lo)
+}
+
+// bracket returns the nearest measured values lo ≤ x ≤ hi of sorted, or an error naming the
+// measured range.
+func bracket(sorted []int, x int, what string) (lo, hi int, err error) {
+	if x < sorted[0] || x > sorted[len(sorted)-1] {
+		return 0, 0, fmt.Errorf("%s %d is outside the measured range %d–%d", what, x, sorted[0], sorted[len(sorted)-1])
+	}
+	i, found := slices.BinarySearch(sorted, x)
+	if found {
+		return x, x, nil
+	}
+	return sorted[i-1], sorted[i], nil
+}
+
+func keys[V any](m map[int]V) []int {
+	out := make([]int, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func appendUnique(list []string, ids ...string) []string {
+	for _, id := range ids {
+		if !slices.Contains(list, id) {
+			list = append(list, id)
+		}
+	}
+	return list
+}

@@ -1,0 +1,85 @@
+package stats_test
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/stats"
+)
+
+func cellAt(ctx, n int, ttft, speed, tps float64) servebench.CellResult {
+	c := servebench.CellResult{
+		CellKey:       servebench.CellKey{Scenario: "sweep", LoadMode: servebench.ModeSustained, ContextTokens: ctx, OutputTokens: 64, Concurrency: n},
+		RequestsTotal: 8, RequestsSucceeded: 8, SystemOutputThroughputTPS: tps,
+		TTFTSeconds: servebench.Summary{Count: 8, Mean: ttft, P90: 2 * ttft},
+	}
+	if speed > 0 {
+		c.GenerationSpeedTPS = servebench.Summary{Count: 8, Mean: speed, P90: speed / 2}
+	}
+	return c
+}
+
+func TestInterpolate(t *testing.T) {
+	cells := []servebench.CellResult{
+		cellAt(1024, 1, 0.1, 100, 100), cellAt(1024, 4, 0.4, 70, 280),
+		cellAt(4096, 1, 0.3, 90, 90), cellAt(4096, 4, 0.9, 0, 240), // no speed measured at 4096/4
+		cellAt(4096, 8, 1.5, 40, 320), // 8 is measured only at 4096
+	}
+	dedicated := cellAt(1024, 2, 9, 9, 9)
+	dedicated.LoadMode = servebench.ModeDedicated
+	cells = append(cells, dedicated)
+	f := func(v float64) *float64 { return &v }
+	tests := []struct {
+		name             string
+		ctx, n           int
+		st               servebench.Statistic
+		measured         bool
+		from             int
+		ttft, speed, tps *float64
+		err              string
+	}{
+		{"a measured cell is returned as is", 1024, 4, "", true, 1, f(0.4), f(70), f(280), ""},
+		{"the statistic is picked", 1024, 4, servebench.StatP90, true, 1, f(0.8), f(35), f(280), ""},
+		{"in concurrency: 2 is a third of the way from 1 to 4 (the dedicated cell does not count)", 1024, 2, "", false, 2, f(0.2), f(90), f(160), ""},
+		{"in context: 2560 is half way from 1024 to 4096", 2560, 1, "", false, 2, f(0.2), f(95), f(95), ""},
+		{"both ways", 2560, 2, "", false, 4, f(0.1 + (0.4-0.1)/3 + 0.5*((0.3+(0.9-0.3)/3)-(0.1+(0.4-0.1)/3))), nil, f(0.5 * (160 + 140)), ""},
+		{"outside the contexts", 8192, 1, "", false, 0, nil, nil, nil, "context 8192 is outside the measured range 1024–4096"},
+		{"outside one bracketing row's concurrency", 2560, 8, "", false, 0, nil, nil, nil, "concurrency at context 1024 8 is outside the measured range 1–4"},
+	}
+	for _, tt := range tests {
+		r, err := stats.Interpolate(cells, tt.ctx, 64, tt.n, tt.st)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("%s: error %v, want %q", tt.name, err, tt.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tt.name, err)
+			continue
+		}
+		if r.Measured != tt.measured || len(r.From) != tt.from || !nearPtr(r.TTFTSeconds, tt.ttft) || !nearPtr(r.GenerationSpeedTPS, tt.speed) || !nearPtr(r.SystemOutputThroughputTPS, tt.tps) {
+			t.Errorf("%s: %+v (ttft %v speed %v tps %v), want measured %v from %d ttft %v speed %v tps %v", tt.name, r, deref(r.TTFTSeconds), deref(r.GenerationSpeedTPS),
+				deref(r.SystemOutputThroughputTPS), tt.measured, tt.from, deref(tt.ttft), deref(tt.speed), deref(tt.tps))
+		}
+	}
+	if _, err := stats.Interpolate(cells, 1024, 128, 1, ""); err == nil || !strings.Contains(err.Error(), "128 output tokens") {
+		t.Errorf("another output length: %v", err)
+	}
+}
+
+func nearPtr(a, b *float64) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return math.Abs(*a-*b) < 1e-9
+}
+
+func deref(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
