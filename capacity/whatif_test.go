@@ -13,7 +13,7 @@ func sustained(n int, ttft float64) servebench.CellResult {
 	return servebench.CellResult{
 		CellKey:       servebench.CellKey{Scenario: "sweep", LoadMode: servebench.ModeSustained, ContextTokens: 1024, OutputTokens: 128, Concurrency: n},
 		RequestsTotal: 10, RequestsSucceeded: 10, SuccessRate: 1,
-		TTFTSeconds: servebench.Summary{Count: 10, Mean: ttft, P99: 2 * ttft},
+		TTFTSeconds: servebench.Summary{Count: 10, Mean: ttft, P99: servebench.Float(2 * ttft)},
 	}
 }
 

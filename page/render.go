@@ -33,11 +33,24 @@ var assetFS embed.FS
 var tmpl = template.Must(template.New("pages").Funcs(template.FuncMap{
 	"utc":        func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") },
 	"pct":        func(v float64) string { return fmt.Sprintf("%.1f%%", 100*v) },
-	"seconds":    func(v float64) string { return fmt.Sprintf("%.3f s", v) },
+	"seconds":    seconds,
 	"limitLabel": capacity.LimitLabel,
 	"verdict":    capacity.Verdict,
 	"kindWords":  kindWords,
 }).Parse(pagesTemplate))
+
+// seconds formats a float64 or *float64 (nil: a value withheld) in seconds.
+func seconds(v any) string {
+	switch x := v.(type) {
+	case float64:
+		return fmt.Sprintf("%.3f s", x)
+	case *float64:
+		if x != nil {
+			return fmt.Sprintf("%.3f s", *x)
+		}
+	}
+	return "—"
+}
 
 // kindWords says how a limit was established, in words (the page's script has the same map).
 func kindWords(k servebench.LimitKind) string {

@@ -2,6 +2,7 @@ package stats
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/servebench/servebench"
@@ -20,16 +21,25 @@ type Reading struct {
 	Measured bool `json:"measured"`
 	// From lists the ids of the cells the values come from: 1 (measured), 2 or 4.
 	From []string `json:"from"`
-	// TTFTSeconds and GenerationSpeedTPS are at Statistic; nil when a cell used had no request
-	// to measure them.
-	TTFTSeconds        *float64 `json:"ttft_seconds"`
-	GenerationSpeedTPS *float64 `json:"generation_speed_tps"`
+	// TTFTSeconds and GenerationSpeedTPS are at Statistic; nil when a cell used could not
+	// measure them (no qualifying request, or a percentile withheld for a small sample).
+	TTFTSeconds        *Value `json:"ttft_seconds"`
+	GenerationSpeedTPS *Value `json:"generation_speed_tps"`
 	// SystemOutputThroughputTPS is the cells' system output throughput (tokens/s).
-	SystemOutputThroughputTPS *float64 `json:"system_output_throughput_tps"`
+	SystemOutputThroughputTPS *Value `json:"system_output_throughput_tps"`
+}
+
+// Value is a read value and its 95% interval: the cell's own interval for a measured point;
+// for an interpolated one, each end interpolated like the value (an indication of the
+// neighbours' uncertainty, not an interval computed for the point). CI95 is nil when a cell
+// used has none; an unbounded end stays unbounded.
+type Value struct {
+	Value float64              `json:"value"`
+	CI95  *servebench.Interval `json:"ci95"`
 }
 
 // Interpolate reads TTFT and per-user generation speed (at statistic st) and system output
-// throughput at context ctx, output length out and concurrency n from a run's sustained cells,
+// throughput, each with its 95% interval where the cells have one, at context ctx, output length out and concurrency n from a run's sustained cells,
 // bilinearly: within each measured context c0 ≤ ctx ≤ c1 (the nearest measured ones, in
 // tokens), linearly in concurrency between the nearest measured levels n0 ≤ n ≤ n1,
 //
@@ -86,27 +96,31 @@ func Interpolate(cells []servebench.CellResult, ctx, out, n int, st servebench.S
 }
 
 // corner holds a point's three values; nil means not measured.
-type corner struct{ ttft, speed, tps *float64 }
+type corner struct{ ttft, speed, tps *Value }
 
 func pick(c servebench.CellResult, st servebench.Statistic) corner {
-	var k corner
-	if c.TTFTSeconds.Count > 0 {
-		k.ttft = servebench.Float(c.TTFTSeconds.Pick(st))
+	return corner{
+		ttft:  pickSummary(c.TTFTSeconds, st),
+		speed: pickSummary(c.GenerationSpeedTPS, st),
+		tps:   &Value{Value: c.SystemOutputThroughputTPS, CI95: c.SystemOutputThroughputCI95},
 	}
-	if c.GenerationSpeedTPS.Count > 0 {
-		k.speed = servebench.Float(c.GenerationSpeedTPS.Pick(st))
+}
+
+func pickSummary(s servebench.Summary, st servebench.Statistic) *Value {
+	v, ok := s.Pick(st)
+	if !ok {
+		return nil
 	}
-	k.tps = servebench.Float(c.SystemOutputThroughputTPS)
-	return k
+	return &Value{Value: v, CI95: s.PickCI95(st)}
 }
 
 func lerpCorner(a, b corner, t float64) corner {
 	return corner{lerp(a.ttft, b.ttft, t), lerp(a.speed, b.speed, t), lerp(a.tps, b.tps, t)}
 }
 
-// lerp is a + t·(b − a); nil when either end is missing (an exact end, t = 0 or 1, needs only
-// that end).
-func lerp(a, b *float64, t float64) *float64 {
+// lerp is a + t·(b − a), for the value and each end of its interval; nil when either is
+// missing (an exact end, t = 0 or 1, needs only that end).
+func lerp(a, b *Value, t float64) *Value {
 	switch {
 	case t == 0:
 		return a
@@ -115,7 +129,22 @@ func lerp(a, b *float64, t float64) *float64 {
 	case a == nil || b == nil:
 		return nil
 	}
-	return servebench.Float(*a + t*(*b-*a))
+	v := &Value{Value: a.Value + t*(b.Value-a.Value)}
+	if a.CI95 != nil && b.CI95 != nil {
+		v.CI95 = &servebench.Interval{Low: lerpEnd(a.CI95.Low, b.CI95.Low, t), High: lerpEnd(a.CI95.High, b.CI95.High, t)}
+	}
+	return v
+}
+
+// lerpEnd interpolates an interval end; an unbounded end on either side stays unbounded.
+func lerpEnd(a, b, t float64) float64 {
+	if math.IsInf(a, 0) {
+		return a
+	}
+	if math.IsInf(b, 0) {
+		return b
+	}
+	return a + t*(b-a)
 }
 
 // frac is (x − lo)/(hi − lo), 0 when lo = hi.

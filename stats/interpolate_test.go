@@ -13,10 +13,11 @@ func cellAt(ctx, n int, ttft, speed, tps float64) servebench.CellResult {
 	c := servebench.CellResult{
 		CellKey:       servebench.CellKey{Scenario: "sweep", LoadMode: servebench.ModeSustained, ContextTokens: ctx, OutputTokens: 64, Concurrency: n},
 		RequestsTotal: 8, RequestsSucceeded: 8, SystemOutputThroughputTPS: tps,
-		TTFTSeconds: servebench.Summary{Count: 8, Mean: ttft, P90: 2 * ttft},
+		TTFTSeconds:                servebench.Summary{Count: 8, Mean: ttft, P90: servebench.Float(2 * ttft), CI95: &servebench.Interval{Low: ttft / 2, High: 2 * ttft}},
+		SystemOutputThroughputCI95: &servebench.Interval{Low: tps - 10, High: math.Inf(1)},
 	}
 	if speed > 0 {
-		c.GenerationSpeedTPS = servebench.Summary{Count: 8, Mean: speed, P90: speed / 2}
+		c.GenerationSpeedTPS = servebench.Summary{Count: 8, Mean: speed, P90: servebench.Float(speed / 2)}
 	}
 	return c
 }
@@ -65,19 +66,30 @@ func TestInterpolate(t *testing.T) {
 				deref(r.SystemOutputThroughputTPS), tt.measured, tt.from, deref(tt.ttft), deref(tt.speed), deref(tt.tps))
 		}
 	}
+	// Intervals: the measured cell's own; interpolated ends; an unbounded end stays unbounded.
+	r, _ := stats.Interpolate(cells, 1024, 64, 2, "")
+	if ci := r.TTFTSeconds.CI95; ci == nil || math.Abs(ci.Low-0.1) > 1e-9 || math.Abs(ci.High-0.4) > 1e-9 {
+		t.Errorf("interpolated TTFT interval %v, want [0.1, 0.4] (ends of [0.05, 0.2] and [0.2, 0.8] a third of the way)", deref(ci))
+	}
+	if ci := r.SystemOutputThroughputTPS.CI95; ci == nil || math.Abs(ci.Low-150) > 1e-9 || !math.IsInf(ci.High, 1) {
+		t.Errorf("interpolated throughput interval %v, want [150, +Inf]", deref(ci))
+	}
+	if r.GenerationSpeedTPS.CI95 != nil {
+		t.Errorf("speed has no interval in the cells, got %v", *r.GenerationSpeedTPS.CI95)
+	}
 	if _, err := stats.Interpolate(cells, 1024, 128, 1, ""); err == nil || !strings.Contains(err.Error(), "128 output tokens") {
 		t.Errorf("another output length: %v", err)
 	}
 }
 
-func nearPtr(a, b *float64) bool {
+func nearPtr(a *stats.Value, b *float64) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
-	return math.Abs(*a-*b) < 1e-9
+	return math.Abs(a.Value-*b) < 1e-9
 }
 
-func deref(p *float64) any {
+func deref[T any](p *T) any {
 	if p == nil {
 		return nil
 	}

@@ -160,6 +160,16 @@
     });
   }
 
+  // show writes a read value and its 95% interval ([low, high], null for an unbounded end).
+  function show(id, v, fmt) {
+    var box = $(id);
+    box.textContent = v ? fmt(v.value) : "—";
+    if (v && v.ci95) {
+      var lo = v.ci95[0] === null ? "…" : fmt(v.ci95[0]), hi = v.ci95[1] === null ? "…" : fmt(v.ci95[1]);
+      box.appendChild(el("div", { "class": "muted small ci" }, "95% interval " + lo + " – " + hi));
+    }
+  }
+
   function setupReader(doc) {
     var cells = doc.results.cells.filter(function (c) { return c.load_mode === "sustained" && !c.skipped && c.requests_succeeded > 0; });
     var outSel = $("ip-out"), ctx = $("ip-ctx"), n = $("ip-n"), stat = $("ip-stat"), src = $("ip-source");
@@ -185,15 +195,16 @@
         src.className = "small error"; src.textContent = out.error;
         return;
       }
-      $("ip-ttft").textContent = seconds(out.ttft_seconds);
-      $("ip-speed").textContent = out.generation_speed_tps === null ? "—" : num(out.generation_speed_tps, 1) + " tok/s";
-      $("ip-tps").textContent = out.system_output_throughput_tps === null ? "—" : num(out.system_output_throughput_tps, 1) + " tok/s";
+      show("ip-ttft", out.ttft_seconds, seconds);
+      show("ip-speed", out.generation_speed_tps, function (v) { return num(v, 1) + " tok/s"; });
+      show("ip-tps", out.system_output_throughput_tps, function (v) { return num(v, 1) + " tok/s"; });
       src.className = "small";
       src.textContent = "";
       var tag = el("span", { "class": "tag " + (out.measured ? "measured" : "interpolated") }, out.measured ? "measured" : "interpolated");
       src.appendChild(tag);
       src.appendChild(document.createTextNode(out.measured ? " cell " + out.from[0] :
-        " between " + out.from.length + " measured cells: " + out.from.join(", ") + ". No confidence interval is interpolated."));
+        " between " + out.from.length + " measured cells: " + out.from.join(", ") +
+        ". The intervals shown interpolate the neighbours' 95% intervals: an indication, not an interval measured at this point."));
     }
     outSel.addEventListener("change", function () { ctx.value = ""; n.value = ""; ranges(); read(); });
     [ctx, n].forEach(function (i) { i.addEventListener("input", read); });
