@@ -113,6 +113,17 @@ const (
 	ErrCanceled ErrorClass = "canceled"
 )
 
+// Clock sources recorded in Record.ClockSource and RunInfo.ClockSource.
+const (
+	// ClockKernel: every response read was stamped by the kernel when the bytes reached the
+	// socket (Linux receive timestamps), mapped onto the run's monotonic clock.
+	ClockKernel = "kernel"
+	// ClockUser: reads were stamped with the time they returned in user space (other systems,
+	// or a socket that refused receive timestamps); scheduling delays in the client show up in
+	// the measured times.
+	ClockUser = "user"
+)
+
 // Token-count sources recorded in Record.OutputTokensSource and Record.InputTokensSource.
 const (
 	// SourceUsage: the server's usage object (usage.completion_tokens / usage.prompt_tokens,
@@ -207,6 +218,15 @@ type Record struct {
 	Retries int `json:"retries,omitempty"`
 
 	Server *ServerTimings `json:"server,omitempty"`
+
+	// ClockSource says which clock stamped the response: ClockKernel or ClockUser.
+	ClockSource string `json:"clock_source,omitempty"`
+	// ClientLagSeconds = the time the read that delivered the first token returned in user
+	// space − the kernel's receive stamp of that read (seconds): how far behind the network
+	// the client was when the first token arrived. Nil with the user clock, where it cannot be
+	// known. ClientLagMaxSeconds is the largest such lag over every read of the response.
+	ClientLagSeconds    *float64 `json:"client_lag_seconds,omitempty"`
+	ClientLagMaxSeconds *float64 `json:"client_lag_max_seconds,omitempty"`
 
 	ErrorClass ErrorClass `json:"error_class"`
 	Error      string     `json:"error"`

@@ -36,26 +36,45 @@ func benchBody(n int) []byte {
 // BenchmarkStreamEvents measures the whole client on loopback against a zero-delay server
 // that streams benchEvents events per request: ns/event is the client's cost per event
 // including HTTP and the socket clock; allocs/event counts every allocation in the process
-// (the server's one Write included).
+// (the server's one Write included). Sub-benchmarks: clock=kernel (receive stamps through
+// recvmsg, where the system has them) and clock=user (the time each read returned).
 func BenchmarkStreamEvents(b *testing.B) {
+	for _, user := range []bool{false, true} {
+		name := "clock=kernel"
+		if user {
+			name = "clock=user"
+		}
+		b.Run(name, func(b *testing.B) { benchStream(b, user) })
+	}
+}
+
+func benchStream(b *testing.B, userClock bool) {
 	body := benchBody(benchEvents)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		_, _ = w.Write(body)
 	}))
 	defer srv.Close()
-	c, err := New(Config{BaseURL: srv.URL + "/v1", Model: "m", MaxConnections: 1})
+	c, err := New(Config{BaseURL: srv.URL + "/v1", Model: "m", MaxConnections: 1, UserClock: userClock})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer c.Close()
+	if !userClock && c.ClockSource() != servebench.ClockKernel {
+		b.Skip("no kernel receive stamps on this system")
+	}
 	req := &servebench.Request{Prompt: "p", MaxOutputTokens: benchEvents}
 	ctx := context.Background()
+	// The kernel turns its receive stamping on a moment after the first socket asks for it:
+	// the very first packets may carry none (and are stamped by the user clock).
+	for i := 0; i < 100 && c.Do(ctx, req).ClockSource != c.ClockSource(); i++ {
+		time.Sleep(time.Millisecond)
+	}
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if rec := c.Do(ctx, req); !rec.OK() || rec.Chunks != benchEvents {
+		if rec := c.Do(ctx, req); !rec.OK() || rec.Chunks != benchEvents || rec.ClockSource != c.ClockSource() {
 			b.Fatalf("%s %s chunks %d", rec.ErrorClass, rec.Error, rec.Chunks)
 		}
 	}

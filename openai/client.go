@@ -73,6 +73,9 @@ type Config struct {
 	// DialContext, when set, opens connections instead of a TCP dialer (tests drive the
 	// client over in-memory connections, e.g. net.Pipe inside a synctest bubble).
 	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
+	// UserClock stamps every read with the time it returned in user space, even where the
+	// kernel's receive stamps are available (to compare the two clocks).
+	UserClock bool
 }
 
 // Client is the measuring client. It is safe for concurrent use.
@@ -122,10 +125,23 @@ func New(cfg Config) (*Client, error) {
 	}
 	c.tr = newTransport(cfg.MaxConnections, false)
 	c.fresh = newTransport(1, true)
+	dial := dialFunc((&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext)
 	if cfg.DialContext != nil {
-		c.tr.DialContext, c.fresh.DialContext = cfg.DialContext, cfg.DialContext
+		dial = cfg.DialContext
 	}
+	c.tr.DialContext = wrapDial(dial, !cfg.UserClock)
+	c.fresh.DialContext = c.tr.DialContext
 	return c, nil
+}
+
+// ClockSource says which clock stamps this client's reads: "kernel" where the system
+// delivers receive timestamps and Config.UserClock is off, "user" otherwise. A connection
+// whose socket refuses stamps falls back to the user clock; its records say so.
+func (c *Client) ClockSource() string {
+	if c.cfg.UserClock || !rxSupported {
+		return clockUser
+	}
+	return clockKernel
 }
 
 // Close closes idle connections. In-flight requests are not affected.
@@ -151,7 +167,6 @@ func newTransport(maxConns int, noKeepAlive bool) *http.Transport {
 	idle := max(maxConns, http.DefaultMaxIdleConnsPerHost)
 	return &http.Transport{
 		Proxy:               nil,
-		DialContext:         (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		MaxIdleConns:        max(idle, 100),
 		MaxIdleConnsPerHost: idle,
 		IdleConnTimeout:     90 * time.Second,
@@ -168,10 +183,11 @@ func newTransport(maxConns int, noKeepAlive bool) *http.Transport {
 
 // Do sends req and returns its one Record, whatever happens; it never panics.
 //
-// Clock: request start is taken by httptrace's GotConn hook, i.e. once a connection (new or
-// reused) is in hand and just before the request is written to it; when no connection is
-// obtained (dial failure) it is the instant before RoundTrip. Every later reading is the time
-// a Read of the response body returned bytes (see stampReader), before any parsing.
+// Clock: request start is the instant before the request's first byte is written to the
+// connection (new or reused); when nothing was written it is when a connection was in hand
+// (httptrace GotConn), or the instant before RoundTrip when none was (dial failure). Every
+// later reading is the stamp of the read that delivered the bytes (see stampReader): the
+// kernel's receive stamp where available, else the time the Read returned, before any parsing.
 //
 // Retry: when a request on a reused keep-alive connection fails with EOF or a reset before
 // any response byte arrived (llama.cpp closes kept-alive connections after a stream), it is
@@ -278,23 +294,70 @@ func (w *watchdog) enter(phase int32, d time.Duration) {
 	w.timer.Reset(d)
 }
 
-// stampReader wraps a response body and notes when each Read that returned bytes came back:
-// the socket clock of this package. Because the bufio.Reader above it only reads when its
-// buffer holds no complete line, the latest stamp is always that of the Read that delivered
-// the last byte of the line just returned.
+// stampReader wraps a response body and stamps each Read that returned bytes: the socket
+// clock of this package. Because the bufio.Reader above it only reads when its buffer holds no
+// complete line, the latest stamp is always that of the Read that delivered the last byte of
+// the line just returned.
+//
+// With kernel stamps (kc set), a Read's stamp is the receive stamp of the connection's latest
+// read that returned bytes. That is the read that delivered the last byte returned here, also
+// when net/http's own bufio.Reader had buffered it earlier (headers and a first event in one
+// segment): the transport reads the connection only on behalf of the body reader, and only once
+// its buffer holds no complete chunk, so a newer connection read never precedes the bytes
+// returned. Without kernel stamps the stamp is the time the Read returned.
 type stampReader struct {
 	r    io.Reader
 	last time.Time
 	w    *watchdog
+	// kc is the connection when it takes kernel stamps; from is the request start (kernel
+	// stamps before it are refused, see stampRead).
+	kc   *conn
+	from time.Time
+
+	recent    [4]readStamp // the latest stamps, newest at recent[(reads-1)%4]
+	reads     int
+	userReads int           // reads stamped by the user clock
+	maxLag    time.Duration // the worst client lag over the kernel-stamped reads
 }
 
 func (s *stampReader) Read(p []byte) (int, error) {
 	n, err := s.r.Read(p)
 	if n > 0 {
-		s.last = time.Now()
-		s.w.activity.Store(int64(s.last.Sub(s.w.base)))
+		now := time.Now()
+		st := readStamp{at: now, lag: -1}
+		if s.kc != nil {
+			st = stampRead(now, s.kc.kernelNs.Load(), s.from)
+		}
+		if st.lag < 0 {
+			s.userReads++
+		} else if st.lag > s.maxLag {
+			s.maxLag = st.lag
+		}
+		s.last = st.at
+		s.recent[s.reads%len(s.recent)] = st
+		s.reads++
+		s.w.activity.Store(int64(now.Sub(s.w.base)))
 	}
 	return n, err
+}
+
+// lagAt returns the client lag of the recent read stamped at; -1 when that read had no kernel
+// stamp or is no longer among the recent ones.
+func (s *stampReader) lagAt(at time.Time) time.Duration {
+	for i := range s.recent {
+		if st := s.recent[i]; st.at.Equal(at) && !at.IsZero() {
+			return st.lag
+		}
+	}
+	return -1
+}
+
+// clockSource says which clock stamped this response.
+func (s *stampReader) clockSource() string {
+	if s.kc != nil && s.userReads == 0 && s.reads > 0 {
+		return clockKernel
+	}
+	return clockUser
 }
 
 // exchange is one attempt of one request.
@@ -318,7 +381,7 @@ func (a *exchange) run(parent context.Context, tr *http.Transport, body []byte) 
 		CellKey: a.rec.CellKey, Seq: a.rec.Seq, Warmup: a.rec.Warmup,
 		ScheduledOffsetSeconds: a.rec.ScheduledOffsetSeconds,
 		InputTokensRequested:   a.rec.InputTokensRequested, OutputTokensRequested: a.rec.OutputTokensRequested,
-		Retries: a.rec.Retries,
+		Retries: a.rec.Retries, ClockSource: clockUser,
 	}
 	a.res = result{}
 	a.parent = parent
@@ -334,9 +397,17 @@ func (a *exchange) run(parent context.Context, tr *http.Transport, body []byte) 
 
 	var gotConn atomic.Int64 // ns since t0 + 1 (0: no connection yet)
 	var reused atomic.Bool
+	var kc atomic.Pointer[conn]
+	mark := new(startMark)
 	trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
 		gotConn.Store(int64(time.Since(t0)) + 1)
 		reused.Store(info.Reused)
+		if oc := ownConn(info.Conn); oc != nil {
+			oc.armStart(mark)
+			if oc.kernelClock() {
+				kc.Store(oc)
+			}
+		}
 	}}
 	hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost, c.endpoint, bytes.NewReader(body))
 	if err != nil {
@@ -356,7 +427,9 @@ func (a *exchange) run(parent context.Context, tr *http.Transport, body []byte) 
 	}
 
 	resp, err := tr.RoundTrip(hreq)
-	if g := gotConn.Load(); g > 0 {
+	if ws, ok := mark.at(); ok {
+		a.startAt(ws)
+	} else if g := gotConn.Load(); g > 0 {
 		a.startAt(t0.Add(time.Duration(g - 1)))
 	} else {
 		a.startAt(t0)
@@ -373,7 +446,7 @@ func (a *exchange) run(parent context.Context, tr *http.Transport, body []byte) 
 	}
 	defer resp.Body.Close()
 	a.rec.HTTPStatus = resp.StatusCode
-	sr := &stampReader{r: resp.Body, w: w}
+	sr := &stampReader{r: resp.Body, w: w, kc: kc.Load(), from: a.start}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		snippet, _ := io.ReadAll(io.LimitReader(sr, 4<<10))
 		a.rec.EndOffsetSeconds = time.Since(c.origin).Seconds()
@@ -461,6 +534,13 @@ func (a *exchange) finish(st *stream, f *failure, sr *stampReader) {
 		rec.ReasoningTokens, rec.ReasoningTokensSource = st.reasoningEvents, servebench.SourceClientCount
 	}
 	rec.Server = st.serverTimings()
+	rec.ClockSource = sr.clockSource()
+	if st.firstLag >= 0 && st.chunks > 0 {
+		rec.ClientLagSeconds = servebench.Float(st.firstLag.Seconds())
+	}
+	if rec.ClockSource == clockKernel {
+		rec.ClientLagMaxSeconds = servebench.Float(sr.maxLag.Seconds())
+	}
 
 	if f != nil {
 		end := sr.last

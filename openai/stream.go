@@ -129,6 +129,9 @@ type stream struct {
 	vllm                                     *vllmMetrics
 	ollama                                   *ollamaJSON
 	done                                     bool
+	// firstLag is the client lag of the read that delivered the first token (-1: unknown).
+	firstLag time.Duration
+	sr       *stampReader
 
 	// scratch
 	pend     []byte
@@ -144,12 +147,12 @@ func newStream(api servebench.API, maxOut int, onFirst func()) *stream {
 	if onFirst == nil {
 		onFirst = func() {}
 	}
-	return &stream{api: api, onFirst: onFirst, gaps: make([]float64, 0, min(max(maxOut, 16), 1<<16))}
+	return &stream{api: api, onFirst: onFirst, firstLag: -1, gaps: make([]float64, 0, min(max(maxOut, 16), 1<<16))}
 }
 
 // read consumes the body until the end signal (nil), the end of the body or a read error.
 func (s *stream) read(br *bufio.Reader, sr *stampReader) *failure {
-	s.br = br
+	s.br, s.sr = br, sr
 	for {
 		line, err := br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
@@ -439,6 +442,9 @@ func (s *stream) token(at time.Time, tok, content, reasoning bool) {
 	if tok {
 		if s.chunks == 0 {
 			s.firstToken = at
+			if s.sr != nil {
+				s.firstLag = s.sr.lagAt(at)
+			}
 			s.onFirst()
 		} else {
 			s.gaps = append(s.gaps, at.Sub(s.lastToken).Seconds())

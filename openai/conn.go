@@ -1,0 +1,143 @@
+package openai
+
+import (
+	"context"
+	"net"
+	"sync/atomic"
+	"time"
+
+	"github.com/servebench/servebench"
+)
+
+// Clock sources of a record (servebench.Record.ClockSource).
+const (
+	// clockKernel: every response read was stamped by the kernel on arrival (SO_TIMESTAMPNS).
+	clockKernel = servebench.ClockKernel
+	// clockUser: at least one read was stamped with the time the read returned in user space.
+	clockUser = servebench.ClockUser
+)
+
+// conn wraps every connection the client opens. It stamps the start of a request right
+// before the request's first byte is written (armStart), and, where the system allows it
+// (rxstamp_linux.go), reads through recvmsg and keeps the kernel's receive stamp of the
+// latest read that returned bytes.
+type conn struct {
+	net.Conn
+	// rx is the kernel-stamping reader; nil when stamps are unavailable (user clock).
+	rx *rxReader
+	// kernelNs is the kernel receive stamp (CLOCK_REALTIME, ns since the Unix epoch) of the
+	// latest read that returned bytes; 0 when that read carried none.
+	kernelNs atomic.Int64
+	// start, when set, is stamped by the next Write and cleared.
+	start atomic.Pointer[startMark]
+}
+
+// startMark receives the time right before a request's first byte was written.
+type startMark struct {
+	t   time.Time
+	set atomic.Bool // published after t is written
+}
+
+// at returns the stamp and whether the write happened.
+func (m *startMark) at() (time.Time, bool) {
+	if m == nil || !m.set.Load() {
+		return time.Time{}, false
+	}
+	return m.t, true
+}
+
+// armStart makes the next Write stamp m.
+func (c *conn) armStart(m *startMark) { c.start.Store(m) }
+
+func (c *conn) Write(p []byte) (int, error) {
+	if m := c.start.Swap(nil); m != nil {
+		m.t = time.Now()
+		m.set.Store(true)
+	}
+	return c.Conn.Write(p)
+}
+
+func (c *conn) Read(p []byte) (int, error) {
+	if c.rx == nil {
+		return c.Conn.Read(p)
+	}
+	n, ns, err := c.rx.read(p)
+	if n > 0 {
+		c.kernelNs.Store(ns)
+	}
+	return n, err
+}
+
+// kernelClock reports whether this connection's reads carry kernel stamps.
+func (c *conn) kernelClock() bool { return c.rx != nil }
+
+// NetConn returns the wrapped connection.
+func (c *conn) NetConn() net.Conn { return c.Conn }
+
+// dialFunc opens a connection.
+type dialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
+
+// wrapDial makes every connection dial opens a *conn, with kernel receive stamps enabled
+// where possible (enableRx). kernel=false keeps the user clock on every connection.
+func wrapDial(dial dialFunc, kernel bool) dialFunc {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		nc, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		c := &conn{Conn: nc}
+		if kernel {
+			c.rx = enableRx(nc)
+		}
+		return c, nil
+	}
+}
+
+// ownConn finds the *conn under a connection the transport handed out (TLS wraps it).
+func ownConn(nc net.Conn) *conn {
+	for range 4 {
+		switch v := nc.(type) {
+		case *conn:
+			return v
+		case interface{ NetConn() net.Conn }:
+			nc = v.NetConn()
+		default:
+			return nil
+		}
+	}
+	return nil
+}
+
+// readStamp is the clock reading of one response read that returned bytes.
+type readStamp struct {
+	// at is when the bytes arrived on the run's monotonic clock: the kernel's stamp mapped
+	// onto the monotonic clock, or the user-space time the read returned.
+	at time.Time
+	// lag is user-space read time − kernel stamp (how far behind the client was); -1 with
+	// the user clock.
+	lag time.Duration
+}
+
+// stampRead turns the user-space time a read returned (user) and the kernel's receive stamp
+// of the bytes (kernelNs, CLOCK_REALTIME; 0 = none) into the read's stamp.
+//
+// Mapping: a kernel stamp is wall-clock time. user carries both clocks, read together, so the
+// stamp is placed on the monotonic clock at user − (wall(user) − kernelNs): the offset between
+// the two clocks is measured afresh at every read, and a wall-clock step during the run moves
+// both readings alike. A step inside the few microseconds between arrival and read could still
+// misplace one stamp; such a stamp is refused (user clock) when it would fall after the read
+// (a backward step) or before notBefore (the request start; a forward step).
+func stampRead(user time.Time, kernelNs int64, notBefore time.Time) readStamp {
+	if kernelNs == 0 {
+		return readStamp{at: user, lag: -1}
+	}
+	lag := time.Duration(user.UnixNano() - kernelNs)
+	if lag < 0 {
+		return readStamp{at: user, lag: -1}
+	}
+	at := user.Add(-lag)
+	if !notBefore.IsZero() && at.Before(notBefore) {
+		return readStamp{at: user, lag: -1}
+	}
+	return readStamp{at: at, lag: lag}
+}
