@@ -86,6 +86,7 @@ type Client struct {
 	origin   time.Time
 	tr       *http.Transport // pooled, keep-alive
 	fresh    *http.Transport // one connection per request: the retry path
+	stamps   io.Closer       // holds the kernel's receive stamping on (nil: user clock)
 }
 
 var _ servebench.Client = (*Client)(nil)
@@ -131,6 +132,9 @@ func New(cfg Config) (*Client, error) {
 	}
 	c.tr.DialContext = wrapDial(dial, !cfg.UserClock)
 	c.fresh.DialContext = c.tr.DialContext
+	if c.ClockSource() == clockKernel {
+		c.stamps = stampsOn()
+	}
 	return c, nil
 }
 
@@ -148,6 +152,10 @@ func (c *Client) ClockSource() string {
 func (c *Client) Close() {
 	c.tr.CloseIdleConnections()
 	c.fresh.CloseIdleConnections()
+	if c.stamps != nil {
+		_ = c.stamps.Close()
+		c.stamps = nil
+	}
 }
 
 // parseBase validates a base URL and returns it without a trailing slash, and its root (the

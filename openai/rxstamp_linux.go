@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"syscall"
+	"time"
 	"unsafe"
 )
 
@@ -109,3 +110,53 @@ func cmsgAlign(n int) int {
 }
 
 const rxSupported = true
+
+// stampsOn keeps the kernel's receive stamping switched on while the client lives. The kernel
+// turns stamping on for the whole system when the first socket asks for it, but a moment
+// later (from a work queue), and off again after the last such socket closes: without a
+// socket holding it on, the first segments of a run would arrive unstamped. stampsOn opens a
+// loopback UDP socket with SO_TIMESTAMPNS and sends itself datagrams until one comes back
+// stamped (at most about 200 ms). Close the returned closer when the client is closed; nil
+// when no loopback socket could be opened.
+func stampsOn() io.Closer {
+	for _, network := range []string{"udp4", "udp6"} {
+		ip := net.IPv4(127, 0, 0, 1)
+		if network == "udp6" {
+			ip = net.IPv6loopback
+		}
+		uc, err := net.ListenUDP(network, &net.UDPAddr{IP: ip})
+		if err != nil {
+			continue
+		}
+		raw, err := uc.SyscallConn()
+		if err != nil {
+			uc.Close()
+			continue
+		}
+		var serr error
+		if err := raw.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_TIMESTAMPNS, 1)
+		}); err != nil || serr != nil {
+			uc.Close()
+			continue
+		}
+		var b [1]byte
+		var oob [128]byte
+		to := uc.LocalAddr().(*net.UDPAddr)
+		for range 20 {
+			if _, err := uc.WriteToUDP(b[:], to); err != nil {
+				break
+			}
+			_ = uc.SetReadDeadline(time.Now().Add(10 * time.Millisecond))
+			_, oobn, _, _, err := uc.ReadMsgUDP(b[:], oob[:])
+			if err == nil && rxStamp(oob[:oobn]) != 0 {
+				break
+			}
+			if err == nil { // delivered unstamped: stamping is not on yet
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+		return uc
+	}
+	return nil
+}

@@ -2,7 +2,10 @@
 
 package openai
 
-import "net"
+import (
+	"io"
+	"net"
+)
 
 // rxReader is unavailable here: every connection keeps the user clock.
 type rxReader struct{}
@@ -12,3 +15,5 @@ func enableRx(net.Conn) *rxReader { return nil }
 func (r *rxReader) read(p []byte) (int, int64, error) { panic("unreachable") }
 
 const rxSupported = false
+
+func stampsOn() io.Closer { return nil }
