@@ -202,6 +202,9 @@ type Manifest struct {
 	Command       []string   `json:"command,omitempty"`
 	StartedAt     time.Time  `json:"started_at"`
 	FinishedAt    time.Time  `json:"finished_at,omitempty"`
+	// ClockSource is the clock the client stamps responses with: ClockKernel (receive
+	// timestamps of the socket) or ClockUser; each record says which clock stamped it.
+	ClockSource string `json:"clock_source,omitempty"`
 	// Status: "running", "completed", "interrupted", "failed".
 	Status string `json:"status"`
 	Error  string `json:"error,omitempty"`

@@ -285,6 +285,7 @@ func runRun(ctx context.Context, e *env, f runFlags, ov plan.Overrides) error {
 	man = servebench.Manifest{SchemaVersion: servebench.SchemaVersion, ID: id, ToolVersion: version, Simulated: simulated,
 		Plan: p, Server: info, Command: redactArgs(e.args), StartedAt: time.Now().UTC(), Status: "running"}
 	man.Plan.Target.Model = ccfg.Model
+	man.ClockSource = client.ClockSource()
 	man = redactValue(sec, man)
 	run := resumed
 	var done []servebench.CellResult
