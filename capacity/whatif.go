@@ -49,7 +49,8 @@ var errUnmeasured = errors.New("level not measured")
 // what-if of a changed threshold or statistic. It runs Search with the cells of KnownCells as
 // known levels and a ceiling of the highest measured level (at most ceiling), so every rule is
 // Search's own. When Search asks for a level that was never measured, the outcome is not
-// decided and names the bracket: Lo passes, Hi fails, the levels between were not measured.
+// decided and names the bracket: Lo passes, Hi fails, the levels between were not measured;
+// its Note then says so (Size reports it as not sized).
 func Reconsider(uc servebench.UseCase, ceiling int, cells []servebench.CellResult) Reconsidered {
 	known := KnownCells(cells, uc)
 	top := 0
@@ -87,6 +88,7 @@ func Reconsider(uc servebench.UseCase, ceiling int, cells []servebench.CellResul
 		next = out.Lo + (out.Hi-out.Lo)/2
 	}
 	out.Next = next
+	out.Note = "the measured levels do not decide the limit for these thresholds"
 	if out.Hi == 0 {
 		out.Label = "not measured"
 		out.Verdict = fmt.Sprintf("Not decided: every measured level passes, but %s was not measured.", requests(next))

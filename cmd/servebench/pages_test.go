@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -160,8 +161,9 @@ func TestPages(t *testing.T) {
 		}
 	})
 
+	siteDir := filepath.Join(t.TempDir(), "site")
 	t.Run("site", func(t *testing.T) {
-		out := filepath.Join(t.TempDir(), "site")
+		out := siteDir
 		code, stdout, stderr := runCLI(t, "site", out, "--index", index)
 		if code != 0 || !strings.Contains(stdout, "wrote 2 run pages") {
 			t.Fatalf("site: exit %d\n%s%s", code, stdout, stderr)
@@ -198,7 +200,7 @@ func TestPages(t *testing.T) {
 	})
 
 	t.Run("browser", func(t *testing.T) {
-		testWhatIfInBrowser(t, srv.URL, ids[0], dirs[0])
+		testWhatIfInBrowser(t, srv.URL, ids[0], dirs[0], siteDir)
 	})
 }
 
@@ -214,9 +216,11 @@ func pageDoc(t *testing.T, u string) page.RunDoc {
 
 // testWhatIfInBrowser opens the index in headless Chromium, follows the dense run's link, types
 // three TTFT thresholds into the code-completion what-if and checks that each shows the limit
-// capacity.Reconsider decides for it; no request may leave 127.0.0.1.
+// capacity.Reconsider decides for it, and the capacity planning table sizes that limit as
+// capacity.Size does; no request may leave 127.0.0.1. It then opens the static site's copy of
+// the run page from file:// and checks that the what-if works there too.
 // SERVEBENCH_SCREENSHOT_DIR=dir saves index.png, run.png and whatif.png there.
-func testWhatIfInBrowser(t *testing.T, base, id, dir string) {
+func testWhatIfInBrowser(t *testing.T, base, id, dir, site string) {
 	exe := "/usr/bin/chromium"
 	if _, err := os.Stat(exe); err != nil {
 		t.Skip("skipping the browser test: no chromium at /usr/bin/chromium (apt-get install chromium)")
@@ -237,11 +241,18 @@ func testWhatIfInBrowser(t *testing.T, base, id, dir string) {
 	}
 	thresholds := []float64{(ttft[2] + ttft[3]) / 2, (ttft[5] + ttft[6]) / 2, 2 * ttft[8]}
 	want := make([]string, len(thresholds))
+	var last capacity.Reconsidered
 	for i, v := range thresholds {
 		u := uc
 		u.Thresholds.TTFTSecondsMax = servebench.Float(v)
-		want[i] = capacity.Reconsider(u, cr.Ceiling, res.Cells).Label
+		last = capacity.Reconsider(u, cr.Ceiling, res.Cells)
+		want[i] = last.Label
 	}
+	sizing := capacity.Size([]servebench.CapacityResult{last.CapacityResult}, capacity.SizingInput{Plan: servebench.SizingPlan{UsersPerSlot: 4}})
+	if len(sizing.UseCases) != 1 || sizing.UseCases[0].SlotsPerReplica == nil {
+		t.Fatalf("the last threshold should be sized: %+v", sizing)
+	}
+	wantSize := fmt.Sprintf("%d|%.0f", *sizing.UseCases[0].SlotsPerReplica, *sizing.UseCases[0].UsersPerReplica)
 	if want[0] == want[1] && want[1] == want[2] {
 		t.Fatalf("the three thresholds %v should give different limits, all give %s", thresholds, want[0])
 	}
@@ -278,6 +289,7 @@ func testWhatIfInBrowser(t *testing.T, base, id, dir string) {
 	}
 	var href string
 	got := make([]string, len(thresholds))
+	var gotSize string
 	err = chromedp.Do(tctx,
 		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 			_, err := cdp.Call(ctx, tg, network.Enable, network.EnableParams{})
@@ -319,7 +331,16 @@ func testWhatIfInBrowser(t *testing.T, base, id, dir string) {
 					return err
 				}
 			}
-			_, err := chromedp.Evaluate[bool](`document.getElementById("whatif").scrollIntoView(); true`)(ctx, tg)
+			var err error
+			gotSize, err = chromedp.Evaluate[string](`(function () {
+				var users = document.getElementById("pl-users"); users.value = "4"; users.dispatchEvent(new Event("input"));
+				var tds = document.querySelectorAll('#pl-table tr[data-usecase="code_completion"] td');
+				return tds[1].textContent + "|" + tds[2].textContent.replace(/,/g, "");
+			})()`)(ctx, tg)
+			if err != nil {
+				return err
+			}
+			_, err = chromedp.Evaluate[bool](`document.getElementById("whatif").scrollIntoView(); true`)(ctx, tg)
 			return err
 		}),
 		shot("whatif"),
@@ -332,6 +353,38 @@ func testWhatIfInBrowser(t *testing.T, base, id, dir string) {
 			t.Errorf("TTFT threshold %.4f s: the page shows limit %q, capacity decides %q", thresholds[i], got[i], want[i])
 		}
 	}
+	if gotSize != wantSize {
+		t.Errorf("capacity planning for the last threshold: the page shows slots|users per replica %q, capacity.Size gives %q", gotSize, wantSize)
+	}
+	t.Logf("TTFT thresholds %v → limits %v; sized %s", thresholds, got, gotSize)
+
+	// The static site, from disk: the what-if runs offline.
+	if site != "" {
+		var offline string
+		err = chromedp.Do(tctx,
+			chromedp.Navigate((&url.URL{Scheme: "file", Path: filepath.Join(site, "runs", id, "index.html")}).String()),
+			chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+				if _, err := chromedp.Poll[bool](`document.body.getAttribute("data-ready") === "true"`)(ctx, tg); err != nil {
+					return err
+				}
+				var err error
+				offline, err = chromedp.Evaluate[string](`(function () {
+					var card = document.querySelector('.card[data-usecase="code_completion"]');
+					var inp = card.querySelector('input[data-metric="ttft_seconds_max"]');
+					inp.value = "` + formatFloat(thresholds[0]) + `";
+					inp.dispatchEvent(new Event("input", {bubbles: true}));
+					return card.querySelector(".limit").textContent;
+				})()`)(ctx, tg)
+				return err
+			}),
+		)
+		if err != nil {
+			t.Fatalf("the site's run page from file://: %v", err)
+		}
+		if offline != want[0] {
+			t.Errorf("from file://, TTFT threshold %.4f s shows %q, want %q", thresholds[0], offline, want[0])
+		}
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	if len(requests) < 5 {
@@ -339,7 +392,7 @@ func testWhatIfInBrowser(t *testing.T, base, id, dir string) {
 	}
 	for _, r := range requests {
 		u, err := url.Parse(r)
-		if err != nil || (u.Scheme != "data" && u.Scheme != "blob" && u.Hostname() != "127.0.0.1") {
+		if err != nil || (u.Scheme != "data" && u.Scheme != "blob" && u.Scheme != "file" && u.Hostname() != "127.0.0.1") {
 			t.Errorf("a request left 127.0.0.1: %s", r)
 		}
 	}

@@ -94,6 +94,8 @@
     ["itl_seconds_max", "ITL max (s)"]
   ];
   var edited = false;
+  var outcomes = {}; // use case → the capacity result shown now (the run's, or the what-if's)
+  var onOutcome = function () {};
   var kindWords = { measured: "measured", interpolated: "interpolated", lower_bound: "lower bound: the highest level passed", not_viable: "not viable" };
 
   function setupWhatIf(doc) {
@@ -125,6 +127,7 @@
       card.appendChild(reset);
       var limit = card.querySelector(".limit"), kind = card.querySelector(".kind"), verdict = card.querySelector(".verdict"), was = card.querySelector(".was");
       var measured = { label: limit.textContent, kind: kind.textContent, verdict: verdict.textContent };
+      outcomes[cap.use_case] = cap;
       function recompute() {
         edited = true;
         var th = {};
@@ -143,6 +146,8 @@
         verdict.textContent = out.verdict;
         was.textContent = "As the run decided it: " + measured.label;
         reset.hidden = false;
+        outcomes[cap.use_case] = out;
+        onOutcome();
       }
       reset.addEventListener("click", function () {
         stat.value = cap.statistic || "mean";
@@ -153,6 +158,8 @@
         limit.textContent = measured.label; kind.textContent = measured.kind; verdict.textContent = measured.verdict;
         limit.classList.remove("changed"); limit.removeAttribute("data-limit");
         was.textContent = ""; reset.hidden = true;
+        outcomes[cap.use_case] = cap;
+        onOutcome();
       });
       stat.addEventListener("change", recompute);
       Object.keys(inputs).forEach(function (k) { inputs[k].addEventListener("input", recompute); });
@@ -213,6 +220,69 @@
     read();
   }
 
+  function money(v) { return v === null || v === undefined ? "—" : "$" + num(v, v < 10 ? 2 : 0); }
+
+  function setupPlanner(doc) {
+    var box = $("pl-out");
+    if (!box) return;
+    var caps = doc.results.capacity;
+    if (!caps.length) { box.textContent = "No use case was searched, so there is nothing to size."; return; }
+    var s = doc.results.sizing || {};
+    var users = $("pl-users"), targets = $("pl-targets"), gpus = $("pl-gpus"), price = $("pl-price");
+    users.value = s.users_per_slot || 4;
+    targets.value = (s.target_users || [100, 1000, 10000]).join(", ");
+    if (s.gpus_per_replica_source === "plan") gpus.value = s.gpus_per_replica;
+    gpus.placeholder = "auto";
+    gpus.title = "empty: from the run's plan or declared GPU (" + (s.gpus_per_replica_source || "default 1") + ")";
+    if (s.gpu_usd_per_hour) price.value = s.gpu_usd_per_hour;
+    function render() {
+      var plan = {
+        users_per_slot: parseFloat(users.value) || 0,
+        target_users: targets.value.split(/[ ,;]+/).map(function (x) { return parseInt(x, 10); }).filter(function (x) { return x > 0; }),
+        gpus_per_replica: parseInt(gpus.value, 10) || 0,
+        gpu_usd_per_hour: parseFloat(price.value) || 0
+      };
+      var list = caps.map(function (c) { return outcomes[c.use_case] || c; });
+      var out = callGo("size", { capacity: list, plan: plan, declared_gpu: doc.metadata.gpu || "", cells: doc.results.cells });
+      box.textContent = "";
+      if (out.error) { box.appendChild(el("p", { "class": "error" }, out.error)); return; }
+      var t = el("table", { id: "pl-table" }), head = el("tr");
+      ["Use case", "Slots per replica", "Users per replica"].forEach(function (h) { head.appendChild(el("th", {}, h)); });
+      out.target_users.forEach(function (u) { head.appendChild(el("th", { "class": "num" }, num(u, 0) + " users")); });
+      head.appendChild(el("th", { "class": "num" }, "$ per 1M output tokens"));
+      var thead = el("thead"); thead.appendChild(head); t.appendChild(thead);
+      var tb = el("tbody");
+      out.use_cases.forEach(function (u) {
+        var tr = el("tr", { "data-usecase": u.use_case });
+        tr.appendChild(el("td", {}, u.title));
+        if (u.slots_per_replica === null || u.slots_per_replica === undefined) {
+          tr.appendChild(el("td", { colspan: String(3 + out.target_users.length), "class": "muted" }, u.note || "Not sized."));
+          tb.appendChild(tr);
+          return;
+        }
+        var mark = u.at_most ? " (at most: the ceiling still passed)" : u.approximate ? " (interpolated)" : "";
+        tr.appendChild(el("td", { "class": "num" }, String(u.slots_per_replica)));
+        tr.appendChild(el("td", { "class": "num" }, num(u.users_per_replica, 0)));
+        (u.targets || []).forEach(function (g) {
+          var txt = g.replicas + " replica" + (g.replicas > 1 ? "s" : "") + " · " + g.gpus + " GPU" + (g.gpus > 1 ? "s" : "");
+          if (g.monthly_usd !== null && g.monthly_usd !== undefined) txt += " · " + money(g.monthly_usd) + "/month";
+          tr.appendChild(el("td", { "class": "num" }, (u.at_most ? "≤ " : "") + txt));
+        });
+        tr.appendChild(el("td", { "class": "num" }, money(u.total_usd_per_million_output_tokens)));
+        tr.title = "limit " + u.slots_per_replica + mark;
+        tb.appendChild(tr);
+      });
+      t.appendChild(tb);
+      box.appendChild(t);
+      box.appendChild(el("p", { "class": "muted small" }, out.gpus_per_replica + " GPU" + (out.gpus_per_replica > 1 ? "s" : "") + " per replica (" +
+        out.gpus_per_replica_source + "); " + num(out.users_per_slot, 1) + " users per slot; " + num(out.hours_per_month, 0) + " hours a month." +
+        (out.gpu_usd_per_hour ? "" : " Enter a GPU price for costs.")));
+    }
+    [users, targets, gpus, price].forEach(function (i) { i.addEventListener("input", render); });
+    onOutcome = render;
+    render();
+  }
+
   // follow a run in progress: reload its data file, and the page when a cell finished
   function follow(id, doc) {
     if (doc.run.status !== "running" || location.protocol.indexOf("http") !== 0) return;
@@ -238,6 +308,7 @@
     follow(id, doc);
     loadWasm(function () {
       setupWhatIf(doc);
+      setupPlanner(doc);
       setupReader(doc);
       body.setAttribute("data-ready", "true");
     });

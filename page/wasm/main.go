@@ -7,6 +7,7 @@
 //
 //	servebench.reconsider({"use_case": UseCase, "ceiling": n, "cells": [CellResult]}) → capacity.Reconsidered
 //	servebench.interpolate({"cells": [...], "context_tokens": c, "output_tokens": o, "concurrency": n, "statistic": "mean"}) → stats.Reading
+//	servebench.size({"capacity": [CapacityResult], "plan": SizingPlan, "declared_gpu": "2x H100", "cells": [...]}) → servebench.Sizing
 //
 // An error comes back as {"error": "..."}. Build it with go generate ./page (see page/gen.go).
 package main
@@ -24,6 +25,13 @@ type reconsiderIn struct {
 	UseCase servebench.UseCase      `json:"use_case"`
 	Ceiling int                     `json:"ceiling"`
 	Cells   []servebench.CellResult `json:"cells"`
+}
+
+type sizeIn struct {
+	Capacity    []servebench.CapacityResult `json:"capacity"`
+	Plan        servebench.SizingPlan       `json:"plan"`
+	DeclaredGPU string                      `json:"declared_gpu"`
+	Cells       []servebench.CellResult     `json:"cells"`
 }
 
 type interpolateIn struct {
@@ -68,6 +76,9 @@ func main() {
 	}))
 	api.Set("interpolate", call(func(in interpolateIn) (any, error) {
 		return stats.Interpolate(in.Cells, in.ContextTokens, in.OutputTokens, in.Concurrency, in.Statistic)
+	}))
+	api.Set("size", call(func(in sizeIn) (any, error) {
+		return capacity.Size(in.Capacity, capacity.SizingInput{Plan: in.Plan, DeclaredGPU: in.DeclaredGPU, Cells: in.Cells}), nil
 	}))
 	js.Global().Set("servebench", api)
 	if cb := js.Global().Get("servebenchReady"); cb.Type() == js.TypeFunction {
