@@ -71,6 +71,18 @@ type Request struct {
 	// ScheduledAt is the offset from the run origin at which an open-loop schedule wanted this
 	// request sent; zero for closed-loop modes.
 	ScheduledAt time.Duration
+	// Messages, when set, is the conversation to send instead of one user message holding
+	// Prompt (a dataset entry or a multi-turn session); the completions flavour sends their
+	// contents joined by blank lines.
+	Messages []Message
+	// DatasetIndex is the dataset entry the request replays (0-based), nil when synthetic.
+	DatasetIndex *int
+}
+
+// Message is one message of a chat conversation.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
 }
 
 // Client sends one request and returns its one Record, whatever happens (failures included).
@@ -171,6 +183,9 @@ type Record struct {
 	// ScheduledOffsetSeconds is when an open-loop schedule wanted the request sent; the send lag
 	// is StartOffsetSeconds − ScheduledOffsetSeconds. Zero in closed-loop modes.
 	ScheduledOffsetSeconds float64 `json:"scheduled_offset_seconds,omitempty"`
+	// DatasetIndex is the dataset entry the request replayed (0-based), absent when the prompt
+	// was synthetic.
+	DatasetIndex *int `json:"dataset_index,omitempty"`
 	// ResponseID is the server's id of the response.
 	ResponseID string `json:"response_id"`
 	HTTPStatus int    `json:"http_status,omitempty"`

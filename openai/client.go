@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -70,6 +71,15 @@ type Config struct {
 	ExactOutput bool
 	// Quirks turn off request fields the server does not accept.
 	Quirks Quirks
+	// Headers are sent with every request, after servebench's own (a header given here wins,
+	// Authorization included). Their values never appear in records or errors.
+	Headers http.Header
+	// Temperature, TopP and Seed are the sampling parameters, sent when set.
+	Temperature, TopP *float64
+	Seed              *int64
+	// ExtraBody is a JSON object whose fields are merged into every request body (see
+	// buildBody); it cannot set model, messages, prompt or stream.
+	ExtraBody json.RawMessage
 	// DialContext, when set, opens connections instead of a TCP dialer (tests drive the
 	// client over in-memory connections, e.g. net.Pipe inside a synctest bubble).
 	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
@@ -87,6 +97,8 @@ type Client struct {
 	tr       *http.Transport // pooled, keep-alive
 	fresh    *http.Transport // one connection per request: the retry path
 	stamps   io.Closer       // holds the kernel's receive stamping on (nil: user clock)
+	extra    []extraField    // Config.ExtraBody, parsed
+	secrets  []string        // the API key and header values, removed from every message
 }
 
 var _ servebench.Client = (*Client)(nil)
@@ -120,7 +132,11 @@ func New(cfg Config) (*Client, error) {
 	if cfg.IdleTimeout <= 0 {
 		cfg.IdleTimeout = DefaultIdleTimeout
 	}
-	c := &Client{cfg: cfg, endpoint: endpoint, base: base, origin: cfg.Origin}
+	extra, err := parseExtraBody(cfg.ExtraBody)
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{cfg: cfg, endpoint: endpoint, base: base, origin: cfg.Origin, extra: extra, secrets: secretsOf(cfg)}
 	if c.origin.IsZero() {
 		c.origin = time.Now()
 	}
@@ -219,6 +235,7 @@ func (c *Client) do(ctx context.Context, req *servebench.Request) (rec servebenc
 		ScheduledOffsetSeconds: req.ScheduledAt.Seconds(),
 		InputTokensRequested:   req.PromptTokens,
 		OutputTokensRequested:  req.MaxOutputTokens,
+		DatasetIndex:           req.DatasetIndex,
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -227,7 +244,7 @@ func (c *Client) do(ctx context.Context, req *servebench.Request) (rec servebenc
 			rec.EndOffsetSeconds = time.Since(c.origin).Seconds()
 		}
 	}()
-	body, err := buildBody(c.cfg, req)
+	body, err := buildBody(c.cfg, c.extra, req)
 	if err != nil {
 		now := time.Now()
 		rec.StartUnixNano, rec.StartOffsetSeconds, rec.EndOffsetSeconds = now.UnixNano(), now.Sub(c.origin).Seconds(), now.Sub(c.origin).Seconds()
@@ -250,9 +267,20 @@ func (c *Client) do(ctx context.Context, req *servebench.Request) (rec servebenc
 	return rec, res
 }
 
-// redact removes the API key from a message (a server could echo a header back).
+// redact removes the API key and the header values from a message (a server could echo a
+// header back).
 func (c *Client) redact(s string) string {
-	return servebench.Redact(s, c.cfg.APIKey)
+	return servebench.Redact(s, c.secrets...)
+}
+
+// secretsOf lists the strings no message may contain: the API key and every header value
+// (servebench.Redact ignores the ones too short to protect anything).
+func secretsOf(cfg Config) []string {
+	out := []string{cfg.APIKey}
+	for _, vs := range cfg.Headers {
+		out = append(out, vs...)
+	}
+	return out
 }
 
 // Causes given to the request context by the watchdog.
@@ -389,7 +417,7 @@ func (a *exchange) run(parent context.Context, tr *http.Transport, body []byte) 
 		CellKey: a.rec.CellKey, Seq: a.rec.Seq, Warmup: a.rec.Warmup,
 		ScheduledOffsetSeconds: a.rec.ScheduledOffsetSeconds,
 		InputTokensRequested:   a.rec.InputTokensRequested, OutputTokensRequested: a.rec.OutputTokensRequested,
-		Retries: a.rec.Retries, ClockSource: clockUser,
+		Retries: a.rec.Retries, ClockSource: clockUser, DatasetIndex: a.rec.DatasetIndex,
 	}
 	a.res = result{}
 	a.parent = parent
@@ -432,6 +460,9 @@ func (a *exchange) run(parent context.Context, tr *http.Transport, body []byte) 
 	}
 	if c.cfg.APIKey != "" {
 		hreq.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
+	}
+	for k, vs := range c.cfg.Headers {
+		hreq.Header[http.CanonicalHeaderKey(k)] = vs
 	}
 
 	resp, err := tr.RoundTrip(hreq)

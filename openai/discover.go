@@ -73,6 +73,9 @@ func Discover(ctx context.Context, cfg Config) (servebench.ServerInfo, Quirks, e
 		if cfg.APIKey != "" {
 			req.Header.Set("Authorization", "Bearer "+cfg.APIKey)
 		}
+		for k, vs := range cfg.Headers {
+			req.Header[http.CanonicalHeaderKey(k)] = vs
+		}
 		resp, err := hc.Do(req)
 		if err != nil {
 			return nil, 0, err
@@ -81,7 +84,8 @@ func Discover(ctx context.Context, cfg Config) (servebench.ServerInfo, Quirks, e
 		b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 		return b, resp.StatusCode, err
 	}
-	redact := func(s string) string { return servebench.Redact(s, cfg.APIKey) }
+	secrets := secretsOf(cfg)
+	redact := func(s string) string { return servebench.Redact(s, secrets...) }
 	keep := func(name string, b []byte) { info.Raw[name] = clip(redact(string(b)), rawLimit) }
 
 	// 1. The model list.
