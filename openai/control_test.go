@@ -25,7 +25,7 @@ func TestRequestControl(t *testing.T) {
 		{"chat", servebench.APIChat, `{"top_k": 20, "max_tokens": 9, "chat_template_kwargs": {"enable_thinking": false}}`, map[string]any{
 			"temperature": 0.7, "top_p": 0.9, "seed": 42.0, "top_k": 20.0, "max_tokens": 9.0, "max_completion_tokens": 4.0,
 			"chat_template_kwargs": map[string]any{"enable_thinking": false},
-			"messages": []any{map[string]any{"role": "system", "content": "be brief"}, map[string]any{"role": "user", "content": "hi <&>"}},
+			"messages":             []any{map[string]any{"role": "system", "content": "be brief"}, map[string]any{"role": "user", "content": "hi <&>"}},
 		}},
 		{"completions", servebench.APICompletions, `{"temperature": 0}`, map[string]any{
 			"temperature": 0.0, "top_p": 0.9, "prompt": "be brief\n\nhi <&>",
