@@ -48,6 +48,39 @@ func Derive(rec *Record, t Timing) {
 	}
 }
 
+// MeetsSLO reports whether rec met every objective set in slo (nil fields are not checked):
+//
+//	succeeded, and
+//	ttft_seconds          ≤ TTFTSecondsMax
+//	first_content_seconds ≤ FirstContentSecondsMax   (ttft_seconds when no content came)
+//	e2e_latency_seconds   ≤ E2ELatencySecondsMax
+//	itl_seconds           ≤ ITLSecondsMax            } only where defined (Measurable): a
+//	generation_speed_tps  ≥ GenerationSpeedTPSMin    } one-token answer has no ITL to miss
+//
+// A value exactly at its objective meets it.
+func MeetsSLO(rec *Record, slo Thresholds) bool {
+	if !rec.OK() {
+		return false
+	}
+	le := func(v float64, limit *float64) bool { return limit == nil || v <= *limit }
+	first := rec.FirstContentSeconds
+	if first == 0 {
+		first = rec.TTFTSeconds
+	}
+	if !le(rec.TTFTSeconds, slo.TTFTSecondsMax) || !le(first, slo.FirstContentSecondsMax) || !le(rec.E2ELatencySeconds, slo.E2ELatencySecondsMax) {
+		return false
+	}
+	if Measurable(rec) {
+		if !le(rec.ITLSeconds, slo.ITLSecondsMax) {
+			return false
+		}
+		if slo.GenerationSpeedTPSMin != nil && rec.GenerationSpeedTPS < *slo.GenerationSpeedTPSMin {
+			return false
+		}
+	}
+	return true
+}
+
 // Measurable reports whether rec's ITL and generation speed are defined (a successful request
 // with at least two output tokens and a positive decode time).
 func Measurable(rec *Record) bool {

@@ -141,6 +141,16 @@ type CellResult struct {
 
 	InputTokensMean  float64 `json:"input_tokens_mean"`
 	OutputTokensMean float64 `json:"output_tokens_mean"`
+	// Goodput is the fraction of measured requests meeting every objective of the plan's SLO
+	// and GoodputRPS how many such requests completed per second of the window (the formulas
+	// are in package stats); nil when the plan sets no SLO.
+	Goodput    *float64 `json:"goodput,omitempty"`
+	GoodputRPS *float64 `json:"goodput_rps,omitempty"`
+	// AchievedRatePerSecond is the arrival rate an open-loop cell really sent at (stats), to
+	// compare with RatePerSecond; Saturated says the target could not keep up with the
+	// requested rate, so the cell measured a growing queue rather than a steady state.
+	AchievedRatePerSecond float64 `json:"achieved_rate_per_second,omitempty"`
+	Saturated             bool    `json:"saturated,omitempty"`
 	// ReasoningTokensMean and ReasoningShare describe a reasoning model's thinking (the formula
 	// is in package stats); zero when nothing reasoned.
 	ReasoningTokensMean float64 `json:"reasoning_tokens_mean,omitempty"`
@@ -199,6 +209,9 @@ type Thresholds struct {
 	GenerationSpeedTPSMin *float64 `json:"generation_speed_tps_min,omitempty" yaml:"generation_speed_tps_min,omitempty"`
 	E2ELatencySecondsMax  *float64 `json:"e2e_latency_seconds_max,omitempty" yaml:"e2e_latency_seconds_max,omitempty"`
 	ITLSecondsMax         *float64 `json:"itl_seconds_max,omitempty" yaml:"itl_seconds_max,omitempty"`
+	// FirstContentSecondsMax bounds the time to the first answer token (after any reasoning):
+	// "time to first answer", what a chat user waits for with a reasoning model.
+	FirstContentSecondsMax *float64 `json:"first_content_seconds_max,omitempty" yaml:"first_content_seconds_max,omitempty"`
 }
 
 // UseCase is a named workload with quality thresholds (SPEC section 5).

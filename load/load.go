@@ -44,6 +44,9 @@ type Spec struct {
 	Seed    int64
 	// MaxInFlight caps open-loop concurrency (0 = no cap); a send that waits for the cap is late.
 	MaxInFlight int
+	// MaxDuration > 0 bounds the cell's time: no request starts (nor is scheduled) later than
+	// MaxDuration after the cell began. Rate mode with no Requests sends ⌈Rate × MaxDuration⌉.
+	MaxDuration time.Duration
 	// NextSeq numbers requests run-wide; nil starts at 0.
 	NextSeq *atomic.Int64
 	// Clock is the offset from the run origin on the monotonic clock (default: since Run began).
@@ -74,8 +77,8 @@ const LateTolerance = 10 * time.Millisecond
 // Run drives one cell. It returns when every launched request has been sunk. A canceled ctx
 // stops launching; requests in flight end through ctx (the client records them as canceled).
 func Run(ctx context.Context, spec Spec, c servebench.Client, next Source, sink Sink) (Outcome, error) {
-	if spec.Key.Concurrency < 1 {
-		return Outcome{}, fmt.Errorf("load: concurrency must be at least 1 (got %d)", spec.Key.Concurrency)
+	if spec.Key.Concurrency < 1 && !(spec.Key.LoadMode == servebench.ModeRate && spec.Key.Concurrency == 0) {
+		return Outcome{}, fmt.Errorf("load: concurrency must be at least 1, or 0 for an uncapped open loop (got %d)", spec.Key.Concurrency)
 	}
 	if spec.NextSeq == nil {
 		spec.NextSeq = new(atomic.Int64)
@@ -91,6 +94,7 @@ func Run(ctx context.Context, spec Spec, c servebench.Client, next Source, sink 
 		spec.Rounds = 3
 	}
 	d := &driver{spec: spec, client: c, next: next, sink: sink}
+	d.begin = spec.Clock()
 	switch spec.Key.LoadMode {
 	case servebench.ModeSustained, "":
 		return d.sustained(ctx)
@@ -110,12 +114,19 @@ type driver struct {
 	next   Source
 	sink   Sink
 
+	begin time.Duration // when Run started, on Clock
+
 	mu  sync.Mutex
 	out Outcome
 	err error
 }
 
 func (d *driver) now() float64 { return d.spec.Clock().Seconds() }
+
+// expired reports whether the cell's time bound (Spec.MaxDuration) has passed.
+func (d *driver) expired() bool {
+	return d.spec.MaxDuration > 0 && d.spec.Clock()-d.begin >= d.spec.MaxDuration
+}
 
 func (d *driver) fail(err error) {
 	d.mu.Lock()
@@ -160,6 +171,9 @@ func (d *driver) sustained(ctx context.Context) (Outcome, error) {
 	// more reports whether a slot may take ticket t: always during warm-up and the measured
 	// quota, then only while MinDuration has not yet passed since the window started.
 	more := func(t int64) bool {
+		if t >= int64(n) && d.expired() {
+			return false // the time bound ends the measured phase (never the warm-up)
+		}
 		if t < int64(n+measured) {
 			return true
 		}
@@ -205,7 +219,7 @@ func (d *driver) dedicated(ctx context.Context) (Outcome, error) {
 		bursts = d.spec.Rounds
 	}
 	var start, end float64
-	for b := 0; b <= bursts && ctx.Err() == nil && d.err == nil; b++ {
+	for b := 0; b <= bursts && ctx.Err() == nil && d.err == nil && (b < 2 || !d.expired()); b++ {
 		warm := b == 0
 		if b == 1 {
 			start = d.now()
@@ -229,12 +243,21 @@ func (d *driver) dedicated(ctx context.Context) (Outcome, error) {
 // had to wait past its schedule is late (its record keeps both times).
 func (d *driver) paced(ctx context.Context, limit int) (Outcome, error) {
 	total := d.spec.Requests
+	if total < 1 && d.spec.MaxDuration > 0 && d.spec.Rate > 0 {
+		total = int(math.Ceil(d.spec.Rate * d.spec.MaxDuration.Seconds()))
+	}
 	if total < 1 {
-		return Outcome{}, errors.New("load: fixed and rate modes need Requests >= 1")
+		return Outcome{}, errors.New("load: fixed and rate modes need Requests >= 1 (or a rate and a duration)")
 	}
 	var sched []time.Duration
 	if d.spec.Rate > 0 {
 		sched = Schedule(d.spec.Rate, d.spec.Poisson, d.spec.Seed, total)
+		if m := d.spec.MaxDuration; m > 0 {
+			for total > 0 && sched[total-1] >= m {
+				total-- // scheduled past the time bound: not part of the cell
+			}
+			sched = sched[:total]
+		}
 	}
 	var sem chan struct{}
 	if limit > 0 {
@@ -265,6 +288,13 @@ func (d *driver) paced(ctx context.Context, limit int) (Outcome, error) {
 			}
 		}
 		if ctx.Err() != nil {
+			break
+		}
+		if sched == nil && d.expired() {
+			if sem != nil {
+				<-sem
+			}
+			total = i // the time bound ends the cell: the rest were never part of it
 			break
 		}
 		if start < 0 {

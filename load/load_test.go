@@ -274,3 +274,46 @@ func TestSchedule(t *testing.T) {
 		t.Fatalf("mean Poisson gap %.4f s, want about 0.1 s", mean)
 	}
 }
+
+// The time bound (MaxDuration): sustained cells stop launching measured requests once it has
+// passed, rate mode without a request count sends ⌈rate × duration⌉ on schedule, and fixed mode
+// stops sending (without "dropped" records) when it passes.
+func TestMaxDuration(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fake{origin: time.Now(), dur: time.Second}
+		s := spec(servebench.ModeSustained, 2, f)
+		s.MinRequests, s.MaxDuration = 1000, 5*time.Second
+		out, err := Run(context.Background(), s, f, source, (&collector{}).sink)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// 2 slots × 1 s requests for 5 s: 10 launched, the warm-up included
+		if out.Sent != 10 || out.Warmup != 2 {
+			t.Errorf("sustained: sent %d (warm-up %d), want 10 (2) within 5 s", out.Sent, out.Warmup)
+		}
+
+		f2 := &fake{origin: time.Now(), dur: time.Second}
+		s2 := spec(servebench.ModeRate, 0, f2)
+		s2.Rate, s2.MaxDuration, s2.Clock = 4, 3*time.Second, f2.clock
+		var c collector
+		out2, err := Run(context.Background(), s2, f2, source, c.sink)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out2.Sent != 12 || out2.Dropped != 0 || out2.Late != 0 || len(c.recs) != 12 {
+			t.Errorf("rate 4/s for 3 s: sent %d, dropped %d, late %d, records %d; want 12, 0, 0, 12", out2.Sent, out2.Dropped, out2.Late, len(c.recs))
+		}
+
+		f3 := &fake{origin: time.Now(), dur: time.Second}
+		s3 := spec(servebench.ModeFixed, 2, f3)
+		s3.Requests, s3.MaxDuration, s3.Clock = 100, 3*time.Second, f3.clock
+		var c3 collector
+		out3, err := Run(context.Background(), s3, f3, source, c3.sink)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out3.Sent != 6 || out3.Dropped != 0 || len(c3.recs) != 6 {
+			t.Errorf("fixed, 2 in flight, 3 s: sent %d, dropped %d, records %d; want 6, 0, 6", out3.Sent, out3.Dropped, len(c3.recs))
+		}
+	})
+}
