@@ -22,7 +22,7 @@ type check struct {
 }
 
 // checks lists the thresholds set on t, in a fixed order: TTFT, generation speed, end-to-end
-// latency, ITL.
+// latency, ITL, time to first answer.
 func checks(t servebench.Thresholds) []check {
 	var out []check
 	if t.TTFTSecondsMax != nil {
@@ -36,6 +36,9 @@ func checks(t servebench.Thresholds) []check {
 	}
 	if t.ITLSecondsMax != nil {
 		out = append(out, check{metric: MetricITL, limit: *t.ITLSecondsMax, upper: true})
+	}
+	if t.FirstContentSecondsMax != nil {
+		out = append(out, check{metric: MetricFirstContent, limit: *t.FirstContentSecondsMax, upper: true})
 	}
 	return out
 }
@@ -51,6 +54,8 @@ func summary(c *servebench.CellResult, metric string) servebench.Summary {
 		return c.E2ELatencySeconds
 	case MetricITL:
 		return c.ITLSeconds
+	case MetricFirstContent:
+		return c.FirstContentSeconds
 	}
 	return servebench.Summary{}
 }

@@ -13,10 +13,12 @@ import "github.com/servebench/servebench"
 // Metric names used in CapacityPoint.Values, CapacityPoint.Failing and
 // CapacityResult.LimitingMetric: the JSON names of the CellResult fields they come from.
 const (
-	MetricTTFT             = "ttft_seconds"
-	MetricGenerationSpeed  = "generation_speed_tps"
-	MetricE2ELatency       = "e2e_latency_seconds"
-	MetricITL              = "itl_seconds"
+	MetricTTFT            = "ttft_seconds"
+	MetricGenerationSpeed = "generation_speed_tps"
+	MetricE2ELatency      = "e2e_latency_seconds"
+	MetricITL             = "itl_seconds"
+	// MetricFirstContent is the time to the first answer token, after any reasoning.
+	MetricFirstContent     = "first_content_seconds"
 	MetricSuccessRate      = "success_rate"
 	MetricSystemThroughput = "system_output_throughput_tps"
 )

@@ -193,6 +193,8 @@ func metricName(uc servebench.UseCase, m string) string {
 		n = "end-to-end latency"
 	case MetricITL:
 		n = "inter-token latency"
+	case MetricFirstContent:
+		n = "time to first answer"
 	case MetricSuccessRate:
 		return "success rate"
 	case MetricSystemThroughput:
@@ -225,7 +227,7 @@ func formatPrec(m string, v, threshold float64, extra int) string {
 		return strconv.FormatFloat(x, 'f', prec, 64)
 	}
 	switch m {
-	case MetricTTFT, MetricE2ELatency, MetricITL:
+	case MetricTTFT, MetricE2ELatency, MetricITL, MetricFirstContent:
 		if msScale(m, threshold) {
 			ms := v * 1000
 			if ms < 100 {
@@ -248,7 +250,7 @@ func formatPrec(m string, v, threshold float64, extra int) string {
 // formatThreshold renders a threshold as an adjective: "2,000ms", "12-second", "15 tok/s", "99%".
 func formatThreshold(m string, t float64) string {
 	switch m {
-	case MetricTTFT, MetricE2ELatency, MetricITL:
+	case MetricTTFT, MetricE2ELatency, MetricITL, MetricFirstContent:
 		if msScale(m, t) {
 			return thousandsFloat(t*1000) + "ms"
 		}

@@ -543,11 +543,11 @@ func validate(p *servebench.Plan, probs *Problems) {
 			add("%s: statistic %q is unknown: use mean, p50, p90, p95 or p99", where, u.Statistic)
 		}
 		th := u.Thresholds
-		if th.TTFTSecondsMax == nil && th.GenerationSpeedTPSMin == nil && th.E2ELatencySecondsMax == nil && th.ITLSecondsMax == nil {
-			add("%s: no thresholds: set at least one of ttft_seconds_max, generation_speed_tps_min, e2e_latency_seconds_max, itl_seconds_max", where)
+		if th.TTFTSecondsMax == nil && th.GenerationSpeedTPSMin == nil && th.E2ELatencySecondsMax == nil && th.ITLSecondsMax == nil && th.FirstContentSecondsMax == nil {
+			add("%s: no thresholds: set at least one of ttft_seconds_max, first_content_seconds_max, generation_speed_tps_min, e2e_latency_seconds_max, itl_seconds_max", where)
 		}
 		for name, v := range map[string]*float64{"ttft_seconds_max": th.TTFTSecondsMax, "generation_speed_tps_min": th.GenerationSpeedTPSMin,
-			"e2e_latency_seconds_max": th.E2ELatencySecondsMax, "itl_seconds_max": th.ITLSecondsMax} {
+			"e2e_latency_seconds_max": th.E2ELatencySecondsMax, "itl_seconds_max": th.ITLSecondsMax, "first_content_seconds_max": th.FirstContentSecondsMax} {
 			if v != nil && *v <= 0 {
 				add("%s: thresholds.%s must be positive", where, name)
 			}

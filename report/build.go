@@ -477,6 +477,9 @@ func thresholdColumns(t servebench.Thresholds) (ttft, speed string) {
 	if t.E2ELatencySecondsMax != nil {
 		a = append(a, fmtThreshold("e2e_latency_seconds", *t.E2ELatencySecondsMax)+" e2e")
 	}
+	if t.FirstContentSecondsMax != nil {
+		a = append(a, fmtThreshold("first_content_seconds", *t.FirstContentSecondsMax)+" to first answer")
+	}
 	if t.GenerationSpeedTPSMin != nil {
 		s = append(s, fmtThreshold("generation_speed_tps", *t.GenerationSpeedTPSMin))
 	}

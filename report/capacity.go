@@ -20,6 +20,7 @@ var metricInfos = map[string]metricInfo{
 	"ttft_seconds":                 {"TTFT", "s"},
 	"e2e_latency_seconds":          {"End-to-end latency", "s"},
 	"itl_seconds":                  {"Inter-token latency", "s"},
+	"first_content_seconds":        {"Time to first answer", "s"},
 	"generation_speed_tps":         {"Generation speed", "tok/s"},
 	"system_output_throughput_tps": {"Throughput", "tok/s"},
 	"success_rate":                 {"Success rate", "%"},
@@ -37,7 +38,7 @@ func fmtMetric(key string, v float64) string {
 	switch key {
 	case "e2e_latency_seconds", "itl_seconds":
 		return fmt.Sprintf("%.0fms", v*1000)
-	case "ttft_seconds":
+	case "ttft_seconds", "first_content_seconds":
 		return fmt.Sprintf("%.1fs", v)
 	case "generation_speed_tps", "system_output_throughput_tps":
 		return fmtTPS0(v)
@@ -50,7 +51,7 @@ func fmtMetric(key string, v float64) string {
 // fmtThreshold writes a threshold value: "8s", "2s", "50ms", "15 tok/s".
 func fmtThreshold(key string, v float64) string {
 	switch key {
-	case "ttft_seconds", "e2e_latency_seconds":
+	case "ttft_seconds", "e2e_latency_seconds", "first_content_seconds":
 		if v < 1 {
 			return fmt.Sprintf("%gms", v*1000)
 		}
@@ -83,6 +84,9 @@ func thresholdsOf(t servebench.Thresholds) []threshold {
 	}
 	if t.ITLSecondsMax != nil {
 		out = append(out, threshold{"itl_seconds", *t.ITLSecondsMax, true})
+	}
+	if t.FirstContentSecondsMax != nil {
+		out = append(out, threshold{"first_content_seconds", *t.FirstContentSecondsMax, true})
 	}
 	return out
 }
