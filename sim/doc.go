@@ -28,6 +28,12 @@
 //     With Options.RequestMetrics the last chunk (the usage chunk, else the finish chunk) carries
 //     vLLM's RequestMetrics: "metrics": {arrival_time, last_token_time, first_scheduled_time,
 //     first_token_time, time_in_queue, finished_time} (unix seconds).
+//     usage carries prompt_tokens_details.cached_tokens (the request's prefix-cache hits).
+//     A reasoning model (Options.ReasoningTokens, `servebench sim --reasoning-tokens N`) streams
+//     its first N tokens as reasoning deltas (reasoning_content, or reasoning with
+//     Options.ReasoningField), then the answer as content, never in the same flush (the answer
+//     starts at least 5 ms or one stream interval later); usage adds
+//     completion_tokens_details.reasoning_tokens.
 //   - Errors use vLLM's shape {"error": {"message", "type", "param", "code"}}: 400 for bad JSON,
 //     prompt + max_tokens above MaxModelLen ("This model's maximum context length is N tokens.
 //     However, you requested …"), min_tokens above max_tokens, n != 1; 404 for an unknown model.

@@ -449,11 +449,8 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, q *seq, chat, in
 		}
 	}
 	interval := s.p.Engine.StreamInterval
-	var timer *time.Timer
-	if interval > 0 {
-		timer = time.NewTimer(time.Hour)
-		timer.Stop()
-	}
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
 	ctx := r.Context()
 	sent := 0
 	for {
@@ -473,6 +470,13 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, q *seq, chat, in
 			reason, rm, u = q.finishReason, s.requestMetrics(q), s.usage(q, vis)
 		}
 		s.mu.Unlock()
+		// The answer never shares a flush with the reasoning: a flush that would span the end
+		// of the reasoning stops there, and the answer follows at the next one (at least
+		// reasoningGap later), as a thinking model's stream does.
+		held := false
+		if chat && sent < q.reasoning && vis > q.reasoning {
+			vis, done, held = q.reasoning, false, true
+		}
 		if vis > sent || done {
 			from := sent
 			sent = vis
@@ -539,11 +543,25 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, q *seq, chat, in
 				return
 			}
 		}
-		if timer != nil {
-			timer.Reset(interval)
+		wait, doneCh := interval, q.doneCh
+		if held {
+			wait, doneCh = max(interval, reasoningGap), nil
+			select { // the tokens already visible must not wake the next flush at once
+			case <-q.notify:
+			default:
+			}
+		}
+		if wait > 0 {
+			timer.Reset(wait)
 			select {
 			case <-timer.C:
-			case <-q.doneCh:
+				if held {
+					select { // go on with the answer even when no new step comes
+					case q.notify <- struct{}{}:
+					default:
+					}
+				}
+			case <-doneCh:
 				if !timer.Stop() {
 					<-timer.C
 				}
@@ -555,6 +573,10 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, q *seq, chat, in
 		}
 	}
 }
+
+// reasoningGap is the least time between a reasoning model's last reasoning event and its first
+// answer event (the stream interval when longer).
+const reasoningGap = 5 * time.Millisecond
 
 // ---- other endpoints ----
 

@@ -47,7 +47,7 @@ func TestGoodput(t *testing.T) {
 	recs := []servebench.Record{
 		rec(0, 0.2, 1, false, ""),
 		rec(0.5, 0.4, 1, false, ""),
-		rec(1, 0.9, 1.2, false, ""),                      // misses ttft
+		rec(1, 0.9, 1.2, false, ""),                       // misses ttft
 		rec(1.5, 0.1, 1, false, servebench.ErrHTTPStatus), // failed: misses
 		rec(2, 0.1, 9, false, ""),                         // meets, ends outside the window
 		rec(0, 0.1, 1, true, ""),                          // warm-up: ignored
