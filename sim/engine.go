@@ -23,6 +23,9 @@ type seq struct {
 	shared  []*kvEntry // prefix-cache blocks referenced (the first len(shared) blocks)
 
 	arrival, firstScheduled, firstToken, finished float64
+	ready                                         float64 // arrival + RequestOverhead: schedulable from then
+	emits                                         int     // steps that emitted tokens (chunks)
+	specCarry                                     float64 // fractional speculative tokens carried to the next step
 	scheduled, hasFirstToken, done, aborted       bool
 	promptCounted                                 bool
 	finishReason                                  string
@@ -97,6 +100,7 @@ func (c *core) hasWork() bool { return len(c.waiting) > 0 || len(c.running) > 0 
 // add queues s, which arrived at s.arrival (<= c.now is allowed: arrival during a step).
 func (c *core) add(s *seq) {
 	s.numTokens = s.promptTokens
+	s.ready = s.arrival + c.p.Engine.RequestOverhead.Seconds()
 	c.waiting = append(c.waiting, s)
 	c.truth.RequestsArrived++
 }
@@ -217,6 +221,9 @@ type chunk struct {
 // could be scheduled (no work).
 func (c *core) step() (stepCost, bool) {
 	c.touched = c.touched[:0]
+	if len(c.running) == 0 && len(c.waiting) > 0 && c.waiting[0].ready > c.now {
+		c.idleUntil(c.waiting[0].ready) // the API server is still handing the request over
+	}
 	start := c.now
 	budget := c.p.Engine.MaxNumBatchedTokens
 	sched := c.sched[:0]
@@ -231,7 +238,11 @@ func (c *core) step() (stepCost, bool) {
 	for i := 0; i < len(c.running) && budget > 0; i++ {
 		s := c.running[i]
 		n := min(s.numTokens-s.computed, budget)
-		for !c.alloc(s, s.computed+n) {
+		look := 0 // lookahead slots for speculative tokens
+		if s.hasFirstToken {
+			look = c.p.Engine.SpecTokens
+		}
+		for !c.alloc(s, s.computed+n+look) {
 			victim := c.running[len(c.running)-1]
 			c.running = c.running[:len(c.running)-1]
 			c.preempt(victim)
@@ -252,6 +263,9 @@ func (c *core) step() (stepCost, bool) {
 	// that had to preempt, as vLLM).
 	for !preempted && len(c.waiting) > 0 && budget > 0 && len(c.running) < c.p.Engine.MaxNumSeqs {
 		s := c.waiting[0]
+		if s.ready > start {
+			break
+		}
 		reused, hit := c.matchPrefix(s)
 		c.truth.PrefixCacheQueries += int64(s.numTokens)
 		c.truth.PrefixCacheHits += int64(hit)
@@ -299,11 +313,20 @@ func (c *core) step() (stepCost, bool) {
 		if s.computed < s.numTokens {
 			continue // prefill continues next step
 		}
-		// The step sampled one token.
-		s.generated++
-		s.numTokens++
-		c.truth.GenerationTokens++
-		c.metrics.generationTokens++
+		// The step sampled one token, or with speculative decoding several (a decode step).
+		g := 1
+		if s.hasFirstToken && c.p.Engine.SpecTokens > 0 {
+			s.specCarry += c.p.TokensPerStep()
+			g = max(1, int(s.specCarry))
+			s.specCarry -= float64(g)
+			g = min(g, s.target-s.generated)
+		}
+		s.generated += g
+		s.numTokens += g
+		s.computed = s.numTokens - 1 // accepted drafts were computed by the verification
+		s.emits++
+		c.truth.GenerationTokens += int64(g)
+		c.metrics.generationTokens += int64(g)
 		if !s.hasFirstToken {
 			s.hasFirstToken = true
 			s.firstToken = end
@@ -371,39 +394,90 @@ func (c *core) recordFinish(s *seq) {
 	}
 }
 
-// cost is the step-time model:
+// cost is the step-time model (seconds, FLOP, bytes; N = GPU.Count):
 //
-//	T        = Σ scheduled tokens (decodes count 1)
-//	FLOP     = 2·ActiveParams·T + Σ_chunks 4·Layers·Hidden·c·(p + c/2)      (c tokens at position p)
-//	bytes    = weights read + Σ_chunks (p + c)·KVBytesPerToken
-//	weights  = BytesPerParam·Total·(1 − (1 − Active/Total)^T)   (= Active for T = 1, → Total as T grows: MoE experts touched)
-//	compute  = FLOP / (Count·PeakFLOPS·ComputeEfficiency)
-//	memory   = bytes / (Count·MemBandwidth·BandwidthEfficiency)
-//	duration = max(compute, memory) + StepOverhead + PrefillOverhead (if any chunk is a prefill)
+//	T        = Σ tokens computed: a prefill chunk its c tokens, a decode 1 + SpecTokens (verification)
+//	GEMM     = 2·ActiveParams·T                                     at peak(Format)·ComputeEfficiency
+//	attn     = Σ_chunks a·c·(L_full·(p + c/2) + L_sliding·min(p + c/2, SlidingWindow))
+//	           with a = 4·Heads·HeadDim (or 4·Hidden)                at PeakFLOPS·AttentionEfficiency
+//	bytes    = weights + Σ_chunks ((p + c)·KVBytesPerToken + min(p + c, W)·SlidingKVBytesPerToken + StateBytesPerSeq)
+//	weights  = BytesPerParam·((Total − ExpertParams) + ExpertParams·(1 − (1 − ExpertsPerToken/Experts)^T))
+//	           (no Experts: BytesPerParam·Total·(1 − (1 − Active/Total)^T); = Active for T = 1)
+//	compute  = GEMM/(N·peak(Format)·ComputeEfficiency) + attn/(N·PeakFLOPS·AttentionEfficiency)
+//	memory   = weights/(N·MemBandwidth·BandwidthEfficiency) + (bytes − weights)/(N·MemBandwidth·KVBandwidthEfficiency)
+//	comm     = 2·Layers·(LinkLatency + 2·(N−1)/N · T·Hidden·2 B / LinkBandwidth)   (N > 1: two all-reduces per layer)
+//	draft    = SpecTokens·(DraftParams·BytesPerParam/(N·MemBandwidth·BandwidthEfficiency) + DraftOverhead)   (steps with decodes)
+//	duration = max(compute, memory) + comm + draft + StepOverhead + PerSeqOverhead·sequences
+//	           + LayerOverhead·Layers + PrefillOverhead (if any chunk is a prefill)
 //	util     = min(1, (compute + MemoryPowerWeight·memory) / duration)   (power = Idle + (Max − Idle)·util)
 func (c *core) cost(sched []chunk) stepCost {
 	m, g, e := c.p.Model, c.p.GPU, c.p.Engine
 	var sc stepCost
-	attn := 4 * float64(m.Layers) * float64(m.Hidden)
-	var kvTokens float64
+	perPair := 4 * float64(m.Hidden)
+	if m.Heads > 0 && m.HeadDim > 0 {
+		perPair = 4 * float64(m.Heads) * float64(m.HeadDim)
+	}
+	full := float64(m.Layers - m.SlidingLayers - m.LinearLayers)
+	slide, win := float64(m.SlidingLayers), float64(m.SlidingWindow)
+	var attnFLOPs, kvBytes float64
+	var decodes, computed int
 	for _, ch := range sched {
 		n, p := float64(ch.n), float64(ch.pos)
 		sc.tokens += ch.n
-		sc.flops += attn * n * (p + n/2)
-		kvTokens += p + n
+		computed += ch.n
+		isPrefill := ch.pos+ch.n < ch.s.numTokens || ch.n > 1 || !ch.s.hasFirstToken
+		q := n // query tokens
+		if !isPrefill && e.SpecTokens > 0 {
+			q += float64(e.SpecTokens)
+			computed += e.SpecTokens
+			decodes++
+		}
+		attnFLOPs += perPair * q * full * (p + q/2)
+		if slide > 0 {
+			attnFLOPs += perPair * q * slide * math.Min(p+q/2, win)
+		}
+		kvBytes += (p+n)*m.KVBytesPerToken + math.Min(p+n, win)*m.SlidingKVBytesPerToken + m.StateBytesPerSeq
 		if ch.pos+ch.n < ch.s.numTokens || ch.n > 1 {
 			sc.prefill = true
 		}
 	}
-	T := float64(sc.tokens)
-	sc.flops += 2 * m.ActiveParams * T
-	frac := m.ActiveParams / m.TotalParams
-	weights := m.BytesPerParam * m.TotalParams * (1 - math.Pow(1-frac, T))
-	sc.bytes = weights + kvTokens*m.KVBytesPerToken
+	T := float64(computed)
+	gemm := 2 * m.ActiveParams * T
+	sc.flops = gemm + attnFLOPs
+	var weights float64
+	if m.Experts > 0 {
+		frac := float64(m.ExpertsPerToken) / float64(m.Experts)
+		weights = m.BytesPerParam * ((m.TotalParams - m.ExpertParams) + m.ExpertParams*(1-math.Pow(1-frac, T)))
+	} else {
+		frac := m.ActiveParams / m.TotalParams
+		weights = m.BytesPerParam * m.TotalParams * (1 - math.Pow(1-frac, T))
+	}
+	sc.bytes = weights + kvBytes
 	n := float64(g.Count)
-	sc.computeS = sc.flops / (n * g.PeakFLOPS * e.ComputeEfficiency)
-	sc.memoryS = sc.bytes / (n * g.MemBandwidth * e.BandwidthEfficiency)
-	sc.dur = math.Max(sc.computeS, sc.memoryS) + e.StepOverhead.Seconds()
+	attnEff := e.AttentionEfficiency
+	if attnEff <= 0 {
+		attnEff = e.ComputeEfficiency
+	}
+	if peak := g.peak(m.Format); peak == g.PeakFLOPS && attnEff == e.ComputeEfficiency {
+		sc.computeS = sc.flops / (n * g.PeakFLOPS * e.ComputeEfficiency) // one rate for all FLOPs
+	} else {
+		sc.computeS = gemm/(n*peak*e.ComputeEfficiency) + attnFLOPs/(n*g.PeakFLOPS*attnEff)
+	}
+	bw := n * g.MemBandwidth * e.BandwidthEfficiency
+	if kvEff := e.KVBandwidthEfficiency; kvEff > 0 && kvEff != e.BandwidthEfficiency {
+		sc.memoryS = weights/bw + kvBytes/(n*g.MemBandwidth*kvEff)
+	} else {
+		sc.memoryS = sc.bytes / bw
+	}
+	sc.dur = math.Max(sc.computeS, sc.memoryS) + e.StepOverhead.Seconds() +
+		e.PerSeqOverhead.Seconds()*float64(len(sched)) + e.LayerOverhead.Seconds()*float64(m.Layers)
+	if g.Count > 1 {
+		perReduce := g.LinkLatency.Seconds() + 2*(n-1)/n*T*float64(m.Hidden)*2/g.LinkBandwidth
+		sc.dur += 2 * float64(m.Layers) * perReduce
+	}
+	if decodes > 0 && e.SpecTokens > 0 {
+		sc.dur += float64(e.SpecTokens) * (m.DraftParams*m.BytesPerParam/bw + e.DraftOverhead.Seconds())
+	}
 	if sc.prefill {
 		sc.dur += e.PrefillOverhead.Seconds()
 	}

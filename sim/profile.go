@@ -17,12 +17,43 @@ type GPUSpec struct {
 	Count int
 	// PeakFLOPS is the dense BF16 peak (FLOP/s).
 	PeakFLOPS float64
+	// PeakFLOPSFP8 and PeakFLOPSFP4 are the dense FP8 and FP4 (NVFP4) peaks (FLOP/s); 0 where
+	// the GPU has no such tensor cores, and the next wider format's peak is used instead.
+	PeakFLOPSFP8, PeakFLOPSFP4 float64
 	// MemBandwidth is the HBM/GDDR bandwidth (B/s).
 	MemBandwidth float64
 	// MemoryBytes is the memory size (B).
 	MemoryBytes float64
 	// IdleWatts and MaxWatts bound the power draw (W).
 	IdleWatts, MaxWatts float64
+	// LinkBandwidth is the GPU-to-GPU bandwidth per GPU and direction (B/s: NVLink, or PCIe
+	// when the GPUs have no NVLink); used only when Count > 1.
+	LinkBandwidth float64
+	// LinkLatency is the fixed latency of one all-reduce across the Count GPUs (s).
+	LinkLatency time.Duration
+}
+
+// Format is a number format of weights and matrix arithmetic.
+type Format string
+
+// The formats a profile can name. BytesPerParam of NVFP4 is 0.5625: 4 bits per weight plus
+// one 8-bit scale per block of 16.
+const (
+	BF16  Format = "bf16"
+	FP8   Format = "fp8"
+	NVFP4 Format = "nvfp4"
+)
+
+// peak returns the dense peak for matrix arithmetic in format f, falling back to the next
+// wider format the GPU has (FP4 → FP8 → BF16).
+func (g GPUSpec) peak(f Format) float64 {
+	switch {
+	case f == NVFP4 && g.PeakFLOPSFP4 > 0:
+		return g.PeakFLOPSFP4
+	case (f == NVFP4 || f == FP8) && g.PeakFLOPSFP8 > 0:
+		return g.PeakFLOPSFP8
+	}
+	return g.PeakFLOPS
 }
 
 // ModelSpec describes the served model's shapes.
@@ -31,15 +62,39 @@ type ModelSpec struct {
 	Name string
 	// TotalParams are all weights; ActiveParams those used per token (they differ for MoE).
 	TotalParams, ActiveParams float64
-	// Layers and Hidden size the attention cost: 4·Layers·Hidden FLOP per (query, key) pair.
+	// Layers and Hidden size the attention cost: 4·Hidden FLOP per (query, key) pair and layer,
+	// unless Heads and HeadDim are set; Hidden also sizes the tensor-parallel all-reduces.
 	Layers, Hidden int
-	// KVBytesPerToken = 2 (K and V) · Layers · KVHeads · HeadDim · bytes per element.
+	// Heads and HeadDim, when set, make the attention cost 4·Heads·HeadDim FLOP per (query,
+	// key) pair and layer (QKᵀ and AV; for MLA HeadDim is the mean of the QK and V widths).
+	Heads, HeadDim int
+	// KVBytesPerToken is the KV cache of one token over all full-attention layers:
+	// 2 (K and V) · full layers · KVHeads · HeadDim · bytes per element (GQA: KVHeads < Heads),
+	// or for MLA full layers · (kv_lora_rank + rope dim) · bytes per element.
 	KVBytesPerToken float64
-	// BytesPerParam is 2 for BF16, 1 for FP8.
+	// SlidingLayers of the Layers attend only to the last SlidingWindow tokens and keep only
+	// those in the KV cache; SlidingKVBytesPerToken is their KV per token, over all of them.
+	SlidingLayers, SlidingWindow int
+	SlidingKVBytesPerToken       float64
+	// LinearLayers of the Layers are linear attention (e.g. Gated DeltaNet): no KV per token
+	// and no quadratic cost, but a recurrent state of StateBytesPerSeq (over all of them) per
+	// sequence, read and written at every step.
+	LinearLayers     int
+	StateBytesPerSeq float64
+	// BytesPerParam is 2 for BF16, 1 for FP8, 0.5625 for NVFP4.
 	BytesPerParam float64
 	// ReasoningTokens > 0 makes a reasoning model: each chat answer is preceded by this many
 	// reasoning tokens (see Options.ReasoningTokens).
 	ReasoningTokens int
+	// Format is the format of the weight matrix arithmetic ("" is BF16); it picks the GPU peak.
+	Format Format
+	// Experts routed experts, ExpertsPerToken chosen per token, holding ExpertParams of the
+	// TotalParams (MoE). Zero Experts: the weights read by a step of T tokens are approximated
+	// by TotalParams·(1 − (1 − Active/Total)^T).
+	Experts, ExpertsPerToken int
+	ExpertParams             float64
+	// DraftParams are the weights one speculative draft pass reads (MTP head and LM head).
+	DraftParams float64
 }
 
 // EngineSpec holds the serving engine's settings (vLLM names where they exist) and the
@@ -68,6 +123,32 @@ type EngineSpec struct {
 	ComputeEfficiency float64
 	// BandwidthEfficiency is the achieved fraction of MemBandwidth.
 	BandwidthEfficiency float64
+	// KVBandwidthEfficiency is the achieved fraction of MemBandwidth when attention reads the KV
+	// cache and recurrent state (decode kernels reach less than weight streaming on long
+	// contexts); 0 means BandwidthEfficiency.
+	KVBandwidthEfficiency float64
+	// AttentionEfficiency is the achieved fraction of the BF16 peak on attention FLOPs;
+	// 0 means ComputeEfficiency.
+	AttentionEfficiency float64
+	// PerSeqOverhead is the fixed cost per running sequence per step (sampling,
+	// detokenisation, output processing).
+	PerSeqOverhead time.Duration
+	// LayerOverhead is the fixed cost per layer per step: kernel launches when CUDA graphs are
+	// off (eager mode); 0 with CUDA graphs.
+	LayerOverhead time.Duration
+	// RequestOverhead is the API server's fixed latency before a request reaches the
+	// scheduler (HTTP, chat template, tokenisation, hand-off to the engine).
+	RequestOverhead time.Duration
+	// SpecTokens is the number of speculative tokens proposed per step (vLLM's
+	// num_speculative_tokens; 0: no speculative decoding). Each decoding sequence then
+	// verifies 1 + SpecTokens tokens per step and emits (1 − a^(k+1))/(1 − a) of them on
+	// average, a = SpecAcceptance, k = SpecTokens; one chunk carries them all.
+	SpecTokens int
+	// SpecAcceptance is the probability that a draft token is accepted, given the previous one
+	// was.
+	SpecAcceptance float64
+	// DraftOverhead is the fixed cost of one draft pass (SpecTokens passes per step).
+	DraftOverhead time.Duration
 	// MemoryPowerWeight is how much a bandwidth-bound step loads the GPU's power budget
 	// relative to a compute-bound one (0..1): utilisation = min(1, (compute + weight·memory) / step).
 	MemoryPowerWeight float64
@@ -79,10 +160,24 @@ type Profile struct {
 	GPU               GPUSpec
 	Model             ModelSpec
 	Engine            EngineSpec
+	// Validation is how far this kind of configuration was from published measurements
+	// (zero when it was not validated).
+	Validation Validation
 }
 
 // WeightBytes is the memory taken by the weights: TotalParams · BytesPerParam (B).
 func (p Profile) WeightBytes() float64 { return p.Model.TotalParams * p.Model.BytesPerParam }
+
+// TokensPerStep is the mean number of tokens a decoding sequence emits per step: 1 without
+// speculative decoding, else (1 − a^(k+1))/(1 − a) with a = SpecAcceptance, k = SpecTokens
+// (the accepted prefix of k drafts plus the verifier's own token).
+func (p Profile) TokensPerStep() float64 {
+	k, a := p.Engine.SpecTokens, p.Engine.SpecAcceptance
+	if k <= 0 {
+		return 1
+	}
+	return (1 - math.Pow(a, float64(k+1))) / (1 - a)
+}
 
 // KVCapacityTokens is the KV-cache size in tokens, rounded down to whole blocks:
 //
@@ -127,6 +222,16 @@ func (p Profile) Validate() error {
 		return bad("Engine.MaxModelLen", p.Engine.MaxModelLen)
 	case p.Engine.ComputeEfficiency <= 0 || p.Engine.BandwidthEfficiency <= 0:
 		return fmt.Errorf("sim: profile %q: Engine.ComputeEfficiency and BandwidthEfficiency must be in (0,1]", p.Name)
+	case p.Model.SlidingLayers < 0 || p.Model.LinearLayers < 0 || p.Model.SlidingLayers+p.Model.LinearLayers >= p.Model.Layers && p.Model.Layers > 0:
+		return fmt.Errorf("sim: profile %q: Model.SlidingLayers + LinearLayers must leave at least one full-attention layer of the %d", p.Name, p.Model.Layers)
+	case p.Model.SlidingLayers > 0 && p.Model.SlidingWindow <= 0:
+		return bad("Model.SlidingWindow", p.Model.SlidingWindow)
+	case p.Model.Experts < 0 || p.Model.ExpertsPerToken > p.Model.Experts || p.Model.ExpertParams > p.Model.TotalParams:
+		return fmt.Errorf("sim: profile %q: need 0 <= Model.ExpertsPerToken <= Experts and ExpertParams <= TotalParams", p.Name)
+	case p.Engine.SpecTokens < 0 || p.Engine.SpecTokens > 0 && (p.Engine.SpecAcceptance < 0 || p.Engine.SpecAcceptance >= 1):
+		return fmt.Errorf("sim: profile %q: Engine.SpecTokens must be >= 0 and SpecAcceptance in [0, 1)", p.Name)
+	case p.GPU.Count > 1 && p.GPU.LinkBandwidth <= 0:
+		return bad("GPU.LinkBandwidth (needed for more than one GPU)", p.GPU.LinkBandwidth)
 	case p.kvBlocks() <= 0:
 		return fmt.Errorf("sim: profile %q: weights (%.1f GB) do not fit in %.0f%% of %d×%.0f GB; use more or larger GPUs",
 			p.Name, p.WeightBytes()/1e9, 100*p.Engine.GPUMemoryUtilization, p.GPU.Count, p.GPU.MemoryBytes/1e9)
@@ -220,6 +325,7 @@ func Profiles() []Profile {
 			out = append(out, p)
 		}
 	}
+	out = append(out, ReferenceProfiles()...)
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return append([]Profile{FastProfile}, out...)
 }

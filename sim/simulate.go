@@ -17,6 +17,11 @@ type Workload struct {
 	// Dedicated releases Concurrency requests together and the next burst only when all have
 	// finished; otherwise the load is sustained (a finished request is replaced at once).
 	Dedicated bool
+	// ColdStart measures from the first request: the first Concurrency requests arrive
+	// together at time 0 and count, as in a benchmark that starts N clients at once and
+	// averages every request (vllm bench serve --max-concurrency N; the reference reports).
+	// Otherwise the first Concurrency completions are a warm-up.
+	ColdStart bool
 	// SharedPrefixTokens makes every prompt start with the same tokens (prefix-cache hits).
 	SharedPrefixTokens int
 }
@@ -28,6 +33,9 @@ type Estimate struct {
 	TTFTSeconds, QueueSeconds, PrefillSeconds, DecodeSeconds, E2ESeconds float64
 	// GenerationSpeedTPS is the mean of (output − 1) / decode per request (tok/s per user).
 	GenerationSpeedTPS float64
+	// ITLSeconds is the mean per request of decode / (chunks − 1): the gap between chunks, each
+	// carrying several tokens with speculative decoding (vllm bench serve's ITL).
+	ITLSeconds float64
 	// PrefillSpeedTPS is the mean of prompt / prefill per request (tok/s per user).
 	PrefillSpeedTPS float64
 	// SystemOutputTPS = measured output tokens / WindowSeconds.
@@ -62,6 +70,9 @@ func Simulate(p Profile, w Workload) (Estimate, error) {
 		measured = max(10, 3*w.Concurrency)
 	}
 	warm := w.Concurrency
+	if w.ColdStart {
+		warm = 0
+	}
 	total := warm + measured
 
 	c := newCore(p, p.Model.Name)
@@ -93,7 +104,7 @@ func Simulate(p Profile, w Workload) (Estimate, error) {
 		if done == warm {
 			winStart, energyStart = q.finished, c.truth.EnergyJoules
 		}
-		if done > warm {
+		if done > warm { // with a cold start the window and energy start at 0
 			e.Requests++
 			e.TTFTSeconds += q.firstToken - q.arrival
 			e.QueueSeconds += q.firstScheduled - q.arrival
@@ -102,6 +113,9 @@ func Simulate(p Profile, w Workload) (Estimate, error) {
 			e.E2ESeconds += q.finished - q.arrival
 			if q.finished > q.firstToken && q.generated > 1 {
 				e.GenerationSpeedTPS += float64(q.generated-1) / (q.finished - q.firstToken)
+			}
+			if q.emits > 1 {
+				e.ITLSeconds += (q.finished - q.firstToken) / float64(q.emits-1)
 			}
 			if q.firstToken > q.firstScheduled {
 				e.PrefillSpeedTPS += float64(q.promptTokens) / (q.firstToken - q.firstScheduled)
@@ -135,6 +149,7 @@ func Simulate(p Profile, w Workload) (Estimate, error) {
 	e.DecodeSeconds /= n
 	e.E2ESeconds /= n
 	e.GenerationSpeedTPS /= n
+	e.ITLSeconds /= n
 	e.PrefillSpeedTPS /= n
 	if e.WindowSeconds > 0 {
 		e.SystemOutputTPS = float64(outTokens) / e.WindowSeconds
