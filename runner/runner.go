@@ -207,15 +207,11 @@ func (r *Runner) Run(ctx context.Context) error {
 				Note: fmt.Sprintf("not viable on this target: its maximum model length (%d tokens) is below this use case's %d context + %d output tokens", maxLen, uc.ContextTokens, uc.OutputTokens)})
 			continue
 		}
-		known := map[int]servebench.CellResult{}
-		for k, c := range done {
-			if k.LoadMode == servebench.ModeSustained && k.ContextTokens == uc.ContextTokens && k.OutputTokens == uc.OutputTokens && !c.Skipped {
-				if prev, ok := known[k.Concurrency]; !ok || prev.RequestsTotal < c.RequestsTotal {
-					known[k.Concurrency] = c
-				}
-			}
+		measured := make([]servebench.CellResult, 0, len(done))
+		for _, c := range done {
+			measured = append(measured, c)
 		}
-		cfg := capacity.SearchConfig{Ceiling: r.Plan.Capacity.MaxConcurrency, Known: known, RequestsAt: r.levelCost}
+		cfg := capacity.SearchConfig{Ceiling: r.Plan.Capacity.MaxConcurrency, Known: capacity.KnownCells(measured, uc), RequestsAt: r.levelCost}
 		uc := uc
 		res, err := capacity.Search(ctx, uc, cfg, func(ctx context.Context, n int) (servebench.CellResult, int, error) {
 			key := servebench.CellKey{Scenario: uc.Name, LoadMode: servebench.ModeSustained, ContextTokens: uc.ContextTokens, OutputTokens: uc.OutputTokens, Concurrency: n}

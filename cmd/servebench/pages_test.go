@@ -161,6 +161,10 @@ func TestPages(t *testing.T) {
 		}
 	})
 
+	t.Run("run in progress", func(t *testing.T) {
+		testLiveRun(t, dirs[1])
+	})
+
 	siteDir := filepath.Join(t.TempDir(), "site")
 	t.Run("site", func(t *testing.T) {
 		out := siteDir
@@ -200,8 +204,58 @@ func TestPages(t *testing.T) {
 	})
 
 	t.Run("browser", func(t *testing.T) {
-		testWhatIfInBrowser(t, srv.URL, ids[0], dirs[0], siteDir)
+		testWhatIfInBrowser(t, srv.URL, ids[0], dirs[0], siteDir, dirs[1])
 	})
+}
+
+// liveRun serves a copy of a finished run folder, named directly (not in the index), as a run
+// still in progress ("live-run"); setCells(n) rewrites its results.json with the first n of
+// its cells, as the runner does when a cell ends.
+func liveRun(t *testing.T, finished string) (base string, setCells func(n int), total int) {
+	t.Helper()
+	m, res, err := store.ReadRun(finished)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	m.ID, m.Status, m.FinishedAt = "live-run", "running", time.Time{}
+	all := res.Cells
+	write := func(name string, v any) {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(store.ManifestFile, m)
+	p := &page.Pages{Source: page.Source{Dirs: []string{dir}}, Version: "test"}
+	srv := httptest.NewServer(p.Handler())
+	t.Cleanup(srv.Close)
+	return srv.URL, func(n int) {
+		res.Cells = all[:n]
+		write(store.ResultsFile, res)
+	}, len(all)
+}
+
+// testLiveRun: a running run's page says so, and its data file follows results.json.
+func testLiveRun(t *testing.T, finished string) {
+	base, setCells, total := liveRun(t, finished)
+	// Before the first cell ends there is no results.json: the run is shown with no cells.
+	if _, _, body := get(t, base+"/runs/live-run/index.html"); !strings.Contains(body, `id="live"`) || !strings.Contains(body, "No cell has finished yet") {
+		t.Errorf("a run without results yet: page\n%s", body)
+	}
+	for _, n := range []int{2, total} {
+		setCells(n)
+		doc := pageDoc(t, base+"/api/v1/runs/live-run")
+		if doc.Run.Status != "running" || doc.Run.Cells != n {
+			t.Errorf("after %d cells: status %s, %d cells", n, doc.Run.Status, doc.Run.Cells)
+		}
+		if _, _, js := get(t, base+"/data/runs/live-run.js"); !strings.Contains(js, fmt.Sprintf(`"cells":%d,`, n)) {
+			t.Errorf("after %d cells the data file says otherwise: %.300s", n, js)
+		}
+	}
 }
 
 func pageDoc(t *testing.T, u string) page.RunDoc {
@@ -218,9 +272,10 @@ func pageDoc(t *testing.T, u string) page.RunDoc {
 // three TTFT thresholds into the code-completion what-if and checks that each shows the limit
 // capacity.Reconsider decides for it, and the capacity planning table sizes that limit as
 // capacity.Size does; no request may leave 127.0.0.1. It then opens the static site's copy of
-// the run page from file:// and checks that the what-if works there too.
+// the run page from file:// and checks that the what-if works there too. Last, the page of a
+// run in progress (live) must show a cell that finishes while it is open.
 // SERVEBENCH_SCREENSHOT_DIR=dir saves index.png, run.png and whatif.png there.
-func testWhatIfInBrowser(t *testing.T, base, id, dir, site string) {
+func testWhatIfInBrowser(t *testing.T, base, id, dir, site, live string) {
 	exe := "/usr/bin/chromium"
 	if _, err := os.Stat(exe); err != nil {
 		t.Skip("skipping the browser test: no chromium at /usr/bin/chromium (apt-get install chromium)")
@@ -357,6 +412,30 @@ func testWhatIfInBrowser(t *testing.T, base, id, dir, site string) {
 		t.Errorf("capacity planning for the last threshold: the page shows slots|users per replica %q, capacity.Size gives %q", gotSize, wantSize)
 	}
 	t.Logf("TTFT thresholds %v → limits %v; sized %s", thresholds, got, gotSize)
+
+	// A run in progress: the open page shows a cell that ends after it was loaded.
+	liveBase, setCells, total := liveRun(t, live)
+	setCells(2)
+	err = chromedp.Do(tctx,
+		chromedp.Navigate(liveBase+"/runs/live-run/index.html"),
+		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			if _, err := chromedp.Poll[bool](`document.body.getAttribute("data-ready") === "true" && document.querySelectorAll("#cells-table tbody tr").length === 2`)(ctx, tg); err != nil {
+				return err
+			}
+			setCells(total)
+			// The page reloads itself when the data changed: a poll cut by the reload is retried.
+			expr := fmt.Sprintf(`document.querySelectorAll("#cells-table tbody tr").length === %d`, total)
+			for tries := 0; ; tries++ {
+				_, err := chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(30*time.Second))(ctx, tg)
+				if err == nil || tries == 5 || ctx.Err() != nil {
+					return err
+				}
+			}
+		}),
+	)
+	if err != nil {
+		t.Fatalf("following a run in progress: %v", err)
+	}
 
 	// The static site, from disk: the what-if runs offline.
 	if site != "" {
