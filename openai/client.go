@@ -99,6 +99,7 @@ type Client struct {
 	stamps   io.Closer       // holds the kernel's receive stamping on (nil: user clock)
 	extra    []extraField    // Config.ExtraBody, parsed
 	secrets  []string        // the API key and header values, removed from every message
+	dialer   *dialer
 }
 
 var _ servebench.Client = (*Client)(nil)
@@ -146,8 +147,9 @@ func New(cfg Config) (*Client, error) {
 	if cfg.DialContext != nil {
 		dial = cfg.DialContext
 	}
-	c.tr.DialContext = wrapDial(dial, !cfg.UserClock)
-	c.fresh.DialContext = c.tr.DialContext
+	c.dialer = &dialer{dial: dial, kernel: !cfg.UserClock}
+	c.tr.DialContext = c.dialer.DialContext
+	c.fresh.DialContext = c.dialer.DialContext
 	if c.ClockSource() == clockKernel {
 		c.stamps = stampsOn()
 	}
@@ -168,6 +170,7 @@ func (c *Client) ClockSource() string {
 func (c *Client) Close() {
 	c.tr.CloseIdleConnections()
 	c.fresh.CloseIdleConnections()
+	c.dialer.closeStash()
 	if c.stamps != nil {
 		_ = c.stamps.Close()
 		c.stamps = nil
@@ -439,6 +442,9 @@ func (a *exchange) run(parent context.Context, tr *http.Transport, body []byte) 
 		gotConn.Store(int64(time.Since(t0)) + 1)
 		reused.Store(info.Reused)
 		if oc := ownConn(info.Conn); oc != nil {
+			if oc.prewarmed {
+				reused.Store(true) // opened ahead: the server may have dropped it meanwhile
+			}
 			oc.armStart(mark)
 			if oc.kernelClock() {
 				kc.Store(oc)

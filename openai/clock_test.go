@@ -104,7 +104,7 @@ func TestKernelStampFollowsTheBytes(t *testing.T) {
 	}
 	srv := newRawSSE(t)
 	tr := newTransport(1, false)
-	tr.DialContext = wrapDial((&net.Dialer{}).DialContext, true)
+	tr.DialContext = (&dialer{dial: (&net.Dialer{}).DialContext, kernel: true}).DialContext
 	defer tr.CloseIdleConnections()
 	var kc *conn
 	mark := new(startMark)

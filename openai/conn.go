@@ -30,6 +30,18 @@ type conn struct {
 	kernelNs atomic.Int64
 	// start, when set, is stamped by the next Write and cleared.
 	start atomic.Pointer[startMark]
+	// prewarmed marks a connection opened ahead of its first request (Client.Prewarm).
+	prewarmed bool
+	// live counts the dialer's open connections; closed makes Close count once.
+	live   *atomic.Int64
+	closed atomic.Bool
+}
+
+func (c *conn) Close() error {
+	if c.live != nil && c.closed.CompareAndSwap(false, true) {
+		c.live.Add(-1)
+	}
+	return c.Conn.Close()
 }
 
 // startMark receives the time right before a request's first byte was written.
@@ -76,22 +88,6 @@ func (c *conn) NetConn() net.Conn { return c.Conn }
 
 // dialFunc opens a connection.
 type dialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
-
-// wrapDial makes every connection dial opens a *conn, with kernel receive stamps enabled
-// where possible (enableRx). kernel=false keeps the user clock on every connection.
-func wrapDial(dial dialFunc, kernel bool) dialFunc {
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		nc, err := dial(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		c := &conn{Conn: nc}
-		if kernel {
-			c.rx = enableRx(nc)
-		}
-		return c, nil
-	}
-}
 
 // ownConn finds the *conn under a connection the transport handed out (TLS wraps it).
 func ownConn(nc net.Conn) *conn {

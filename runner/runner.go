@@ -21,6 +21,11 @@ import (
 	"github.com/servebench/servebench/stats"
 )
 
+// prewarmer is a Client that can open a cell's connections before its measured phase.
+type prewarmer interface {
+	Prewarm(ctx context.Context, n int) (int, error)
+}
+
 // PromptBuilder makes a prompt of exactly tokens tokens for request seq.
 type PromptBuilder interface {
 	Prompt(ctx context.Context, seq int64, tokens int) (string, error)
@@ -342,6 +347,12 @@ func (r *Runner) measure(ctx context.Context, key servebench.CellKey, phase stri
 		Bursts: s.Bursts, Requests: s.Requests, Rate: s.Rate, Poisson: s.Arrivals != "constant",
 		Seed: int64(key.ContextTokens)*7919 + int64(key.Concurrency), NextSeq: &r.seq,
 		Clock: func() time.Duration { return time.Since(r.Origin) },
+	}
+	// Open the cell's connections now, so that its first wave pays for no dial.
+	if pw, ok := r.Client.(prewarmer); ok {
+		if _, err := pw.Prewarm(ctx, key.Concurrency); err != nil {
+			r.emit(Event{Kind: "note", Phase: phase, Cell: key, Message: key.ID() + ": " + err.Error()})
+		}
 	}
 	out, runErr := load.Run(ctx, spec, r.Client, next, sink)
 	var readings []gpu.Reading
