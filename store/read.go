@@ -17,7 +17,7 @@ func ReadRun(dir string) (servebench.Manifest, servebench.Results, error) {
 	var res servebench.Results
 	if err := readJSON(filepath.Join(dir, ManifestFile), &m); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return m, res, fmt.Errorf("%s holds no run (no %s): it was moved or deleted", dir, ManifestFile)
+			return m, res, fmt.Errorf("%s holds no run: it has no %s (name a run folder; servebench runs lists them)", dir, ManifestFile)
 		}
 		return m, res, err
 	}

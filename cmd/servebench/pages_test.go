@@ -488,3 +488,50 @@ func formatFloat(v float64) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// lineWriter hands each write to a channel, so a test can wait for a line printed by a
+// command running in another goroutine.
+type lineWriter chan string
+
+func (w lineWriter) Write(p []byte) (int, error) {
+	w <- string(p)
+	return len(p), nil
+}
+
+// The serve verb serves until its context ends; a busy or malformed --listen is a usage error.
+func TestServeVerb(t *testing.T) {
+	index := filepath.Join(t.TempDir(), "runs.db")
+	out := make(lineWriter, 16)
+	var errb strings.Builder
+	ctx, cancel := context.WithCancel(context.Background())
+	e := &env{stdout: out, stderr: &errb, getenv: func(string) string { return "" }}
+	done := make(chan int, 1)
+	go func() { done <- execute(ctx, e, []string{"serve", "--index", index, "--listen", "127.0.0.1:0"}) }()
+	var addr string
+	select {
+	case line := <-out:
+		m := regexp.MustCompile(`http://(127\.0\.0\.1:\d+)/`).FindStringSubmatch(line)
+		if m == nil {
+			t.Fatalf("serve printed %q, want its address", line)
+		}
+		addr = m[1]
+	case code := <-done:
+		t.Fatalf("serve exited %d: %s", code, errb.String())
+	}
+	if code, _, body := get(t, "http://"+addr+"/"); code != 200 || !strings.Contains(body, "No runs recorded yet") {
+		t.Errorf("an empty index: %d\n%s", code, body)
+	}
+	if code, _, stderr := runCLI(t, "serve", "--index", index, "--listen", addr); code != exitUsage || !strings.Contains(stderr, "address already in use") {
+		t.Errorf("a busy address: exit %d, %s", code, stderr)
+	}
+	cancel()
+	if code := <-done; code != exitOK {
+		t.Errorf("serve exited %d after its context ended: %s", code, errb.String())
+	}
+	if code, _, stderr := runCLI(t, "serve", "--index", index, "--listen", "nohost"); code != exitUsage || !strings.Contains(stderr, "--listen nohost") {
+		t.Errorf("a malformed address: exit %d, %s", code, stderr)
+	}
+	if code, _, stderr := runCLI(t, "site"); code != exitUsage || !strings.Contains(stderr, "site needs OUT_DIR") {
+		t.Errorf("site without a folder: exit %d, %s", code, stderr)
+	}
+}

@@ -98,6 +98,20 @@
   var onOutcome = function () {};
   var kindWords = { measured: "measured", interpolated: "interpolated", lower_bound: "lower bound: the highest level passed", not_viable: "not viable" };
 
+  var metricWords = { ttft_seconds: "TTFT", generation_speed_tps: "speed", e2e_latency_seconds: "end-to-end", itl_seconds: "ITL", success_rate: "success rate" };
+
+  // drawStrip shows each measured level of a capacity result as a box: green passes, red
+  // fails (its title names the failing thresholds), the limit outlined.
+  function drawStrip(strip, r) {
+    strip.textContent = "";
+    (r.points || []).forEach(function (p) {
+      var box = el("span", { "class": "lvl " + (p.pass ? "pass" : "fail") }, String(p.concurrency));
+      if (r.limit !== null && r.limit !== undefined && p.concurrency === r.limit) box.classList.add("limit-at");
+      box.title = p.concurrency + " concurrent: " + (p.pass ? "passes" : "fails on " + (p.failing || []).map(function (m) { return metricWords[m] || m; }).join(", "));
+      strip.appendChild(box);
+    });
+  }
+
   function setupWhatIf(doc) {
     doc.results.capacity.forEach(function (cap) {
       var card = document.querySelector('.card[data-usecase="' + CSS.escape(cap.use_case) + '"]');
@@ -122,6 +136,9 @@
         fields.appendChild(inp);
       });
       card.insertBefore(fields, card.querySelector(".limit"));
+      var strip = el("div", { "class": "strip", "aria-label": "measured levels: pass or fail" });
+      card.insertBefore(strip, card.querySelector(".verdict"));
+      drawStrip(strip, cap);
       var reset = el("button", { "class": "plain reset", type: "button" }, "Back to the run's thresholds");
       reset.hidden = true;
       card.appendChild(reset);
@@ -146,6 +163,7 @@
         verdict.textContent = out.verdict;
         was.textContent = "As the run decided it: " + measured.label;
         reset.hidden = false;
+        drawStrip(strip, out);
         outcomes[cap.use_case] = out;
         onOutcome();
       }
@@ -158,6 +176,7 @@
         limit.textContent = measured.label; kind.textContent = measured.kind; verdict.textContent = measured.verdict;
         limit.classList.remove("changed"); limit.removeAttribute("data-limit");
         was.textContent = ""; reset.hidden = true;
+        drawStrip(strip, cap);
         outcomes[cap.use_case] = cap;
         onOutcome();
       });
