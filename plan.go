@@ -171,6 +171,10 @@ func (d *Duration) UnmarshalText(b []byte) error {
 // MarshalText writes the Go duration string.
 func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
 
+// SimulatedHeader is the response header servebench's simulated engine sets on every response
+// ("servebench-sim; profile=NAME"): a client seeing it knows the target is simulated.
+const SimulatedHeader = "X-Servebench-Sim"
+
 // ServerInfo is what the target says about itself.
 type ServerInfo struct {
 	// Engine is the detected engine: vllm, sglang, tgi, tensorrt-llm, llamacpp, ollama, sim, or

@@ -49,6 +49,8 @@ type modelEntry struct {
 //	{root}/props         llama.cpp  default_generation_settings.n_ctx (the context a request gets)
 //	{root}/version       vLLM       {"version"} (and the version of SGLang and the simulator)
 //
+// A response carrying servebench.SimulatedHeader, or a version starting "servebench-sim", makes
+// the engine "sim": servebench's simulated engine, whatever else it resembles.
 // MaxModelLen comes from max_model_len on the model entry, llama.cpp's /props n_ctx (else
 // meta.n_ctx_train), or TGI's max_total_tokens. Ollama gets Quirks{NoIgnoreEOS, NoMinTokens}
 // and ForcesOutputLength false (so does TGI, which has no ignore_eos). Raw bodies, truncated
@@ -63,6 +65,7 @@ func Discover(ctx context.Context, cfg Config) (servebench.ServerInfo, Quirks, e
 	}
 	hc := &http.Client{Transport: newTransport(1, false), Timeout: 30 * time.Second}
 	defer hc.CloseIdleConnections()
+	simulated := false // the target sent servebench.SimulatedHeader
 	get := func(url string) ([]byte, int, error) {
 		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
@@ -81,6 +84,9 @@ func Discover(ctx context.Context, cfg Config) (servebench.ServerInfo, Quirks, e
 			return nil, 0, err
 		}
 		defer resp.Body.Close()
+		if resp.Header.Get(servebench.SimulatedHeader) != "" {
+			simulated = true
+		}
 		b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 		return b, resp.StatusCode, err
 	}
@@ -111,6 +117,9 @@ func Discover(ctx context.Context, cfg Config) (servebench.ServerInfo, Quirks, e
 	entry := pickEntry(entries, cfg.Model)
 	if entry != nil {
 		info.Engine = engineFromOwner(entry.OwnedBy, entry.ID)
+		if simulated {
+			info.Engine = "sim"
+		}
 		info.MaxModelLen = entry.MaxModelLen
 		if info.MaxModelLen == 0 && entry.Meta != nil && entry.Meta.NCtxTrain > 0 {
 			info.MaxModelLen = entry.Meta.NCtxTrain
@@ -196,6 +205,10 @@ func Discover(ctx context.Context, cfg Config) (servebench.ServerInfo, Quirks, e
 			info.Version = v.Version
 			return true
 		})
+	}
+
+	if simulated || strings.HasPrefix(info.Version, "servebench-sim") {
+		info.Engine = "sim" // the simulator says so on the wire, whatever it mimics
 	}
 
 	// 3. What the engine can be asked to do.

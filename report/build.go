@@ -29,14 +29,18 @@ func Build(in Input) *Report {
 		// A run without sweep cells (capacity only): show whatever sustained cells exist.
 		b.sweep = newGrid(in.Results.Cells, func(c *servebench.CellResult) bool { return c.LoadMode != servebench.ModeDedicated })
 	}
-	b.rep = &Report{SchemaVersion: servebench.SchemaVersion, Simulated: in.Manifest.Simulated || in.Results.Run.Simulated}
+	b.rep = &Report{SchemaVersion: servebench.SchemaVersion, Simulated: IsSimulated(in.Manifest, in.Results)}
 	b.title()
+	b.reproduce()
 	b.rep.Capacity = b.verdicts()
 	b.highlights()
 	b.summaryTable()
 
 	b.sectionExecutive()
 	b.sectionUseCases()
+	b.sectionCapacityPlanning()
+	b.add("technical-analysis", "Technical Analysis", 0,
+		para("The chapters above answer what to buy; the chapters below show how the system behaves and why, for the engineer who tunes or verifies it: throughput, latency, queueing, prefill, inter-token timing, scaling, power, the capacity searches in detail, and every measured cell."))
 	b.sectionThroughput()
 	b.sectionSpeed()
 	b.sectionTTFT()
@@ -53,6 +57,13 @@ func Build(in Input) *Report {
 	b.sectionNotes()
 	b.sectionMethodology()
 	return b.rep
+}
+
+// IsSimulated reports whether a run measured servebench's simulated engine: the built-in one,
+// or a `servebench sim` server reached by URL (the engine identifies itself on the wire),
+// whatever the plan declares about the hardware.
+func IsSimulated(man servebench.Manifest, res servebench.Results) bool {
+	return man.Simulated || res.Run.Simulated || man.Server.Engine == "sim"
 }
 
 func (b *builder) add(id, title string, level int, blocks ...Block) {
@@ -104,11 +115,27 @@ func (b *builder) title() {
 		r.Subtitle += ", served by " + e
 	}
 	if r.Simulated {
-		prof := b.man.Plan.Target.SimProfile
-		if prof == "" {
-			prof = "default"
+		declared := "the hardware"
+		if b.md.GPU != "" || b.md.Engine != "" {
+			declared = strings.TrimSuffix(strings.Join([]string{b.md.GPU, b.md.Engine}, ", "), ", ")
+			declared = strings.TrimPrefix(declared, ", ")
 		}
-		r.Banner = fmt.Sprintf("SIMULATED: every figure in this report was produced by servebench's built-in simulated engine (profile %q), not by a real GPU or inference server. Use it to see the pipeline and what-if trends, never as a hardware measurement.", prof)
+		r.Subtitle = "SIMULATED on servebench's simulated engine, not measured on " + declared
+		if b.md.GPU != "" || b.md.Engine != "" {
+			r.Subtitle += " (as the plan declares)"
+		}
+		engine := "servebench's built-in simulated engine"
+		if prof := b.man.Plan.Target.SimProfile; prof != "" {
+			engine += fmt.Sprintf(" (profile %q)", prof)
+		}
+		if b.man.Server.Engine == "sim" && b.man.Plan.Target.URL != "" {
+			engine = "a servebench simulated engine (servebench sim"
+			if b.man.Server.Version != "" {
+				engine += ", " + b.man.Server.Version
+			}
+			engine += ") at " + b.man.Plan.Target.URL
+		}
+		r.Banner = fmt.Sprintf("SIMULATED: every figure in this report was produced by %s, not by a real GPU or inference server, whatever the plan declares about the hardware. Use it to see the pipeline and what-if trends, never as a hardware measurement.", engine)
 	}
 	dash := func(s string) string {
 		if strings.TrimSpace(s) == "" {
@@ -260,7 +287,13 @@ func (b *builder) sectionExecutive() {
 	if e := b.engineName(); e != "" {
 		s += ", served by " + e
 	}
+	if b.rep.Simulated {
+		s += " — as declared; SIMULATED: every figure was produced by servebench's simulated engine, not by this hardware"
+	}
 	blocks = append(blocks, para("%s.", s))
+	if b.rep.Reproduce != "" {
+		blocks = append(blocks, para("Reproduce: %s", b.rep.Reproduce))
+	}
 	blocks = append(blocks, para("Test parameters: %s", b.testParameters()))
 	if b.man.Status != "" && b.man.Status != "completed" {
 		msg := fmt.Sprintf("This run is %s: the report covers only the cells measured before it stopped.", b.man.Status)
@@ -889,4 +922,31 @@ func (b *builder) sectionPower() {
 		blocks = append(blocks, missing("Energy per token was not computed ("+why+")."))
 	}
 	b.add(id, title, 1, blocks...)
+}
+
+// reproduce writes the command that made the run, as recorded in run.json (secrets already
+// redacted there), and where its resolved plan is kept.
+func (b *builder) reproduce() {
+	cmd := b.man.Command
+	if len(cmd) == 0 {
+		return
+	}
+	args := make([]string, len(cmd))
+	for i, a := range cmd {
+		args[i] = shellQuote(a)
+	}
+	if args[0] != "servebench" && strings.HasSuffix(cmd[0], "servebench") {
+		args[0] = "servebench"
+	}
+	b.rep.Reproduce = strings.Join(args, " ") + " — the resolved plan, every setting with its default, is saved in this run's run.json under \"plan\"."
+}
+
+// shellQuote quotes a word for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=,@%+", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

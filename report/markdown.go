@@ -9,8 +9,13 @@ import (
 // Markdown writes the report as GitHub-flavoured Markdown; charts become tables.
 func Markdown(w io.Writer, r *Report) error {
 	m := &mdWriter{w: w}
-	m.printf("# %s\n\n", mdText(termText(r.Title, headingRunes)))
-	m.printf("%s\n\n", mdText(r.Subtitle))
+	if r.Simulated {
+		m.printf("# %s — SIMULATED\n\n", mdText(termText(r.Title, headingRunes)))
+		m.printf("**%s**\n\n", mdText(r.Subtitle))
+	} else {
+		m.printf("# %s\n\n", mdText(termText(r.Title, headingRunes)))
+		m.printf("%s\n\n", mdText(r.Subtitle))
+	}
 	if r.Banner != "" {
 		m.printf("> **%s**\n\n", mdText(r.Banner))
 	}
@@ -23,11 +28,14 @@ func Markdown(w io.Writer, r *Report) error {
 	}
 	m.printf("\n## Contents\n\n")
 	for _, s := range r.Sections {
-		m.printf("%s- [%s](#%s)\n", strings.Repeat("  ", s.Level-1), mdText(s.Title), s.ID)
+		m.printf("%s- [%s](#%s)\n", strings.Repeat("  ", max(0, s.Level-1)), mdText(s.Title), s.ID)
 	}
 	m.printf("\n")
 	for _, s := range r.Sections {
 		m.section(s)
+	}
+	if r.Simulated {
+		m.printf("---\n\n**SIMULATED** — %s\n", mdText(r.Banner))
 	}
 	return m.err
 }

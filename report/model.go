@@ -43,6 +43,14 @@ type Report struct {
 	Summary Table `json:"summary"`
 	// Capacity holds one verdict per use case (also rendered inside Sections).
 	Capacity []Verdict `json:"capacity"`
+	// Planning is the Capacity Planning table (replicas, GPUs, cost per target user count), also
+	// rendered inside Sections; nil without sizing.
+	Planning *Table `json:"planning,omitempty"`
+	// PlanningSummary is the same in short lines for the terminal: the assumptions, then one
+	// line per use case.
+	PlanningSummary []string `json:"planning_summary,omitempty"`
+	// Reproduce is the command that made the run, with where its resolved plan is kept.
+	Reproduce string `json:"reproduce,omitempty"`
 	// Sections in reading order; Level 1 is a chapter, 2 a subsection.
 	Sections []Section `json:"sections"`
 }
@@ -88,7 +96,9 @@ type Verdict struct {
 	Sentence string `json:"sentence"`
 }
 
-// Section is one chapter or subsection of the report.
+// Section is one chapter or subsection of the report. Level 0 is a part heading ("Technical
+// Analysis") that separates the buyer's chapters from the engineer's; it has no blocks of its
+// own beyond an introduction.
 type Section struct {
 	ID     string  `json:"id"`
 	Title  string  `json:"title"`

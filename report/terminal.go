@@ -34,6 +34,15 @@ func Terminal(w io.Writer, r *Report) error {
 		}
 		writeAligned(tw, []string{"USE CASE", "LIMIT", "ANALYSIS"}, rows)
 	}
+	if len(r.PlanningSummary) > 0 {
+		tw.printf("\nCapacity planning (%s):\n", r.PlanningSummary[0])
+		for _, l := range r.PlanningSummary[1:] {
+			tw.printf("  %s\n", l)
+		}
+	}
+	if r.Simulated {
+		tw.printf("\n[SIMULATED] every figure above comes from servebench's simulated engine, not real hardware.\n")
+	}
 	return tw.err
 }
 

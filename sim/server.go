@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/servebench/servebench"
 )
 
 // Options tune a Server.
@@ -114,7 +116,14 @@ func (s *Server) Close() {
 }
 
 // Handler serves every endpoint on one mux.
-func (s *Server) Handler() http.Handler { return s.mux }
+func (s *Server) Handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Identify the simulator on the wire, so a run against it by URL is marked SIMULATED
+		// whatever its plan declares about the hardware.
+		w.Header().Set(servebench.SimulatedHeader, "servebench-sim; profile="+s.p.Name)
+		s.mux.ServeHTTP(w, r)
+	})
+}
 
 // Truth returns the cumulative truth, with idle energy charged up to now.
 func (s *Server) Truth() Truth {

@@ -231,6 +231,8 @@ func runRun(ctx context.Context, e *env, f runFlags, ov plan.Overrides) error {
 		return withCode(exitUnreachable, fmt.Errorf("cannot describe the target at %s: %w", target.URL, err))
 	}
 	ccfg.Quirks = quirks
+	builtIn := simulated
+	simulated = simulated || info.Engine == "sim" // a `servebench sim` reached by URL says so on the wire
 	if ccfg.Model == "" {
 		if len(info.Models) == 0 {
 			return withCode(exitUnreachable, fmt.Errorf("the target at %s lists no models: pass --model", target.URL))
@@ -317,13 +319,16 @@ func runRun(ctx context.Context, e *env, f runFlags, ov plan.Overrides) error {
 		Metrics: scraper, MetricsNote: metricsNote, GPU: gpuSrc, GPUNote: gpuNote, Origin: origin, Done: done,
 		Events:  view.handle,
 		RunInfo: servebench.RunInfo{ID: id, Target: target.URL, API: target.API, Model: ccfg.Model, Simulated: simulated, StartedAt: man.StartedAt}}
-	if simulated {
+	if builtIn {
 		rn.RunInfo.Target = "built-in simulator (" + target.SimProfile + ")"
 	}
 	rn.SeqStart(int64(len(oldRecs)))
 	stopSampling := sampleTelemetry(ctx, scraper, run, origin)
 	fmt.Fprintf(e.stderr, "servebench %s: run %s → %s\n", version, id, run.Dir())
-	if simulated {
+	if simulated && !builtIn {
+		fmt.Fprintf(e.stderr, "target: SIMULATED — %s is servebench's simulated engine (%s), not real hardware; the run and its report are marked SIMULATED whatever the plan declares\n", target.URL, info.Version)
+	}
+	if builtIn {
 		fmt.Fprintf(e.stderr, "target: built-in SIMULATED engine, profile %q (pass --url to measure a real server)\n", target.SimProfile)
 	} else {
 		fmt.Fprintf(e.stderr, "target: %s (%s, model %s, prompts sized by %s)\n", servebench.TerminalText(target.URL, termLine, false),

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	servebench "github.com/servebench/servebench"
+	"github.com/servebench/servebench/capacity"
 )
 
 func sum(mean, spread float64, n int) servebench.Summary {
@@ -239,6 +240,9 @@ func main() {
 		}
 		res.Capacity = append(res.Capacity, cr)
 	}
+	man.Plan.Sizing = servebench.SizingPlan{GPUUSDPerHour: 3.5}
+	sz := capacity.Size(res.Capacity, capacity.SizingInput{Plan: man.Plan.Sizing, DeclaredGPU: man.Plan.Metadata.GPU, Cells: res.Cells})
+	res.Sizing = &sz
 	write := func(name string, v any) {
 		b, err := json.MarshalIndent(v, "", "  ")
 		if err != nil {

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/sim"
+)
+
+// A run by URL against `servebench sim`, whose plan declares real hardware and engine, is
+// SIMULATED in run.json, the terminal, report.md and report.html: the simulator says what it is
+// on the wire, and that wins over the plan.
+func TestRunAgainstSimByURLIsSimulatedWhateverThePlanDeclares(t *testing.T) {
+	prof, err := sim.LookupProfile("fast")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, stop, err := startSim(context.Background(), prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	tmp := t.TempDir()
+	planPath := filepath.Join(tmp, "plan.yaml")
+	plan := "metadata: {gpu: 1x H100 SXM, engine: vLLM}\n"
+	if err := os.WriteFile(planPath, []byte(plan), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(tmp, "run")
+	code, stdout, stderr := runCLI(t, "run", "--config", planPath, "--url", base+"/v1", "--contexts", "1k", "--concurrency", "1",
+		"--output-tokens", "16", "--min-requests", "2", "--rounds", "1", "--use-cases", "none", "--scenarios", "none",
+		"--out", dir, "--quiet", "--index", "none", "--gpu", "none")
+	if code != 0 {
+		t.Fatalf("exit %d\nstderr:\n%s", code, stderr)
+	}
+	var man servebench.Manifest
+	b, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &man); err != nil {
+		t.Fatal(err)
+	}
+	if !man.Simulated || man.Server.Engine != "sim" {
+		t.Errorf("run.json: simulated %v, engine %q; want true, sim", man.Simulated, man.Server.Engine)
+	}
+	if !strings.Contains(stderr, "SIMULATED") {
+		t.Errorf("the terminal does not say SIMULATED:\n%s", stderr)
+	}
+	if !strings.Contains(stdout, "[SIMULATED]") {
+		t.Errorf("the summary does not say SIMULATED:\n%s", stdout)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "report.md"))
+	first := strings.SplitN(string(md), "\n", 4)
+	if !strings.Contains(first[0], "SIMULATED") || !strings.Contains(first[2], "SIMULATED") {
+		t.Errorf("report.md title and subtitle must say SIMULATED:\n%s", strings.Join(first[:3], "\n"))
+	}
+	if strings.Contains(first[2], "Performance analysis on 1x H100 SXM, served by vLLM") {
+		t.Errorf("report.md headlines the declared hardware as measured:\n%s", first[2])
+	}
+	html, _ := os.ReadFile(filepath.Join(dir, "report.html"))
+	if !strings.Contains(string(html), `class="banner"`) || !strings.Contains(string(html), "SIMULATED on servebench") {
+		t.Error("report.html has no SIMULATED banner and subtitle")
+	}
+}
