@@ -119,8 +119,11 @@ func (s *Server) Close() {
 func (s *Server) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// Identify the simulator on the wire, so a run against it by URL is marked SIMULATED
-		// whatever its plan declares about the hardware.
-		w.Header().Set(servebench.SimulatedHeader, "servebench-sim; profile="+s.p.Name)
+		// whatever its plan declares about the hardware. Generation responses are left as the
+		// engine it mimics sends them (their timing is what is measured).
+		if r.Method == http.MethodGet || r.URL.Path == "/tokenize" {
+			w.Header().Set(servebench.SimulatedHeader, "servebench-sim; profile="+s.p.Name)
+		}
 		s.mux.ServeHTTP(w, r)
 	})
 }
