@@ -144,11 +144,12 @@ type Scenario struct {
 	Concurrency []int `json:"concurrency,omitempty" yaml:"concurrency"`
 }
 
-// Plan is the whole resolved plan of a run (SPEC 7a): defaults < file < flags, saved in run.json.
+// Plan is the whole resolved plan of a run: defaults < file < flags, saved in run.json. A plan
+// file is this type in YAML (package plan decodes it over the defaults).
 type Plan struct {
 	Target    Target       `json:"target" yaml:"target"`
 	Sweep     Sweep        `json:"sweep" yaml:"sweep"`
-	UseCases  []UseCase    `json:"use_cases" yaml:"-"`
+	UseCases  []UseCase    `json:"use_cases" yaml:"use_cases"`
 	Scenarios []Scenario   `json:"scenarios,omitempty" yaml:"scenarios"`
 	Capacity  CapacityPlan `json:"capacity" yaml:"capacity"`
 	Sizing    SizingPlan   `json:"sizing,omitzero" yaml:"sizing"`

@@ -214,15 +214,16 @@ type Thresholds struct {
 	FirstContentSecondsMax *float64 `json:"first_content_seconds_max,omitempty" yaml:"first_content_seconds_max,omitempty"`
 }
 
-// UseCase is a named workload with quality thresholds (SPEC section 5).
+// UseCase is a named workload with quality thresholds (SPEC section 5). In a plan file its
+// context is written as "context" (e.g. 32k).
 type UseCase struct {
-	Name          string     `json:"name"`
-	Title         string     `json:"title"`
-	Description   string     `json:"description,omitempty"`
-	ContextTokens int        `json:"context_tokens"`
-	OutputTokens  int        `json:"output_tokens"`
-	Statistic     Statistic  `json:"statistic"`
-	Thresholds    Thresholds `json:"thresholds"`
+	Name          string     `json:"name" yaml:"name"`
+	Title         string     `json:"title" yaml:"title"`
+	Description   string     `json:"description,omitempty" yaml:"description"`
+	ContextTokens Tokens     `json:"context_tokens" yaml:"context"`
+	OutputTokens  Tokens     `json:"output_tokens" yaml:"output_tokens"`
+	Statistic     Statistic  `json:"statistic" yaml:"statistic"`
+	Thresholds    Thresholds `json:"thresholds" yaml:"thresholds"`
 }
 
 // LimitKind says how a capacity limit was established.

@@ -11,34 +11,34 @@ import (
 // that timed out or were refused, so a level that drops requests cannot pass on latency alone.
 const MinSuccessRate = 0.99
 
-// check is one threshold of a use case.
-type check struct {
-	metric string
-	limit  float64
-	upper  bool // value must be ≤ limit (a maximum); otherwise ≥ limit (a minimum)
+// Check is one threshold of a use case.
+type Check struct {
+	Metric string
+	Limit  float64
+	Upper  bool // the value must be ≤ Limit (a maximum); otherwise ≥ Limit (a minimum)
 	// budget: the violation is measured against the allowance 1 − limit (success rate: 95 %
 	// against 99 % is five times the allowed failures, not a 4 % miss).
 	budget bool
 }
 
-// checks lists the thresholds set on t, in a fixed order: TTFT, generation speed, end-to-end
-// latency, ITL, time to first answer.
-func checks(t servebench.Thresholds) []check {
-	var out []check
+// Checks lists the thresholds set on t, in the one order every verdict, table and chart uses:
+// TTFT, generation speed, end-to-end latency, ITL, time to first answer.
+func Checks(t servebench.Thresholds) []Check {
+	var out []Check
 	if t.TTFTSecondsMax != nil {
-		out = append(out, check{metric: MetricTTFT, limit: *t.TTFTSecondsMax, upper: true})
+		out = append(out, Check{Metric: MetricTTFT, Limit: *t.TTFTSecondsMax, Upper: true})
 	}
 	if t.GenerationSpeedTPSMin != nil {
-		out = append(out, check{metric: MetricGenerationSpeed, limit: *t.GenerationSpeedTPSMin})
+		out = append(out, Check{Metric: MetricGenerationSpeed, Limit: *t.GenerationSpeedTPSMin})
 	}
 	if t.E2ELatencySecondsMax != nil {
-		out = append(out, check{metric: MetricE2ELatency, limit: *t.E2ELatencySecondsMax, upper: true})
+		out = append(out, Check{Metric: MetricE2ELatency, Limit: *t.E2ELatencySecondsMax, Upper: true})
 	}
 	if t.ITLSecondsMax != nil {
-		out = append(out, check{metric: MetricITL, limit: *t.ITLSecondsMax, upper: true})
+		out = append(out, Check{Metric: MetricITL, Limit: *t.ITLSecondsMax, Upper: true})
 	}
 	if t.FirstContentSecondsMax != nil {
-		out = append(out, check{metric: MetricFirstContent, limit: *t.FirstContentSecondsMax, upper: true})
+		out = append(out, Check{Metric: MetricFirstContent, Limit: *t.FirstContentSecondsMax, Upper: true})
 	}
 	return out
 }
@@ -60,28 +60,28 @@ func summary(c *servebench.CellResult, metric string) servebench.Summary {
 	return servebench.Summary{}
 }
 
-// holds reports whether value v meets the check; a value exactly at the threshold holds
+// Holds reports whether value v meets the check; a value exactly at the threshold holds
 // ("TTFT < 12 s" is met by 12.0 s, as in the reference reports).
-func (k check) holds(v float64) bool {
-	if k.upper {
-		return v <= k.limit
+func (k Check) Holds(v float64) bool {
+	if k.Upper {
+		return v <= k.Limit
 	}
-	return v >= k.limit
+	return v >= k.Limit
 }
 
-// violation is how far v misses the check, relative to the threshold: (v − max)/max for a
+// Violation is how far v misses the check, relative to the threshold: (v − max)/max for a
 // maximum, (min − v)/min for a minimum, (min − v)/(1 − min) for the success rate; ≤ 0 when it
 // holds.
-func (k check) violation(v float64) float64 {
-	d := v - k.limit
-	if !k.upper {
+func (k Check) Violation(v float64) float64 {
+	d := v - k.Limit
+	if !k.Upper {
 		d = -d
 	}
-	if k.budget && k.limit < 1 {
-		return d / (1 - k.limit)
+	if k.budget && k.Limit < 1 {
+		return d / (1 - k.Limit)
 	}
-	if k.limit != 0 {
-		d /= math.Abs(k.limit)
+	if k.Limit != 0 {
+		d /= math.Abs(k.Limit)
 	}
 	return d
 }
@@ -103,16 +103,16 @@ func Evaluate(uc servebench.UseCase, c servebench.CellResult) servebench.Capacit
 			MetricSystemThroughput: c.SystemOutputThroughputTPS,
 		},
 	}
-	for _, k := range checks(uc.Thresholds) {
-		s := summary(&c, k.metric)
+	for _, k := range Checks(uc.Thresholds) {
+		s := summary(&c, k.Metric)
 		v, ok := s.Pick(uc.Statistic)
 		if !ok {
-			p.Failing = append(p.Failing, k.metric)
+			p.Failing = append(p.Failing, k.Metric)
 			continue
 		}
-		p.Values[k.metric] = v
-		if !k.holds(v) {
-			p.Failing = append(p.Failing, k.metric)
+		p.Values[k.Metric] = v
+		if !k.Holds(v) {
+			p.Failing = append(p.Failing, k.Metric)
 		}
 	}
 	if c.SuccessRate < MinSuccessRate {
@@ -136,7 +136,7 @@ func limitingMetric(uc servebench.UseCase, p servebench.CapacityPoint) string {
 	return best
 }
 
-// violationOf is metric m's relative violation at p (see check.violation); +Inf when missing.
+// violationOf is metric m's relative violation at p (see Check.Violation); +Inf when missing.
 func violationOf(uc servebench.UseCase, p servebench.CapacityPoint, m string) float64 {
 	k, ok := checkFor(uc, m)
 	if !ok {
@@ -146,18 +146,18 @@ func violationOf(uc servebench.UseCase, p servebench.CapacityPoint, m string) fl
 	if !ok {
 		return math.Inf(1)
 	}
-	return k.violation(v)
+	return k.Violation(v)
 }
 
 // checkFor returns the check behind metric m of uc; success_rate maps to MinSuccessRate.
-func checkFor(uc servebench.UseCase, m string) (check, bool) {
+func checkFor(uc servebench.UseCase, m string) (Check, bool) {
 	if m == MetricSuccessRate {
-		return check{metric: MetricSuccessRate, limit: MinSuccessRate, budget: true}, true
+		return Check{Metric: MetricSuccessRate, Limit: MinSuccessRate, budget: true}, true
 	}
-	for _, k := range checks(uc.Thresholds) {
-		if k.metric == m {
+	for _, k := range Checks(uc.Thresholds) {
+		if k.Metric == m {
 			return k, true
 		}
 	}
-	return check{}, false
+	return Check{}, false
 }

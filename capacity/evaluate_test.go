@@ -1,41 +1,12 @@
 package capacity_test
 
 import (
-	"encoding/json"
 	"slices"
 	"testing"
 
 	"github.com/servebench/servebench"
 	"github.com/servebench/servebench/capacity"
 )
-
-func TestDefaultUseCases(t *testing.T) {
-	f := servebench.Float
-	want := []struct {
-		name     string
-		ctx, out int
-		th       servebench.Thresholds
-	}{
-		{"code_completion", 1024, 128, servebench.Thresholds{E2ELatencySecondsMax: f(2)}},
-		{"short_form_chatbot", 8192, 1024, servebench.Thresholds{TTFTSecondsMax: f(10), GenerationSpeedTPSMin: f(10)}},
-		{"general_chatbot", 32768, 1024, servebench.Thresholds{TTFTSecondsMax: f(8), GenerationSpeedTPSMin: f(15)}},
-		{"long_document_processing", 65536, 1024, servebench.Thresholds{TTFTSecondsMax: f(12), GenerationSpeedTPSMin: f(15)}},
-		{"automated_coding_assistant", 98304, 1024, servebench.Thresholds{TTFTSecondsMax: f(12), GenerationSpeedTPSMin: f(20)}},
-	}
-	got := capacity.DefaultUseCases()
-	if len(got) != len(want) {
-		t.Fatalf("%d use cases, want %d", len(got), len(want))
-	}
-	for i, w := range want {
-		g := got[i]
-		gj, _ := json.Marshal(g.Thresholds)
-		wj, _ := json.Marshal(w.th)
-		if g.Name != w.name || g.ContextTokens != w.ctx || g.OutputTokens != w.out || string(gj) != string(wj) ||
-			g.Statistic != servebench.StatMean || g.Title == "" || len(g.Description) < 80 {
-			t.Errorf("use case %d = %+v (thresholds %s), want %s ctx %d out %d thresholds %s", i, g, gj, w.name, w.ctx, w.out, wj)
-		}
-	}
-}
 
 func TestEvaluate(t *testing.T) {
 	general := useCase("general_chatbot") // TTFT ≤ 8 s, speed ≥ 15 tok/s

@@ -62,7 +62,7 @@ func DefaultRequestsAt(n int) int { return n + max(10, 3*n) }
 // verdict) with the error.
 func Search(ctx context.Context, uc servebench.UseCase, cfg SearchConfig, measure Measure) (servebench.CapacityResult, error) {
 	res := servebench.CapacityResult{
-		UseCase: uc.Name, Title: uc.Title, ContextTokens: uc.ContextTokens, OutputTokens: uc.OutputTokens,
+		UseCase: uc.Name, Title: uc.Title, ContextTokens: int(uc.ContextTokens), OutputTokens: int(uc.OutputTokens),
 		Statistic: uc.Statistic, Thresholds: uc.Thresholds, Ceiling: cfg.Ceiling,
 	}
 	if res.Statistic == "" {
@@ -71,7 +71,7 @@ func Search(ctx context.Context, uc servebench.UseCase, cfg SearchConfig, measur
 	if cfg.Ceiling < 1 {
 		return res, fmt.Errorf("capacity search for %q: ceiling is %d; set capacity.max_concurrency to at least 1", uc.Name, cfg.Ceiling)
 	}
-	if len(checks(uc.Thresholds)) == 0 {
+	if len(Checks(uc.Thresholds)) == 0 {
 		return res, fmt.Errorf("capacity search for %q: the use case has no thresholds; set at least one of ttft_seconds_max, generation_speed_tps_min, e2e_latency_seconds_max, itl_seconds_max", uc.Name)
 	}
 	points := make(map[int]servebench.CapacityPoint)
@@ -199,7 +199,7 @@ func interpolate(uc servebench.UseCase, lo, hi servebench.CapacityPoint, m strin
 	if !ok || !okLo || !okHi || vhi == vlo {
 		return a
 	}
-	x := float64(a) + (k.limit-vlo)/(vhi-vlo)*float64(b-a)
+	x := float64(a) + (k.Limit-vlo)/(vhi-vlo)*float64(b-a)
 	if math.IsNaN(x) {
 		return a
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/servebench/servebench"
 	"github.com/servebench/servebench/capacity"
+	"github.com/servebench/servebench/plan"
 )
 
 // model is a controlled server: each per-user metric is a pure function of concurrency, so the
@@ -27,7 +28,7 @@ func flat(v float64) servebench.Summary {
 func (m model) cell(uc servebench.UseCase, n int) servebench.CellResult {
 	c := servebench.CellResult{
 		CellKey: servebench.CellKey{Scenario: uc.Name, LoadMode: servebench.ModeSustained,
-			ContextTokens: uc.ContextTokens, OutputTokens: uc.OutputTokens, Concurrency: n},
+			ContextTokens: int(uc.ContextTokens), OutputTokens: int(uc.OutputTokens), Concurrency: n},
 		RequestsTotal: 10, RequestsSucceeded: 10, SuccessRate: 1,
 		SystemOutputThroughputTPS: 100 * float64(n),
 	}
@@ -64,7 +65,7 @@ func (p *probe) measure(_ context.Context, n int) (servebench.CellResult, int, e
 }
 
 func useCase(name string) servebench.UseCase {
-	for _, uc := range capacity.DefaultUseCases() {
+	for _, uc := range plan.DefaultUseCases() {
 		if uc.Name == name {
 			return uc
 		}

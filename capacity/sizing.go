@@ -168,7 +168,7 @@ func throughputPoint(r servebench.CapacityResult, limit int) (servebench.Capacit
 // within the threshold at 1 request.
 func NotViableAdvice(r servebench.CapacityResult) string {
 	uc := servebench.UseCase{Statistic: r.Statistic, Thresholds: r.Thresholds}
-	p, ok := pointAt(r, 1)
+	p, ok := PointAt(r, 1)
 	if !ok || len(p.Failing) == 0 {
 		return "Not viable: even 1 request fails a threshold; no replica count serves this use case as specified."
 	}
@@ -181,15 +181,15 @@ func NotViableAdvice(r servebench.CapacityResult) string {
 		k, ok := checkFor(uc, m)
 		v, have := p.Values[m]
 		if !ok || !have {
-			within = append(within, metricName(uc, m)+" measurable at 1 request")
+			within = append(within, MetricLabel(m, uc.Statistic)+" measurable at 1 request")
 			continue
 		}
 		bound := "at most"
-		if !k.upper {
+		if !k.Upper {
 			bound = "at least"
 		}
-		relax = append(relax, fmt.Sprintf("%s %s %s", metricName(uc, m), bound, formatValue(m, v, k.limit)))
-		within = append(within, fmt.Sprintf("%s %s %s at 1 request", metricName(uc, m), bound, formatValue(m, k.limit, k.limit)))
+		relax = append(relax, fmt.Sprintf("%s %s %s", MetricLabel(m, uc.Statistic), bound, formatValue(m, v, k.Limit)))
+		within = append(within, fmt.Sprintf("%s %s %s at 1 request", MetricLabel(m, uc.Statistic), bound, formatValue(m, k.Limit, k.Limit)))
 	}
 	s := "Not viable: even at 1 request, " + failingText(uc, p) + ", so adding replicas does not help."
 	if len(relax) > 0 {

@@ -9,13 +9,20 @@ import (
 	"github.com/servebench/servebench"
 )
 
+// Labels of a capacity limit that carry no number.
+const (
+	LabelNotViable   = "not viable"   // concurrency 1 already fails (or the target cannot hold the context)
+	LabelNotMeasured = "not measured" // the search did not reach a verdict (interrupted or skipped)
+)
+
 // LimitLabel is the short form of a capacity limit for tables: "24" (measured), "~35"
-// (interpolated), "125+" (lower bound: the ceiling held), "not viable" (fails at 1 request), or
-// "not measured" (skipped or incomplete).
+// (interpolated), "125+" (lower bound: the ceiling held), LabelNotViable (fails at 1 request or
+// the target cannot hold the use case's context), or LabelNotMeasured (no verdict: an
+// interrupted search or a use case skipped for another reason).
 func LimitLabel(r servebench.CapacityResult) string {
 	switch r.LimitKind {
 	case servebench.LimitNotViable:
-		return "not viable"
+		return LabelNotViable
 	case servebench.LimitLowerBound:
 		n := r.Ceiling
 		if r.Limit != nil {
@@ -31,158 +38,14 @@ func LimitLabel(r servebench.CapacityResult) string {
 			return "~" + strconv.Itoa(*r.Limit)
 		}
 	}
-	return "not measured"
+	return LabelNotMeasured
 }
 
-// Headline is the verdict's first sentence without its full stop, e.g. "Capacity limit: 24
-// concurrent requests", "Capacity limit: 125+ concurrent requests", "Capacity limit: not viable".
-func Headline(r servebench.CapacityResult) string {
-	switch l := LimitLabel(r); l {
-	case "not viable", "not measured":
-		return "Capacity limit: " + l
-	case "1":
-		return "Capacity limit: 1 request"
-	default:
-		return "Capacity limit: " + l + " concurrent requests"
-	}
-}
-
-// Verdict is the capacity verdict in sentences generated from the result: the headline, then
-// what happens at the first failing level (or at the ceiling for a lower bound, or at 1 request
-// when not viable) with each metric's value against its threshold, e.g.
-//
-//	Capacity limit: 23 concurrent requests. At 24 concurrent requests, end-to-end latency
-//	reaches 2016ms, just above the 2,000ms threshold.
-//
-// "just" marks a miss within 5 % of the threshold; "right at" a value equal to the threshold at
-// the precision shown.
-func Verdict(r servebench.CapacityResult) string {
-	uc := servebench.UseCase{Statistic: r.Statistic, Thresholds: r.Thresholds}
-	if r.Skipped {
-		if r.Note == "" {
-			return Headline(r) + "."
-		}
-		return sentence(r.Note)
-	}
-	switch r.LimitKind {
-	case servebench.LimitLowerBound:
-		n := r.Ceiling
-		if r.Limit != nil {
-			n = *r.Limit
-		}
-		p, ok := pointAt(r, n)
-		s := Headline(r) + "."
-		if ok {
-			s += " At " + requests(n) + ", " + passing(uc, p, checks(r.Thresholds)) + "."
-		}
-		return s + fmt.Sprintf(" Capacity likely extends higher than the tested ceiling of %d.", r.Ceiling)
-	case servebench.LimitNotViable:
-		p, ok := pointAt(r, 1)
-		if !ok {
-			return Headline(r) + "."
-		}
-		return "Not viable: even at 1 request, " + failingText(uc, p) + "." + othersText(uc, p, "at this concurrency")
-	case servebench.LimitMeasured, servebench.LimitInterpolated:
-		if r.FirstFailing == nil || r.Limit == nil {
-			break
-		}
-		hi := *r.FirstFailing
-		s := Headline(r) + "."
-		if r.LimitKind == servebench.LimitInterpolated {
-			lo := lastPassingBelow(r, hi)
-			s = fmt.Sprintf("%s, interpolated on %s between %d (passes) and %d (fails).", Headline(r), metricName(uc, r.LimitingMetric), lo, hi)
-		}
-		p, ok := pointAt(r, hi)
-		if !ok {
-			return s
-		}
-		return s + " At " + requests(hi) + ", " + failingText(uc, p) + "." + othersText(uc, p, "at this concurrency")
-	}
-	return Headline(r) + "."
-}
-
-// failingText describes the failing metrics of p, joined with "; ".
-func failingText(uc servebench.UseCase, p servebench.CapacityPoint) string {
-	var parts []string
-	for _, m := range p.Failing {
-		parts = append(parts, clause(uc, p, m))
-	}
-	return strings.Join(parts, "; ")
-}
-
-// othersText describes the thresholds that still hold at p, as one sentence (leading space),
-// or "" when none do.
-func othersText(uc servebench.UseCase, p servebench.CapacityPoint, where string) string {
-	var parts []string
-	for _, k := range checks(uc.Thresholds) {
-		if !contains(p.Failing, k.metric) {
-			parts = append(parts, clause(uc, p, k.metric))
-		}
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return " " + sentence(where+", "+strings.Join(parts, "; "))
-}
-
-// passing describes a level where every threshold holds: "TTFT is 5.7 seconds and generation
-// speed is 23 tok/s, both within the thresholds".
-func passing(uc servebench.UseCase, p servebench.CapacityPoint, ks []check) string {
-	if len(ks) == 1 {
-		return clause(uc, p, ks[0].metric)
-	}
-	var parts []string
-	for _, k := range ks {
-		parts = append(parts, metricName(uc, k.metric)+" is "+formatValue(k.metric, p.Values[k.metric], k.limit))
-	}
-	all := "all"
-	if len(parts) == 2 {
-		all = "both"
-	}
-	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1] + ", " + all + " within the thresholds"
-}
-
-// clause states metric m at p against its threshold.
-func clause(uc servebench.UseCase, p servebench.CapacityPoint, m string) string {
-	name := metricName(uc, m)
-	k, ok := checkFor(uc, m)
-	v, have := p.Values[m]
-	if !have {
-		return name + " could not be measured (no request qualified), so its threshold cannot be shown to hold"
-	}
-	if !ok {
-		return name + " is " + formatValue(m, v, v)
-	}
-	val, thr := formatValue(m, v, k.limit), formatThreshold(m, k.limit)
-	// Never print a value that reads as the threshold itself unless it is: add decimals.
-	for extra := 1; extra <= 3 && v != k.limit && val == formatValue(m, k.limit, k.limit); extra++ {
-		val = formatPrec(m, v, k.limit, extra)
-	}
-	noun := "threshold"
-	if !k.upper {
-		noun = "minimum"
-	}
-	switch {
-	case v == k.limit:
-		return fmt.Sprintf("%s is %s, right at the %s %s", name, val, thr, noun)
-	case k.holds(v) && k.upper:
-		return fmt.Sprintf("%s is %s, within the %s %s", name, val, thr, noun)
-	case k.holds(v):
-		return fmt.Sprintf("%s is %s, above the %s %s", name, val, thr, noun)
-	}
-	just := ""
-	if k.violation(v) <= 0.05 {
-		just = "just "
-	}
-	if k.upper {
-		return fmt.Sprintf("%s reaches %s, %sabove the %s %s", name, val, just, thr, noun)
-	}
-	return fmt.Sprintf("%s drops to %s, %sbelow the %s %s", name, val, just, thr, noun)
-}
-
-// metricName is the reader's name of a metric, prefixed with the statistic when it is not the
-// mean ("p99 TTFT").
-func metricName(uc servebench.UseCase, m string) string {
+// MetricLabel is the reader's name of metric m, prefixed with the statistic when it is not the
+// mean: "TTFT", "p99 TTFT", "generation speed", "end-to-end latency", "inter-token latency",
+// "success rate", "system throughput". The statistic never applies to the success rate or the
+// system throughput (one value per cell).
+func MetricLabel(m string, st servebench.Statistic) string {
 	var n string
 	switch m {
 	case MetricTTFT:
@@ -202,10 +65,331 @@ func metricName(uc servebench.UseCase, m string) string {
 	default:
 		return m
 	}
-	if uc.Statistic != "" && uc.Statistic != servebench.StatMean {
-		n = string(uc.Statistic) + " " + n
+	if st != "" && st != servebench.StatMean {
+		n = string(st) + " " + n
 	}
 	return n
+}
+
+// MetricUnit is the unit of metric m's values: "s", "tok/s", or "" (a fraction: success rate).
+func MetricUnit(m string) string {
+	switch m {
+	case MetricTTFT, MetricE2ELatency, MetricITL, MetricFirstContent:
+		return "s"
+	case MetricGenerationSpeed, MetricSystemThroughput:
+		return "tok/s"
+	}
+	return ""
+}
+
+// Reading is one metric at one concurrency level, judged against its threshold.
+type Reading struct {
+	Metric string
+	// Value is the metric at the level; Measured is false when it has none (no request
+	// qualified, or the level lies outside the measured ones).
+	Value    float64
+	Measured bool
+	// Approx is set when Value is interpolated linearly between the two nearest measured levels.
+	Approx bool
+	// Check is the threshold behind the metric; HasCheck is false for a metric without one.
+	Check    Check
+	HasCheck bool
+	// Holds is whether the value meets the check (false when not measured).
+	Holds bool
+}
+
+// Explanation is what a capacity verdict states, decided here; package report words it.
+type Explanation struct {
+	// Label is LimitLabel; Kind the limit kind ("" when the search reached no verdict).
+	Label string
+	Kind  servebench.LimitKind
+	// Limit is the limit (the ceiling that held for a lower bound); 0 when not viable or none.
+	Limit int
+	// Passing and Failing bracket the limit: the highest measured passing level below Failing
+	// and the lowest measured failing level (0 when there is none).
+	Passing, Failing int
+	// AtLimit holds every threshold at Limit (at 1 when not viable), in Checks order; the values
+	// are interpolated (Approx) where Limit was not measured.
+	AtLimit []Reading
+	// AtFailing holds the metrics that fail at Failing, in the order of CapacityPoint.Failing.
+	AtFailing []Reading
+	// LimitingMetric is the failing metric with the largest relative violation at Failing.
+	LimitingMetric string
+}
+
+// Explain gathers the facts of r's verdict: the label, the bracketing levels, each threshold at
+// the limit and the failing metrics at the first failing level.
+func Explain(r servebench.CapacityResult) Explanation {
+	ex := Explanation{Label: LimitLabel(r), Kind: r.LimitKind, LimitingMetric: r.LimitingMetric}
+	uc := servebench.UseCase{Statistic: r.Statistic, Thresholds: r.Thresholds}
+	if r.FirstFailing != nil {
+		ex.Failing = *r.FirstFailing
+		ex.Passing = lastPassingBelow(r, ex.Failing)
+	}
+	at := 0
+	switch r.LimitKind {
+	case servebench.LimitNotViable:
+		at = 1
+	case servebench.LimitLowerBound:
+		ex.Limit = r.Ceiling
+		if r.Limit != nil {
+			ex.Limit = *r.Limit
+		}
+		at = ex.Limit
+	case servebench.LimitMeasured, servebench.LimitInterpolated:
+		if r.Limit != nil {
+			ex.Limit = *r.Limit
+			at = ex.Limit
+		}
+	}
+	if at > 0 {
+		for _, k := range Checks(r.Thresholds) {
+			ex.AtLimit = append(ex.AtLimit, readingAt(r, k, at))
+		}
+	}
+	if p, ok := PointAt(r, ex.Failing); ok {
+		for _, m := range p.Failing {
+			rd := Reading{Metric: m}
+			rd.Value, rd.Measured = p.Values[m]
+			rd.Check, rd.HasCheck = checkFor(uc, m)
+			ex.AtFailing = append(ex.AtFailing, rd)
+		}
+	}
+	return ex
+}
+
+// readingAt is check k's metric at level n of r, judged.
+func readingAt(r servebench.CapacityResult, k Check, n int) Reading {
+	rd := Reading{Metric: k.Metric, Check: k, HasCheck: true}
+	rd.Value, rd.Approx, rd.Measured = ValueAt(r, k.Metric, n)
+	rd.Holds = rd.Measured && k.Holds(rd.Value)
+	return rd
+}
+
+// PointAt returns r's measured point at concurrency n.
+func PointAt(r servebench.CapacityResult, n int) (servebench.CapacityPoint, bool) {
+	for _, p := range r.Points {
+		if p.Concurrency == n {
+			return p, true
+		}
+	}
+	return servebench.CapacityPoint{}, false
+}
+
+// ValueAt returns metric m at concurrency n: the measured value when n was measured, otherwise
+// the linear interpolation between the nearest measured levels below and above n,
+// v = v_lo + (n − lo)/(hi − lo)·(v_hi − v_lo) (approx = true). ok is false when the metric has
+// no value there or n lies outside the measured levels (no extrapolation).
+func ValueAt(r servebench.CapacityResult, m string, n int) (v float64, approx, ok bool) {
+	if p, found := PointAt(r, n); found {
+		v, ok = p.Values[m]
+		return v, false, ok
+	}
+	var lo, hi *servebench.CapacityPoint
+	for i := range r.Points {
+		p := &r.Points[i]
+		if p.Concurrency < n && (lo == nil || p.Concurrency > lo.Concurrency) {
+			lo = p
+		}
+		if p.Concurrency > n && (hi == nil || p.Concurrency < hi.Concurrency) {
+			hi = p
+		}
+	}
+	if lo == nil || hi == nil {
+		return 0, false, false
+	}
+	a, okA := lo.Values[m]
+	c, okC := hi.Values[m]
+	if !okA || !okC {
+		return 0, false, false
+	}
+	f := float64(n-lo.Concurrency) / float64(hi.Concurrency-lo.Concurrency)
+	return a + f*(c-a), true, true
+}
+
+// lastPassingBelow is the highest passing point below hi (0 if none).
+func lastPassingBelow(r servebench.CapacityResult, hi int) int {
+	lo := 0
+	for _, p := range r.Points {
+		if p.Pass && p.Concurrency < hi && p.Concurrency > lo {
+			lo = p.Concurrency
+		}
+	}
+	return lo
+}
+
+// LimitPhrase is the limit as a phrase: "24 concurrent requests", "1 request", "~35 concurrent
+// requests", "125+ concurrent requests", "not viable", "not measured".
+func LimitPhrase(r servebench.CapacityResult) string {
+	switch l := LimitLabel(r); l {
+	case LabelNotViable, LabelNotMeasured:
+		return l
+	case "1":
+		return "1 request"
+	default:
+		return l + " concurrent requests"
+	}
+}
+
+// Headline is the verdict's first sentence without its full stop, e.g. "Capacity limit: 24
+// concurrent requests", "Capacity limit: 125+ concurrent requests", "Capacity limit: not viable".
+func Headline(r servebench.CapacityResult) string { return "Capacity limit: " + LimitPhrase(r) }
+
+// Verdict is the capacity verdict in sentences generated from the result: the headline, then
+// what happens at the first failing level (or at the ceiling for a lower bound, or at 1 request
+// when not viable) with each metric's value against its threshold, e.g.
+//
+//	Capacity limit: 23 concurrent requests. At 24 concurrent requests, end-to-end latency
+//	reaches 2,016ms, just above the 2,000ms threshold.
+//
+// "just" marks a miss within 5 % of the threshold; "right at" a value equal to the threshold at
+// the precision shown. Metrics are named with the use case's statistic ("p99 TTFT").
+func Verdict(r servebench.CapacityResult) string {
+	head, interp, rest := verdictParts(r)
+	if head == "" {
+		return rest
+	}
+	if interp != "" {
+		head += ", " + interp
+	}
+	if rest == "" {
+		return head + "."
+	}
+	return head + ". " + rest
+}
+
+// Detail is Verdict without its headline, for a page that shows Headline on its own; "" when
+// the verdict is only its headline.
+func Detail(r servebench.CapacityResult) string {
+	head, interp, rest := verdictParts(r)
+	if head == "" {
+		return rest
+	}
+	if interp != "" {
+		return strings.TrimSpace(sentence(interp) + " " + rest)
+	}
+	return rest
+}
+
+// verdictParts splits the verdict: its headline (without full stop; "" when the verdict opens
+// otherwise), the interpolation clause of an interpolated limit, and the sentences after.
+func verdictParts(r servebench.CapacityResult) (head, interp, rest string) {
+	uc := servebench.UseCase{Statistic: r.Statistic, Thresholds: r.Thresholds}
+	if r.Skipped {
+		if r.Note == "" {
+			return Headline(r), "", ""
+		}
+		return "", "", sentence(r.Note)
+	}
+	switch r.LimitKind {
+	case servebench.LimitLowerBound:
+		n := r.Ceiling
+		if r.Limit != nil {
+			n = *r.Limit
+		}
+		if p, ok := PointAt(r, n); ok {
+			rest = "At " + requests(n) + ", " + passing(uc, p, Checks(r.Thresholds)) + ". "
+		}
+		return Headline(r), "", rest + fmt.Sprintf("Capacity likely extends higher than the tested ceiling of %d.", r.Ceiling)
+	case servebench.LimitNotViable:
+		p, ok := PointAt(r, 1)
+		if !ok {
+			return Headline(r), "", ""
+		}
+		return "", "", "Not viable: even at 1 request, " + failingText(uc, p) + "." + othersText(uc, p, "at this concurrency")
+	case servebench.LimitMeasured, servebench.LimitInterpolated:
+		if r.FirstFailing == nil || r.Limit == nil {
+			break
+		}
+		hi := *r.FirstFailing
+		if r.LimitKind == servebench.LimitInterpolated {
+			interp = fmt.Sprintf("interpolated on %s between %d (passes) and %d (fails)", MetricLabel(r.LimitingMetric, uc.Statistic), lastPassingBelow(r, hi), hi)
+		}
+		if p, ok := PointAt(r, hi); ok {
+			rest = "At " + requests(hi) + ", " + failingText(uc, p) + "." + othersText(uc, p, "at this concurrency")
+		}
+		return Headline(r), interp, rest
+	}
+	return Headline(r), "", ""
+}
+
+// failingText describes the failing metrics of p, joined with "; ".
+func failingText(uc servebench.UseCase, p servebench.CapacityPoint) string {
+	var parts []string
+	for _, m := range p.Failing {
+		parts = append(parts, clause(uc, p, m))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// othersText describes the thresholds that still hold at p, as one sentence (leading space),
+// or "" when none do.
+func othersText(uc servebench.UseCase, p servebench.CapacityPoint, where string) string {
+	var parts []string
+	for _, k := range Checks(uc.Thresholds) {
+		if !contains(p.Failing, k.Metric) {
+			parts = append(parts, clause(uc, p, k.Metric))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " " + sentence(where+", "+strings.Join(parts, "; "))
+}
+
+// passing describes a level where every threshold holds: "TTFT is 5.7 seconds and generation
+// speed is 23 tok/s, both within the thresholds".
+func passing(uc servebench.UseCase, p servebench.CapacityPoint, ks []Check) string {
+	if len(ks) == 1 {
+		return clause(uc, p, ks[0].Metric)
+	}
+	var parts []string
+	for _, k := range ks {
+		parts = append(parts, MetricLabel(k.Metric, uc.Statistic)+" is "+formatValue(k.Metric, p.Values[k.Metric], k.Limit))
+	}
+	all := "all"
+	if len(parts) == 2 {
+		all = "both"
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1] + ", " + all + " within the thresholds"
+}
+
+// clause states metric m at p against its threshold.
+func clause(uc servebench.UseCase, p servebench.CapacityPoint, m string) string {
+	name := MetricLabel(m, uc.Statistic)
+	k, ok := checkFor(uc, m)
+	v, have := p.Values[m]
+	if !have {
+		return name + " could not be measured (no request qualified), so its threshold cannot be shown to hold"
+	}
+	if !ok {
+		return name + " is " + formatValue(m, v, v)
+	}
+	val, thr := formatValue(m, v, k.Limit), formatThreshold(m, k.Limit)
+	// Never print a value that reads as the threshold itself unless it is: add decimals.
+	for extra := 1; extra <= 3 && v != k.Limit && val == formatValue(m, k.Limit, k.Limit); extra++ {
+		val = formatPrec(m, v, k.Limit, extra)
+	}
+	noun := "threshold"
+	if !k.Upper {
+		noun = "minimum"
+	}
+	switch {
+	case v == k.Limit:
+		return fmt.Sprintf("%s is %s, right at the %s %s", name, val, thr, noun)
+	case k.Holds(v) && k.Upper:
+		return fmt.Sprintf("%s is %s, within the %s %s", name, val, thr, noun)
+	case k.Holds(v):
+		return fmt.Sprintf("%s is %s, above the %s %s", name, val, thr, noun)
+	}
+	just := ""
+	if k.Violation(v) <= 0.05 {
+		just = "just "
+	}
+	if k.Upper {
+		return fmt.Sprintf("%s reaches %s, %sabove the %s %s", name, val, just, thr, noun)
+	}
+	return fmt.Sprintf("%s drops to %s, %sbelow the %s %s", name, val, just, thr, noun)
 }
 
 // msScale reports whether a seconds metric with this threshold reads better in milliseconds
@@ -295,26 +479,6 @@ func requests(n int) string {
 		return "1 request"
 	}
 	return strconv.Itoa(n) + " concurrent requests"
-}
-
-func pointAt(r servebench.CapacityResult, n int) (servebench.CapacityPoint, bool) {
-	for _, p := range r.Points {
-		if p.Concurrency == n {
-			return p, true
-		}
-	}
-	return servebench.CapacityPoint{}, false
-}
-
-// lastPassingBelow is the highest passing point below hi (0 if none).
-func lastPassingBelow(r servebench.CapacityResult, hi int) int {
-	lo := 0
-	for _, p := range r.Points {
-		if p.Pass && p.Concurrency < hi && p.Concurrency > lo {
-			lo = p.Concurrency
-		}
-	}
-	return lo
 }
 
 func contains(list []string, s string) bool {

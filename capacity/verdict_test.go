@@ -2,6 +2,10 @@ package capacity_test
 
 import (
 	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/servebench/servebench"
@@ -34,6 +38,165 @@ func pt(uc servebench.UseCase, n int, ttft, speed, e2e, rate float64) servebench
 		c.E2ELatencySeconds = servebench.Summary{Count: 10, Mean: e2e, P99: servebench.Float(e2e)}
 	}
 	return capacity.Evaluate(uc, c)
+}
+
+// brief writes an Explanation compactly: "limit 23 [pass 0, fail 24] at limit: e2e_latency_seconds=1.98 ok |
+// failing: e2e_latency_seconds=2.016".
+func brief(ex capacity.Explanation) string {
+	rd := func(r capacity.Reading) string {
+		s := r.Metric + "="
+		if !r.Measured {
+			s += "?"
+		} else {
+			s += strconv.FormatFloat(r.Value, 'g', 4, 64)
+		}
+		if r.Approx {
+			s = "~" + s
+		}
+		return s
+	}
+	var at, fail []string
+	for _, r := range ex.AtLimit {
+		ok := " fails"
+		if r.Holds {
+			ok = " ok"
+		}
+		at = append(at, rd(r)+ok)
+	}
+	for _, r := range ex.AtFailing {
+		fail = append(fail, rd(r))
+	}
+	return fmt.Sprintf("limit %d [pass %d, fail %d] at limit: %s | failing: %s | limiting: %s", ex.Limit, ex.Passing, ex.Failing,
+		strings.Join(at, ", "), strings.Join(fail, ", "), ex.LimitingMetric)
+}
+
+func TestExplain(t *testing.T) {
+	code := useCase("code_completion")
+	general := useCase("general_chatbot")
+	chat := useCase("short_form_chatbot")
+	coding := useCase("automated_coding_assistant")
+	tests := []struct {
+		name  string
+		r     servebench.CapacityResult
+		label string
+		brief string
+	}{
+		{
+			name: "measured, e2e just above",
+			r: result(code, servebench.LimitMeasured, 23, 24, 128, "e2e_latency_seconds",
+				pt(code, 23, 0, 0, 1.98, 1), pt(code, 24, 0, 0, 2.016, 1)),
+			label: "23",
+			brief: "limit 23 [pass 23, fail 24] at limit: e2e_latency_seconds=1.98 ok | failing: e2e_latency_seconds=2.016 | limiting: e2e_latency_seconds",
+		},
+		{
+			name: "interpolated: values at the limit interpolated, thresholds in TTFT-then-speed order",
+			r: result(general, servebench.LimitInterpolated, 35, 36, 128, "ttft_seconds",
+				pt(general, 32, 7.2, 22, 0, 1), pt(general, 36, 8.6, 19.4, 0, 1)),
+			label: "~35",
+			brief: "limit 35 [pass 32, fail 36] at limit: ~ttft_seconds=8.25 fails, ~generation_speed_tps=20.05 ok | failing: ttft_seconds=8.6 | limiting: ttft_seconds",
+		},
+		{
+			name: "lower bound",
+			r: result(chat, servebench.LimitLowerBound, 125, 0, 125, "",
+				pt(chat, 1, 0.2, 184, 0, 1), pt(chat, 125, 5.7, 23.2, 0, 1)),
+			label: "125+",
+			brief: "limit 125 [pass 0, fail 0] at limit: ttft_seconds=5.7 ok, generation_speed_tps=23.2 ok | failing:  | limiting: ",
+		},
+		{
+			name:  "not viable: the facts are at 1 request",
+			r:     result(general, servebench.LimitNotViable, 0, 1, 64, "ttft_seconds", pt(general, 1, 11.2, 92, 0, 1)),
+			label: "not viable",
+			brief: "limit 0 [pass 0, fail 1] at limit: ttft_seconds=11.2 fails, generation_speed_tps=92 ok | failing: ttft_seconds=11.2 | limiting: ttft_seconds",
+		},
+		{
+			name: "unmeasurable speed and failed requests",
+			r: result(general, servebench.LimitMeasured, 4, 5, 64, "generation_speed_tps",
+				pt(general, 4, 2, 30, 0, 1), pt(general, 5, 2.5, 0, 0, 0.95)),
+			label: "4",
+			brief: "limit 4 [pass 4, fail 5] at limit: ttft_seconds=2 ok, generation_speed_tps=30 ok | failing: generation_speed_tps=?, success_rate=0.95 | limiting: generation_speed_tps",
+		},
+		{
+			name: "skipped for the target's maximum model length",
+			r: servebench.CapacityResult{UseCase: "automated_coding_assistant", LimitKind: servebench.LimitNotViable, Skipped: true,
+				Note: "not viable on this target"},
+			label: "not viable",
+			brief: "limit 0 [pass 0, fail 0] at limit:  | failing:  | limiting: ",
+		},
+		{
+			name:  "incomplete search",
+			r:     servebench.CapacityResult{UseCase: "x"},
+			label: "not measured",
+			brief: "limit 0 [pass 0, fail 0] at limit:  | failing:  | limiting: ",
+		},
+		{
+			name: "limit of one request",
+			r: result(coding, servebench.LimitMeasured, 1, 2, 64, "ttft_seconds",
+				pt(coding, 1, 9.7, 122, 0, 1), pt(coding, 2, 14.4, 84, 0, 1)),
+			label: "1",
+			brief: "limit 1 [pass 1, fail 2] at limit: ttft_seconds=9.7 ok, generation_speed_tps=122 ok | failing: ttft_seconds=14.4 | limiting: ttft_seconds",
+		},
+	}
+	for _, tt := range tests {
+		if got := capacity.LimitLabel(tt.r); got != tt.label {
+			t.Errorf("%s: label %q, want %q", tt.name, got, tt.label)
+		}
+		ex := capacity.Explain(tt.r)
+		if ex.Label != tt.label {
+			t.Errorf("%s: Explain label %q, want %q", tt.name, ex.Label, tt.label)
+		}
+		if got := brief(ex); got != tt.brief {
+			t.Errorf("%s:\n got %s\nwant %s", tt.name, got, tt.brief)
+		}
+	}
+}
+
+func TestMetricLabelNamesTheStatistic(t *testing.T) {
+	for _, c := range []struct {
+		m    string
+		st   servebench.Statistic
+		want string
+	}{
+		{capacity.MetricTTFT, servebench.StatMean, "TTFT"},
+		{capacity.MetricTTFT, servebench.StatP99, "p99 TTFT"},
+		{capacity.MetricGenerationSpeed, servebench.StatP90, "p90 generation speed"},
+		{capacity.MetricSuccessRate, servebench.StatP99, "success rate"},
+		{capacity.MetricSystemThroughput, "", "system throughput"},
+	} {
+		if got := capacity.MetricLabel(c.m, c.st); got != c.want {
+			t.Errorf("%s/%s: %q, want %q", c.m, c.st, got, c.want)
+		}
+	}
+}
+
+func TestValueAtInterpolates(t *testing.T) {
+	r := servebench.CapacityResult{Points: []servebench.CapacityPoint{
+		{Concurrency: 30, Values: map[string]float64{capacity.MetricE2ELatency: 1.9}},
+		{Concurrency: 40, Values: map[string]float64{capacity.MetricE2ELatency: 2.3}},
+	}}
+	v, approx, ok := capacity.ValueAt(r, capacity.MetricE2ELatency, 35)
+	if !ok || !approx || math.Abs(v-2.1) > 1e-9 {
+		t.Fatalf("got %v approx=%v ok=%v, want ~2.1", v, approx, ok)
+	}
+	if _, approx, _ := capacity.ValueAt(r, capacity.MetricE2ELatency, 30); approx {
+		t.Fatal("a measured level must not be marked approximate")
+	}
+	if _, _, ok := capacity.ValueAt(r, capacity.MetricE2ELatency, 50); ok {
+		t.Fatal("no extrapolation beyond the measured levels")
+	}
+}
+
+// The explanation of a result straight from Search agrees with its points.
+func TestExplainFromSearch(t *testing.T) {
+	uc := useCase("code_completion")
+	p := &probe{t: t, uc: uc, m: model{e2e: func(n int) float64 { return 0.5 + float64(n)/8 }}}
+	res, err := capacity.Search(context.Background(), uc, capacity.SearchConfig{Ceiling: 64}, p.measure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "limit 12 [pass 12, fail 13] at limit: e2e_latency_seconds=2 ok | failing: e2e_latency_seconds=2.125 | limiting: e2e_latency_seconds"
+	if got := brief(capacity.Explain(res)); got != want {
+		t.Errorf("\n got %s\nwant %s", got, want)
+	}
 }
 
 func TestVerdict(t *testing.T) {
@@ -160,5 +323,23 @@ func TestVerdictFromSearch(t *testing.T) {
 	}
 	if got := capacity.Headline(res); got != "Capacity limit: 12 concurrent requests" {
 		t.Errorf("headline %q", got)
+	}
+}
+
+// Detail is Verdict without the headline: the interpolation clause becomes its own sentence.
+func TestDetail(t *testing.T) {
+	general := useCase("general_chatbot")
+	r := result(general, servebench.LimitInterpolated, 35, 36, 128, "ttft_seconds",
+		pt(general, 32, 7.2, 22, 0, 1), pt(general, 36, 8.6, 19.4, 0, 1))
+	want := "Interpolated on TTFT between 32 (passes) and 36 (fails). At 36 concurrent requests, TTFT reaches 8.6 seconds, above the 8-second threshold. " +
+		"At this concurrency, generation speed is 19 tok/s, above the 15 tok/s minimum."
+	if got := capacity.Detail(r); got != want {
+		t.Errorf("detail\n got %q\nwant %q", got, want)
+	}
+	if got := capacity.Headline(r) + ", " + strings.ToLower(want[:1]) + want[1:]; got != capacity.Verdict(r) {
+		t.Errorf("headline + detail %q != verdict %q", got, capacity.Verdict(r))
+	}
+	if got := capacity.Detail(servebench.CapacityResult{UseCase: "x"}); got != "" {
+		t.Errorf("a verdict that is only a headline has no detail: %q", got)
 	}
 }

@@ -14,7 +14,7 @@ import (
 func KnownCells(cells []servebench.CellResult, uc servebench.UseCase) map[int]servebench.CellResult {
 	known := map[int]servebench.CellResult{}
 	for _, c := range cells {
-		if c.LoadMode != servebench.ModeSustained || c.ContextTokens != uc.ContextTokens || c.OutputTokens != uc.OutputTokens ||
+		if c.LoadMode != servebench.ModeSustained || c.ContextTokens != int(uc.ContextTokens) || c.OutputTokens != int(uc.OutputTokens) ||
 			c.Skipped || c.RequestsTotal == 0 {
 			continue
 		}
@@ -60,7 +60,7 @@ func Reconsider(uc servebench.UseCase, ceiling int, cells []servebench.CellResul
 		}
 	}
 	if top == 0 {
-		r := servebench.CapacityResult{UseCase: uc.Name, Title: uc.Title, ContextTokens: uc.ContextTokens, OutputTokens: uc.OutputTokens,
+		r := servebench.CapacityResult{UseCase: uc.Name, Title: uc.Title, ContextTokens: int(uc.ContextTokens), OutputTokens: int(uc.OutputTokens),
 			Statistic: uc.Statistic, Thresholds: uc.Thresholds, Ceiling: ceiling}
 		return Reconsidered{CapacityResult: r, Label: LimitLabel(r),
 			Verdict: fmt.Sprintf("Not measured: the run has no sustained cell at %d context and %d output tokens.", uc.ContextTokens, uc.OutputTokens)}
@@ -72,7 +72,7 @@ func Reconsider(uc servebench.UseCase, ceiling int, cells []servebench.CellResul
 	if err == nil {
 		return Reconsidered{CapacityResult: res, Decided: true, Label: LimitLabel(res), Verdict: Verdict(res)}
 	}
-	out := Reconsidered{CapacityResult: res, Label: "not measured", Verdict: sentence(err.Error())}
+	out := Reconsidered{CapacityResult: res, Label: LabelNotMeasured, Verdict: sentence(err.Error())}
 	if !errors.Is(err, errUnmeasured) {
 		return out
 	}
@@ -90,7 +90,7 @@ func Reconsider(uc servebench.UseCase, ceiling int, cells []servebench.CellResul
 	out.Next = next
 	out.Note = "the measured levels do not decide the limit for these thresholds"
 	if out.Hi == 0 {
-		out.Label = "not measured"
+		out.Label = LabelNotMeasured
 		out.Verdict = fmt.Sprintf("Not decided: every measured level passes, but %s was not measured.", requests(next))
 		return out
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	servebench "github.com/servebench/servebench"
+	"github.com/servebench/servebench/capacity"
 )
 
 // builder carries the run through the section builders.
@@ -320,7 +321,7 @@ func (b *builder) sectionExecutive() {
 		row("Generation Speed Single Request", "not measured: add concurrency 1 to the sweep")
 	}
 	if v := b.chatbot(); v != nil {
-		row("Chatbot Capacity", fmt.Sprintf("%s @ %s context", limitPhrase(v.LimitLabel), v.Context))
+		row("Chatbot Capacity", fmt.Sprintf("%s @ %s context", v.LimitPhrase, v.Context))
 	} else {
 		row("Chatbot Capacity", "not measured: add the general_chatbot use case")
 	}
@@ -335,17 +336,6 @@ func (b *builder) sectionExecutive() {
 	}
 	b.add("key-findings", "Key Findings", 2, tableB(kf),
 		para("Throughout this report, \"concurrent requests\" means simultaneously active requests. For applications with natural user pauses (chat interfaces, coding assistants), one request slot typically serves several active users."))
-}
-
-// limitPhrase writes "12+ concurrent requests", "1 request", "not viable".
-func limitPhrase(label string) string {
-	switch label {
-	case "not viable", "skipped", "—":
-		return label
-	case "1":
-		return "1 request"
-	}
-	return label + " concurrent requests"
 }
 
 // singleEnds returns the concurrency-1 sweep cells at the shortest and longest context.
@@ -505,19 +495,19 @@ func useCaseHeading(cr servebench.CapacityResult) string {
 func thresholdColumns(t servebench.Thresholds) (ttft, speed string) {
 	var a, s []string
 	if t.TTFTSecondsMax != nil {
-		a = append(a, fmtThreshold("ttft_seconds", *t.TTFTSecondsMax))
+		a = append(a, fmtThreshold(capacity.MetricTTFT, *t.TTFTSecondsMax))
 	}
 	if t.E2ELatencySecondsMax != nil {
-		a = append(a, fmtThreshold("e2e_latency_seconds", *t.E2ELatencySecondsMax)+" e2e")
+		a = append(a, fmtThreshold(capacity.MetricE2ELatency, *t.E2ELatencySecondsMax)+" e2e")
 	}
 	if t.FirstContentSecondsMax != nil {
 		a = append(a, fmtThreshold("first_content_seconds", *t.FirstContentSecondsMax)+" to first answer")
 	}
 	if t.GenerationSpeedTPSMin != nil {
-		s = append(s, fmtThreshold("generation_speed_tps", *t.GenerationSpeedTPSMin))
+		s = append(s, fmtThreshold(capacity.MetricGenerationSpeed, *t.GenerationSpeedTPSMin))
 	}
 	if t.ITLSecondsMax != nil {
-		s = append(s, "ITL "+fmtThreshold("itl_seconds", *t.ITLSecondsMax))
+		s = append(s, "ITL "+fmtThreshold(capacity.MetricITL, *t.ITLSecondsMax))
 	}
 	ttft, speed = strings.Join(a, ", "), strings.Join(s, ", ")
 	if ttft == "" {

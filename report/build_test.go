@@ -4,29 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
-
-	servebench "github.com/servebench/servebench"
 )
-
-func TestLimitLabel(t *testing.T) {
-	n := servebench.Int
-	for _, tc := range []struct {
-		name string
-		cr   servebench.CapacityResult
-		want string
-	}{
-		{"measured limit prints the number", servebench.CapacityResult{Limit: n(24), LimitKind: servebench.LimitMeasured}, "24"},
-		{"interpolated limit gets a tilde", servebench.CapacityResult{Limit: n(35), LimitKind: servebench.LimitInterpolated}, "~35"},
-		{"lower bound gets a plus", servebench.CapacityResult{Limit: n(125), LimitKind: servebench.LimitLowerBound}, "125+"},
-		{"not viable has no number", servebench.CapacityResult{LimitKind: servebench.LimitNotViable}, "not viable"},
-		{"skipped for max model length reads not viable", servebench.CapacityResult{Skipped: true, LimitKind: servebench.LimitNotViable}, "not viable"},
-		{"skipped otherwise", servebench.CapacityResult{Skipped: true}, "skipped"},
-	} {
-		if got := limitLabel(tc.cr); got != tc.want {
-			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
-		}
-	}
-}
 
 func TestFormatting(t *testing.T) {
 	for _, tc := range []struct{ name, got, want string }{
@@ -50,24 +28,6 @@ func TestFormatting(t *testing.T) {
 		if tc.got != tc.want {
 			t.Errorf("%s: got %q, want %q", tc.name, tc.got, tc.want)
 		}
-	}
-}
-
-// TestValueAtInterpolates checks the "~" values of an interpolated limit.
-func TestValueAtInterpolates(t *testing.T) {
-	pts := []servebench.CapacityPoint{
-		{Concurrency: 30, Values: map[string]float64{"e2e_latency_seconds": 1.9}},
-		{Concurrency: 40, Values: map[string]float64{"e2e_latency_seconds": 2.3}},
-	}
-	v, approx, ok := valueAt(pts, "e2e_latency_seconds", 35)
-	if !ok || !approx || v < 2.0999 || v > 2.1001 {
-		t.Fatalf("got %v approx=%v ok=%v, want ~2.1", v, approx, ok)
-	}
-	if _, approx, _ := valueAt(pts, "e2e_latency_seconds", 30); approx {
-		t.Fatal("a measured level must not be marked approximate")
-	}
-	if _, _, ok := valueAt(pts, "e2e_latency_seconds", 50); ok {
-		t.Fatal("no extrapolation beyond the measured levels")
 	}
 }
 

@@ -8,41 +8,25 @@ import (
 	"strings"
 
 	servebench "github.com/servebench/servebench"
+	"github.com/servebench/servebench/capacity"
 )
 
-// metricInfo describes a thresholded capacity metric.
-type metricInfo struct {
-	name string
-	unit string // "s" (seconds) or "tok/s"
-}
-
-var metricInfos = map[string]metricInfo{
-	"ttft_seconds":                 {"TTFT", "s"},
-	"e2e_latency_seconds":          {"End-to-end latency", "s"},
-	"itl_seconds":                  {"Inter-token latency", "s"},
-	"first_content_seconds":        {"Time to first answer", "s"},
-	"generation_speed_tps":         {"Generation speed", "tok/s"},
-	"system_output_throughput_tps": {"Throughput", "tok/s"},
-	"success_rate":                 {"Success rate", "%"},
-}
-
-func metricName(key string) string {
-	if m, ok := metricInfos[key]; ok {
-		return m.name
-	}
-	return key
+// metricName is the reader's name of a capacity metric at the use case's statistic, capitalised
+// for headings and series ("TTFT", "P99 TTFT", "Generation speed").
+func metricName(key string, st servebench.Statistic) string {
+	return upperFirst(capacity.MetricLabel(key, st))
 }
 
 // fmtMetric writes a value of a capacity metric.
 func fmtMetric(key string, v float64) string {
 	switch key {
-	case "e2e_latency_seconds", "itl_seconds":
+	case capacity.MetricE2ELatency, capacity.MetricITL:
 		return fmt.Sprintf("%.0fms", v*1000)
-	case "ttft_seconds", "first_content_seconds":
+	case capacity.MetricTTFT, capacity.MetricFirstContent:
 		return fmt.Sprintf("%.1fs", v)
-	case "generation_speed_tps", "system_output_throughput_tps":
+	case capacity.MetricGenerationSpeed, capacity.MetricSystemThroughput:
 		return fmtTPS0(v)
-	case "success_rate":
+	case capacity.MetricSuccessRate:
 		return fmtPct(v)
 	}
 	return strconv.FormatFloat(v, 'g', 4, 64)
@@ -51,120 +35,28 @@ func fmtMetric(key string, v float64) string {
 // fmtThreshold writes a threshold value: "8s", "2s", "50ms", "15 tok/s".
 func fmtThreshold(key string, v float64) string {
 	switch key {
-	case "ttft_seconds", "e2e_latency_seconds", "first_content_seconds":
+	case capacity.MetricTTFT, capacity.MetricE2ELatency, capacity.MetricFirstContent:
 		if v < 1 {
 			return fmt.Sprintf("%gms", v*1000)
 		}
 		return fmt.Sprintf("%gs", v)
-	case "itl_seconds":
+	case capacity.MetricITL:
 		return fmt.Sprintf("%gms", v*1000)
-	case "generation_speed_tps":
+	case capacity.MetricGenerationSpeed:
 		return fmt.Sprintf("%g tok/s", v)
+	case capacity.MetricSuccessRate:
+		return fmtPct(v)
 	}
 	return fmt.Sprint(v)
 }
 
-// threshold is one threshold of a use case.
-type threshold struct {
-	key   string
-	value float64
-	max   bool // the value must stay at or below (true) or at or above (false)
-}
-
-func thresholdsOf(t servebench.Thresholds) []threshold {
-	var out []threshold
-	if t.E2ELatencySecondsMax != nil {
-		out = append(out, threshold{"e2e_latency_seconds", *t.E2ELatencySecondsMax, true})
-	}
-	if t.TTFTSecondsMax != nil {
-		out = append(out, threshold{"ttft_seconds", *t.TTFTSecondsMax, true})
-	}
-	if t.GenerationSpeedTPSMin != nil {
-		out = append(out, threshold{"generation_speed_tps", *t.GenerationSpeedTPSMin, false})
-	}
-	if t.ITLSecondsMax != nil {
-		out = append(out, threshold{"itl_seconds", *t.ITLSecondsMax, true})
-	}
-	if t.FirstContentSecondsMax != nil {
-		out = append(out, threshold{"first_content_seconds", *t.FirstContentSecondsMax, true})
-	}
-	return out
-}
-
-func (t threshold) fails(v float64) bool {
-	if t.max {
-		return v > t.value
-	}
-	return v < t.value
-}
-
-// describe writes "TTFT < 8s" / "generation speed > 15 tok/s".
-func (t threshold) describe() string {
+// describeCheck writes "TTFT < 8s" / "generation speed > 15 tok/s".
+func describeCheck(k capacity.Check, st servebench.Statistic) string {
 	op := "<"
-	if !t.max {
+	if !k.Upper {
 		op = ">"
 	}
-	return fmt.Sprintf("%s %s %s", lowerFirst(metricName(t.key)), op, fmtThreshold(t.key, t.value))
-}
-
-// limitLabel writes a capacity limit: "24", "~35", "125+", "not viable", "skipped".
-func limitLabel(cr servebench.CapacityResult) string {
-	switch {
-	case cr.Skipped && cr.LimitKind == servebench.LimitNotViable:
-		return "not viable"
-	case cr.Skipped:
-		return "skipped"
-	case cr.LimitKind == servebench.LimitNotViable || cr.Limit == nil:
-		return "not viable"
-	case cr.LimitKind == servebench.LimitInterpolated:
-		return "~" + strconv.Itoa(*cr.Limit)
-	case cr.LimitKind == servebench.LimitLowerBound:
-		return strconv.Itoa(*cr.Limit) + "+"
-	}
-	return strconv.Itoa(*cr.Limit)
-}
-
-// sortedPoints returns the capacity points by concurrency.
-func sortedPoints(cr servebench.CapacityResult) []servebench.CapacityPoint {
-	pts := append([]servebench.CapacityPoint(nil), cr.Points...)
-	sort.Slice(pts, func(i, j int) bool { return pts[i].Concurrency < pts[j].Concurrency })
-	return pts
-}
-
-func pointAt(pts []servebench.CapacityPoint, n int) *servebench.CapacityPoint {
-	for i := range pts {
-		if pts[i].Concurrency == n {
-			return &pts[i]
-		}
-	}
-	return nil
-}
-
-// valueAt returns the metric at concurrency n: measured when a point exists, otherwise linearly
-// interpolated between the nearest measured levels (approx = true).
-func valueAt(pts []servebench.CapacityPoint, key string, n int) (v float64, approx, ok bool) {
-	if p := pointAt(pts, n); p != nil {
-		v, ok = p.Values[key]
-		return v, false, ok
-	}
-	var lo, hi *servebench.CapacityPoint
-	for i := range pts {
-		if pts[i].Concurrency < n {
-			lo = &pts[i]
-		} else if pts[i].Concurrency > n && hi == nil {
-			hi = &pts[i]
-		}
-	}
-	if lo == nil || hi == nil {
-		return 0, false, false
-	}
-	a, okA := lo.Values[key]
-	c, okC := hi.Values[key]
-	if !okA || !okC {
-		return 0, false, false
-	}
-	f := float64(n-lo.Concurrency) / float64(hi.Concurrency-lo.Concurrency)
-	return a + f*(c-a), true, true
+	return fmt.Sprintf("%s %s %s", capacity.MetricLabel(k.Metric, st), op, fmtThreshold(k.Metric, k.Limit))
 }
 
 // verdicts builds one Verdict per capacity result.
@@ -172,33 +64,11 @@ func (b *builder) verdicts() []Verdict {
 	var out []Verdict
 	for _, cr := range b.res.Capacity {
 		v := Verdict{UseCase: cr.UseCase, Title: useCaseTitle(cr), ContextTokens: cr.ContextTokens, Context: ctxLabel(cr.ContextTokens),
-			LimitLabel: limitLabel(cr), LimitKind: string(cr.LimitKind)}
+			LimitLabel: capacity.LimitLabel(cr), LimitPhrase: capacity.LimitPhrase(cr), LimitKind: string(cr.LimitKind)}
 		v.Analysis, v.Sentence = verdictText(cr)
 		out = append(out, v)
 	}
 	return out
-}
-
-// valuesSentence writes "TTFT is 6.7s and generation speed is 42 tok/s" at concurrency n.
-func valuesSentence(pts []servebench.CapacityPoint, ths []threshold, n int) string {
-	var parts []string
-	for _, t := range ths {
-		if v, approx, ok := valueAt(pts, t.key, n); ok {
-			s := fmtMetric(t.key, v)
-			if approx {
-				s = "~" + s
-			}
-			parts = append(parts, fmt.Sprintf("%s is %s", lowerFirst(metricName(t.key)), s))
-		}
-	}
-	return joinAnd(parts)
-}
-
-func lowerFirst(s string) string {
-	if s == "TTFT" || s == "" {
-		return s
-	}
-	return strings.ToLower(s[:1]) + s[1:]
 }
 
 func upperFirst(s string) string {
@@ -206,6 +76,13 @@ func upperFirst(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+func lowerFirst(s string) string {
+	if s == "TTFT" || s == "" {
+		return s
+	}
+	return strings.ToLower(s[:1]) + s[1:]
 }
 
 func joinAnd(parts []string) string {
@@ -218,106 +95,38 @@ func joinAnd(parts []string) string {
 	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
 }
 
-// verdictText writes the guidance line and the verdict sentence of one use case.
+// verdictText is the guidance line of one use case (worded here from capacity.Explain) and its
+// verdict sentence (capacity.Verdict, the one wording the report, the pages and the what-if
+// share).
 func verdictText(cr servebench.CapacityResult) (analysis, sentence string) {
-	pts := sortedPoints(cr)
-	ths := thresholdsOf(cr.Thresholds)
-	thr := func(key string) *threshold {
-		for i := range ths {
-			if ths[i].key == key {
-				return &ths[i]
-			}
-		}
-		return nil
+	sentence = capacity.Verdict(cr)
+	if cr.Skipped {
+		return sentence, sentence
 	}
-	// failingAt writes "TTFT reaches 14.4s, above the 12s threshold" for the failing metrics at n.
-	failingAt := func(n int) string {
-		p := pointAt(pts, n)
-		if p == nil {
-			return ""
-		}
-		var parts []string
-		for _, key := range p.Failing {
-			t := thr(key)
-			v, ok := p.Values[key]
-			if !ok {
-				continue
-			}
-			if t == nil {
-				parts = append(parts, fmt.Sprintf("%s is %s", lowerFirst(metricName(key)), fmtMetric(key, v)))
-				continue
-			}
-			side := "above"
-			if !t.max {
-				side = "below"
-			}
-			parts = append(parts, fmt.Sprintf("%s reaches %s, %s the %s threshold", lowerFirst(metricName(key)), fmtMetric(key, v), side, fmtThreshold(key, t.value)))
-		}
-		return joinAnd(parts)
-	}
-	switch {
-	case cr.Skipped:
-		n := cr.Note
-		if n == "" {
-			n = "the use case was skipped"
-		}
-		return upperFirst(strings.TrimSuffix(n, ".")) + ".", upperFirst(strings.TrimSuffix(n, ".")) + "."
-	case cr.LimitKind == servebench.LimitNotViable || cr.Limit == nil:
+	ex := capacity.Explain(cr)
+	switch ex.Kind {
+	case servebench.LimitNotViable:
 		analysis = "Not viable even at a single request."
-		f := failingAt(1)
-		if f == "" {
-			f = "a threshold already fails"
-		}
-		sentence = fmt.Sprintf("Not viable: even at a single request, %s.", f)
-		// Name what still works at 1, if anything.
-		if p := pointAt(pts, 1); p != nil {
-			var good []string
-			for _, t := range ths {
-				if v, ok := p.Values[t.key]; ok && !t.fails(v) {
-					good = append(good, fmt.Sprintf("%s (%s) meets its %s threshold", lowerFirst(metricName(t.key)), fmtMetric(t.key, v), fmtThreshold(t.key, t.value)))
-				}
-			}
-			if len(good) > 0 {
-				sentence += " " + upperFirst(joinAnd(good)) + ", so " + lowerFirst(metricName(cr.LimitingMetric)) + " is the limitation."
-				analysis += " " + upperFirst(metricName(cr.LimitingMetric)) + " is the limitation."
+		for _, rd := range ex.AtLimit {
+			if rd.Holds { // something still works at 1: name what does not
+				analysis += " " + upperFirst(capacity.MetricLabel(cr.LimitingMetric, cr.Statistic)) + " is the limitation."
+				break
 			}
 		}
-		return
-	case cr.LimitKind == servebench.LimitLowerBound:
-		n := *cr.Limit
-		analysis = fmt.Sprintf("Supports %d+ concurrent requests within accepted thresholds; additional capacity likely available.", n)
-		sentence = fmt.Sprintf("At %s (the search ceiling), %s, all within thresholds. Capacity likely extends higher: raise capacity.max_concurrency to search further.", requestsWord(n), valuesSentence(pts, ths, n))
-		return
-	case cr.LimitKind == servebench.LimitInterpolated:
-		n := *cr.Limit
-		analysis = fmt.Sprintf("Supports ~%d concurrent requests within accepted thresholds.", n)
-		var lo, hi int
-		for _, p := range pts {
-			if p.Concurrency < n {
-				lo = p.Concurrency
-			} else if p.Concurrency > n && hi == 0 {
-				hi = p.Concurrency
-			}
+	case servebench.LimitLowerBound:
+		analysis = fmt.Sprintf("Supports %d+ concurrent requests within accepted thresholds; additional capacity likely available.", ex.Limit)
+	case servebench.LimitInterpolated:
+		analysis = fmt.Sprintf("Supports ~%d concurrent requests within accepted thresholds.", ex.Limit)
+	case servebench.LimitMeasured:
+		if ex.Limit == 1 {
+			analysis = "Viable for a single request; concurrent serving exceeds the thresholds."
+		} else {
+			analysis = fmt.Sprintf("Supports %d concurrent requests within accepted thresholds.", ex.Limit)
 		}
-		sentence = fmt.Sprintf("Between %d (passing) and %d (failing) concurrent requests, %s crosses its threshold; interpolating on it puts the limit near %d, where %s.", lo, hi, lowerFirst(metricName(cr.LimitingMetric)), n, valuesSentence(pts, ths, n))
-		if f := failingAt(hi); f != "" {
-			sentence += fmt.Sprintf(" At %d, %s.", hi, f)
-		}
-		return
+	default:
+		analysis = "Not measured: the capacity search did not reach a verdict."
 	}
-	n := *cr.Limit
-	if n == 1 {
-		analysis = "Viable for a single request; concurrent serving exceeds the thresholds."
-	} else {
-		analysis = fmt.Sprintf("Supports %d concurrent requests within accepted thresholds.", n)
-	}
-	sentence = fmt.Sprintf("At %s, %s, within thresholds.", requestsWord(n), valuesSentence(pts, ths, n))
-	if cr.FirstFailing != nil {
-		if f := failingAt(*cr.FirstFailing); f != "" {
-			sentence += fmt.Sprintf(" At %s, %s.", requestsWord(*cr.FirstFailing), f)
-		}
-	}
-	return
+	return analysis, sentence
 }
 
 func (b *builder) sectionCapacity() {
@@ -327,20 +136,19 @@ func (b *builder) sectionCapacity() {
 	}
 	b.add("capacity", "Capacity Analysis", 1,
 		para("How many concurrent requests can this configuration handle for each workload? Each subsection shows the thresholded metrics as concurrency grows at the use case's context length; dashed lines mark the thresholds. The capacity limit is the largest concurrency at which every threshold still holds, searched upward from 1 with growing steps and then bisection, reusing sweep cells where they match."))
-	for i, cr := range b.res.Capacity {
-		b.capacityUseCase(i, cr)
+	for _, cr := range b.res.Capacity {
+		b.capacityUseCase(cr)
 	}
 }
 
-func (b *builder) capacityUseCase(i int, cr servebench.CapacityResult) {
-	v := b.rep.Capacity[i]
-	pts := sortedPoints(cr)
-	ths := thresholdsOf(cr.Thresholds)
+func (b *builder) capacityUseCase(cr servebench.CapacityResult) {
+	pts := cr.Points // sorted by concurrency
+	ths := capacity.Checks(cr.Thresholds)
 	id := "capacity-" + slug(cr.UseCase)
 	var blocks []Block
 	var desc []string
-	for _, t := range ths {
-		desc = append(desc, t.describe())
+	for _, k := range ths {
+		desc = append(desc, describeCheck(k, ""))
 	}
 	stat := "mean"
 	if cr.Statistic != "" {
@@ -351,7 +159,10 @@ func (b *builder) capacityUseCase(i int, cr servebench.CapacityResult) {
 	}
 	blocks = append(blocks, para("%s context, %d output tokens per request. Thresholds (on the %s): %s.", ctxLabel(cr.ContextTokens), cr.OutputTokens, stat, strings.Join(desc, ", ")))
 	if len(pts) == 0 {
-		blocks = append(blocks, verdictB("Capacity limit: "+limitPhrase(v.LimitLabel)), para("%s", v.Sentence))
+		blocks = append(blocks, verdictB(capacity.Headline(cr)))
+		if d := capacity.Detail(cr); d != "" {
+			blocks = append(blocks, para("%s", d))
+		}
 		b.add(id, useCaseHeading(cr), 2, blocks...)
 		return
 	}
@@ -362,23 +173,23 @@ func (b *builder) capacityUseCase(i int, cr servebench.CapacityResult) {
 	}
 	keys := []string{}
 	hasRate := false
-	for _, t := range ths {
-		keys = append(keys, t.key)
-		hasRate = hasRate || metricInfos[t.key].unit == "tok/s"
+	for _, k := range ths {
+		keys = append(keys, k.Metric)
+		hasRate = hasRate || capacity.MetricUnit(k.Metric) == "tok/s"
 	}
 	if !hasRate {
-		keys = append(keys, "system_output_throughput_tps")
+		keys = append(keys, capacity.MetricSystemThroughput)
 	}
 	leftUsed := false
 	for _, key := range keys {
 		axis := 0
-		if metricInfos[key].unit == "tok/s" {
+		if capacity.MetricUnit(key) == "tok/s" {
 			axis = 1
 			ch.Y2Name = "tok/s"
 		} else {
 			leftUsed = true
 		}
-		s := Series{Name: metricName(key), Axis: axis}
+		s := Series{Name: metricName(key, ""), Axis: axis}
 		for _, p := range pts {
 			if val, ok := p.Values[key]; ok {
 				s.Data = append(s.Data, ptr(val))
@@ -394,12 +205,12 @@ func (b *builder) capacityUseCase(i int, cr servebench.CapacityResult) {
 			ch.Series[j].Axis = 0
 		}
 	}
-	for _, t := range ths {
+	for _, k := range ths {
 		axis := 0
-		if metricInfos[t.key].unit == "tok/s" && leftUsed {
+		if capacity.MetricUnit(k.Metric) == "tok/s" && leftUsed {
 			axis = 1
 		}
-		ch.Thresholds = append(ch.Thresholds, Threshold{Name: t.describe(), Value: t.value, Axis: axis})
+		ch.Thresholds = append(ch.Thresholds, Threshold{Name: describeCheck(k, ""), Value: k.Limit, Axis: axis})
 	}
 	ch.Caption = fmt.Sprintf("%s %s vs concurrency at %s context. Dashed lines mark the thresholds.", upperFirst(stat), joinAnd(seriesNames(ch)), ctxLabel(cr.ContextTokens))
 	blocks = append(blocks, chartB(ch))
@@ -427,18 +238,18 @@ func (b *builder) capacityUseCase(i int, cr servebench.CapacityResult) {
 	}
 	rowKeys := keys
 	if hasRate {
-		rowKeys = append(append([]string(nil), keys...), "system_output_throughput_tps")
+		rowKeys = append(append([]string(nil), keys...), capacity.MetricSystemThroughput)
 	}
 	for _, key := range rowKeys {
-		row := []string{metricName(key)}
-		var th *threshold
+		row := []string{metricName(key, cr.Statistic)}
+		var th *capacity.Check
 		for j := range ths {
-			if ths[j].key == key {
+			if ths[j].Metric == key {
 				th = &ths[j]
 			}
 		}
 		for _, n := range cols {
-			val, approx, ok := valueAt(pts, key, n)
+			val, approx, ok := capacity.ValueAt(cr, key, n)
 			if !ok {
 				row = append(row, "—")
 				continue
@@ -447,14 +258,20 @@ func (b *builder) capacityUseCase(i int, cr servebench.CapacityResult) {
 			if approx {
 				s = "~" + s
 			}
-			if th != nil && th.fails(val) {
+			if th != nil && !th.Holds(val) {
 				s += " (threshold exceeded)"
 			}
 			row = append(row, s)
 		}
 		t.Rows = append(t.Rows, row)
 	}
-	blocks = append(blocks, tableB(t), verdictB("Capacity limit: "+limitPhrase(v.LimitLabel)), para("%s", v.Sentence))
+	blocks = append(blocks, tableB(t), verdictB(capacity.Headline(cr)))
+	if d := capacity.Detail(cr); d != "" {
+		if cr.LimitKind == servebench.LimitLowerBound {
+			d += " Raise capacity.max_concurrency (--capacity-max) to search further."
+		}
+		blocks = append(blocks, para("%s", d))
+	}
 	if cr.Note != "" {
 		blocks = append(blocks, note(cr.Note))
 	}

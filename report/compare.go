@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	servebench "github.com/servebench/servebench"
+	"github.com/servebench/servebench/capacity"
 )
 
 // Comparison is a side-by-side report of several runs (e.g. one model on B200, H100 and A100),
@@ -177,7 +178,7 @@ func Compare(ins []Input) *Comparison {
 		row := []string{titles[k]}
 		for _, l := range limits[k] {
 			if l == "" {
-				l = "not measured"
+				l = capacity.LabelNotMeasured
 			}
 			row = append(row, l)
 		}

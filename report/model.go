@@ -89,7 +89,9 @@ type Verdict struct {
 	Context       string `json:"context"`
 	// LimitLabel is "24", "~35", "125+" or "not viable".
 	LimitLabel string `json:"limit_label"`
-	LimitKind  string `json:"limit_kind"`
+	// LimitPhrase is the label as a phrase: "24 concurrent requests", "1 request", "not viable".
+	LimitPhrase string `json:"limit_phrase"`
+	LimitKind   string `json:"limit_kind"`
 	// Analysis is the one-line guidance ("Supports 24 concurrent requests within accepted
 	// thresholds."); Sentence is the longer verdict with the values at the limit.
 	Analysis string `json:"analysis"`

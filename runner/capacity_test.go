@@ -152,9 +152,8 @@ func TestCapacitySearchFindsKnownLimits(t *testing.T) {
 			10, "e2e_latency_seconds"},
 	}
 
-	url, none, contexts, conc, outTok, minReq, rounds := "http://127.0.0.1:8000/v1", "none", fmt.Sprint(ctxTokens), "1,2", out, 1, 1
-	p, err := plan.Resolve(nil, plan.Overrides{URL: &url, Contexts: &contexts, Concurrency: &conc, OutputTokens: &outTok,
-		UseCases: &none, MinRequests: &minReq, Rounds: &rounds})
+	p, err := plan.Resolve(nil, plan.Overrides{"url": "http://127.0.0.1:8000/v1", "contexts": fmt.Sprint(ctxTokens), "concurrency": "1,2",
+		"output-tokens": fmt.Sprint(out), "use-cases": "none", "min-requests": "1", "rounds": "1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +173,7 @@ func TestCapacitySearchFindsKnownLimits(t *testing.T) {
 		go func() { _ = hs.Serve(ln); close(served) }()
 
 		origin := time.Now()
-		client, err := openai.New(openai.Config{BaseURL: url, API: servebench.APIChat, Model: "controlled",
+		client, err := openai.New(openai.Config{BaseURL: p.Target.URL, API: servebench.APIChat, Model: "controlled",
 			Origin: origin, MaxConnections: ceiling, DialContext: ln.DialContext})
 		if err != nil {
 			t.Fatal(err)

@@ -38,6 +38,20 @@ type Recorder interface {
 	WriteResults(res servebench.Results) error
 }
 
+// ServerMetrics reads the target's Prometheus metrics around a cell: a snapshot before it, and
+// one after it once the server counts n more finished requests (or timeout passes).
+// *promscrape.Scraper is one.
+type ServerMetrics interface {
+	Scrape(ctx context.Context) (*promscrape.Snapshot, error)
+	WaitFinished(ctx context.Context, before *promscrape.Snapshot, n int, timeout time.Duration) (*promscrape.Snapshot, error)
+}
+
+// GPUReader reads every GPU once; the runner samples it during each cell. gpu.Source is one.
+type GPUReader interface {
+	Name() string
+	Read(ctx context.Context) (gpu.Reading, error)
+}
+
 // Event is pushed to the live view; the view never drives the run.
 type Event struct {
 	// Kind: "phase", "cell-start", "request", "cell-done", "note".
@@ -62,12 +76,12 @@ type Runner struct {
 	Client   servebench.Client
 	Prompts  PromptBuilder
 	Recorder Recorder
-	// Metrics scrapes the server's Prometheus endpoint; nil when there is none.
-	Metrics *promscrape.Scraper
+	// Metrics reads the server's Prometheus metrics; nil when there are none.
+	Metrics ServerMetrics
 	// MetricsNote says why Metrics is nil.
 	MetricsNote string
 	// GPU reads GPU telemetry; nil when there is none (GPUNote says why).
-	GPU     gpu.Source
+	GPU     GPUReader
 	GPUNote string
 	// Origin is the run's clock origin (monotonic); record offsets are from it.
 	Origin time.Time
@@ -204,10 +218,11 @@ func (r *Runner) Run(ctx context.Context) error {
 			return err
 		}
 		phase := "capacity " + uc.Name
+		ctxTok, outTok := int(uc.ContextTokens), int(uc.OutputTokens)
 		r.emit(Event{Kind: "phase", Phase: phase})
-		if maxLen > 0 && uc.ContextTokens+uc.OutputTokens > maxLen {
-			r.addCapacity(servebench.CapacityResult{UseCase: uc.Name, Title: uc.Title, ContextTokens: uc.ContextTokens,
-				OutputTokens: uc.OutputTokens, Statistic: uc.Statistic, Thresholds: uc.Thresholds, LimitKind: servebench.LimitNotViable,
+		if maxLen > 0 && ctxTok+outTok > maxLen {
+			r.addCapacity(servebench.CapacityResult{UseCase: uc.Name, Title: uc.Title, ContextTokens: ctxTok,
+				OutputTokens: outTok, Statistic: uc.Statistic, Thresholds: uc.Thresholds, LimitKind: servebench.LimitNotViable,
 				LimitingMetric: "context_tokens", Ceiling: r.Plan.Capacity.MaxConcurrency, Skipped: true,
 				Note: fmt.Sprintf("not viable on this target: its maximum model length (%d tokens) is below this use case's %d context + %d output tokens", maxLen, uc.ContextTokens, uc.OutputTokens)})
 			continue
@@ -219,7 +234,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		cfg := capacity.SearchConfig{Ceiling: r.Plan.Capacity.MaxConcurrency, Known: capacity.KnownCells(measured, uc), RequestsAt: r.levelCost}
 		uc := uc
 		res, err := capacity.Search(ctx, uc, cfg, func(ctx context.Context, n int) (servebench.CellResult, int, error) {
-			key := servebench.CellKey{Scenario: uc.Name, LoadMode: servebench.ModeSustained, ContextTokens: uc.ContextTokens, OutputTokens: uc.OutputTokens, Concurrency: n}
+			key := servebench.CellKey{Scenario: uc.Name, LoadMode: servebench.ModeSustained, ContextTokens: ctxTok, OutputTokens: outTok, Concurrency: n}
 			if c, ok := done[key]; ok {
 				return c, 0, nil
 			}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -96,9 +97,8 @@ func newRunner(t *testing.T, tg target, p servebench.Plan, prompts runner.Prompt
 
 func smallPlan(t *testing.T, contexts string, conc string, out int) servebench.Plan {
 	t.Helper()
-	url, none, minReq, rounds := "http://127.0.0.1:1/v1", "none", 4, 1
-	p, err := plan.Resolve(nil, plan.Overrides{URL: &url, Contexts: &contexts, Concurrency: &conc, OutputTokens: &out,
-		UseCases: &none, MinRequests: &minReq, Rounds: &rounds})
+	p, err := plan.Resolve(nil, plan.Overrides{"url": "http://127.0.0.1:1/v1", "contexts": contexts, "concurrency": conc,
+		"output-tokens": strconv.Itoa(out), "use-cases": "none", "min-requests": "4", "rounds": "1"})
 	if err != nil {
 		t.Fatal(err)
 	}

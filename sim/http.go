@@ -20,8 +20,8 @@ func (s *Server) routes() {
 		writeJSON(w, http.StatusOK, map[string]string{"version": "servebench-sim 1.0 (profile " + s.p.Name + ")"})
 	})
 	s.mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
-	s.mux.HandleFunc("GET /metrics", s.handleMetrics)
-	s.mux.HandleFunc("GET /dcgm/metrics", s.handleDCGM)
+	s.mux.HandleFunc("GET "+MetricsPath, s.handleMetrics)
+	s.mux.HandleFunc("GET "+DCGMPath, s.handleDCGM)
 }
 
 // ---- errors (vLLM's ErrorResponse shape) ----

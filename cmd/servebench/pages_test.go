@@ -288,7 +288,7 @@ func testWhatIfInBrowser(t *testing.T, base, id, dir, site, live string) {
 		t.Fatalf("want the code-completion search, got %d", len(res.Capacity))
 	}
 	cr := res.Capacity[0]
-	uc := servebench.UseCase{Name: cr.UseCase, Title: cr.Title, ContextTokens: cr.ContextTokens, OutputTokens: cr.OutputTokens, Statistic: cr.Statistic, Thresholds: cr.Thresholds}
+	uc := servebench.UseCase{Name: cr.UseCase, Title: cr.Title, ContextTokens: servebench.Tokens(cr.ContextTokens), OutputTokens: servebench.Tokens(cr.OutputTokens), Statistic: cr.Statistic, Thresholds: cr.Thresholds}
 	// Three TTFT maxima: between the measured means at 2 and 3, at 5 and 6, and above all.
 	ttft := map[int]float64{}
 	for n, c := range capacity.KnownCells(res.Cells, uc) {
@@ -355,7 +355,7 @@ func testWhatIfInBrowser(t *testing.T, base, id, dir, site, live string) {
 		shot("index"),
 		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 			var err error
-			href, err = chromedp.Evaluate[string](`document.querySelector('a.run[href*="` + id + `"]').href`)(ctx, tg)
+			href, err = chromedp.Evaluate[string](`document.querySelector('a.run[href*="`+id+`"]').href`)(ctx, tg)
 			return err
 		}),
 	)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/servebench/servebench"
@@ -57,5 +58,10 @@ func TestResumeMeasuresOnlyMissingCells(t *testing.T) {
 	}
 	if code, _, _ := runCLI(t, "run", "--resume", dir, "--out", dir); code != exitUsage {
 		t.Errorf("--resume with --out: exit %d, want %d", code, exitUsage)
+	}
+	// Plan flags would silently be ignored: they are refused, each named.
+	code, _, stderr = runCLI(t, "run", "--resume", dir, "--rounds", "3", "--contexts", "8k", "--index", "none")
+	if code != exitUsage || !strings.Contains(stderr, "--contexts, --rounds") {
+		t.Errorf("--resume with plan flags: exit %d, want %d naming both flags; stderr:\n%s", code, exitUsage, stderr)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -35,7 +34,6 @@ type runFlags struct {
 
 func newRunCmd(e *env) *cobra.Command {
 	var f runFlags
-	var ov plan.Overrides
 	cmd := &cobra.Command{
 		Use:   "run [--url URL] [--config plan.yaml] [flags]",
 		Short: "Measure a target (no --url: the built-in simulator) and write a run folder and report",
@@ -44,82 +42,44 @@ func newRunCmd(e *env) *cobra.Command {
   servebench run --config plan.yaml --out runs/h100-qwen`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			collectOverrides(cmd, &ov)
-			return runRun(cmd.Context(), e, f, ov)
+			return runRun(cmd.Context(), e, f, planOverrides(cmd))
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.config, "config", "", "plan file (YAML, SPEC 7a); flags override it")
+	fl.StringVar(&f.config, "config", "", "plan file (YAML, keys as in run.json's plan); flags override it")
 	fl.StringVar(&f.out, "out", "", "run folder to create (default runs/<run id>)")
-	fl.StringVar(&f.resume, "resume", "", "resume an interrupted run folder: measure only the cells it lacks")
+	fl.StringVar(&f.resume, "resume", "", "resume an interrupted run folder with its saved plan: measure only the cells it lacks")
 	fl.StringVar(&f.index, "index", "", "runs index database (default $SERVEBENCH_DATA_DIR/runs.db or ~/.local/share/servebench/runs.db; 'none' to skip)")
 	fl.BoolVar(&f.quiet, "quiet", false, "no live progress, only the final summary")
 	fl.BoolVar(&f.noReport, "no-report", false, "do not render report.html and report.md at the end")
 	fl.StringVar(&f.formats, "format", "html,md", "report formats to render at the end: html,md,pdf,json")
 	fl.Float64Var(&f.maxFailureRate, "max-failure-rate", 0.05, "exit with code 4 when more than this fraction of measured requests failed")
-	fl.String("url", "", "API base of the target, e.g. http://127.0.0.1:8000/v1 (default: the built-in simulator)")
-	fl.String("api", "", "API flavour: openai-chat (default), openai-completions, ollama")
-	fl.String("model", "", "model name (default: the first model /v1/models lists)")
-	fl.String("contexts", "", "context lengths, K = 1024: 1k,8k,32k or 1024,8192")
-	fl.String("concurrency", "", "concurrency levels: 1,2,4 or 1-5")
-	fl.Int("output-tokens", 0, "output tokens per request (forced with ignore_eos where the server allows)")
-	fl.String("mode", "", "load mode: sustained (default), dedicated, fixed, rate")
-	fl.Int("requests", 0, "prompts to send in fixed mode / requests in rate mode")
-	fl.Float64("rate", 0, "arrival rate in requests/s (rate mode; optional pacing of fixed mode)")
-	fl.Int("min-requests", 0, "sustained: at least this many measured requests per cell (default 10)")
-	fl.Int("rounds", 0, "sustained: at least rounds × concurrency measured requests per cell (default 3)")
-	fl.String("use-cases", "", "capacity analysis: default, none, or use-case names (comma separated)")
-	fl.String("scenarios", "", "dedicated-capacity scenarios: default, none, or scenario names (comma separated)")
-	fl.Int("capacity-max", 0, "ceiling of the capacity search (default 128)")
-	fl.String("metrics-url", "", "Prometheus endpoint of the target (default <base without /v1>/metrics)")
-	fl.String("gpu", "", "GPU telemetry: auto, nvml, dcgm=URL, nvidia-smi, none")
-	fl.String("sim-profile", "", "simulator profile when no --url is given (see servebench sim --list)")
-	fl.String("tokenizer", "", "offline tokenizer when the server cannot count tokens: cl100k_base, o200k_base")
-	fl.String("api-key-env", "", "environment variable holding the API key (default OPENAI_API_KEY)")
-	fl.Duration("ttft-timeout", 0, "time-to-first-token limit per request (default 10m)")
-	fl.Duration("idle-timeout", 0, "limit between two stream events (default 60s)")
-	fl.Bool("exact-output", false, "count a request whose output length differs from --output-tokens as failed")
+	for _, pf := range plan.Flags() {
+		switch pf.Kind {
+		case "int":
+			fl.Int(pf.Name, 0, pf.Usage)
+		case "float":
+			fl.Float64(pf.Name, 0, pf.Usage)
+		case "duration":
+			fl.Duration(pf.Name, 0, pf.Usage)
+		case "bool":
+			fl.Bool(pf.Name, false, pf.Usage)
+		default:
+			fl.String(pf.Name, "", pf.Usage)
+		}
+	}
 	return cmd
 }
 
-// collectOverrides copies the flags the user actually set (and only those) into ov.
-func collectOverrides(cmd *cobra.Command, ov *plan.Overrides) {
-	fl := cmd.Flags()
-	str := func(name string) *string {
-		if !fl.Changed(name) {
-			return nil
+// planOverrides collects the plan flags the user actually set (and only those).
+func planOverrides(cmd *cobra.Command) plan.Overrides {
+	ov := plan.Overrides{}
+	for _, pf := range plan.Flags() {
+		if f := cmd.Flags().Lookup(pf.Name); f != nil && f.Changed {
+			ov[pf.Name] = f.Value.String()
 		}
-		v, _ := fl.GetString(name)
-		return &v
 	}
-	intf := func(name string) *int {
-		if !fl.Changed(name) {
-			return nil
-		}
-		v, _ := fl.GetInt(name)
-		return &v
-	}
-	dur := func(name string) *time.Duration {
-		if !fl.Changed(name) {
-			return nil
-		}
-		v, _ := fl.GetDuration(name)
-		return &v
-	}
-	ov.URL, ov.API, ov.Model, ov.MetricsURL, ov.GPU = str("url"), str("api"), str("model"), str("metrics-url"), str("gpu")
-	ov.Tokenizer, ov.SimProfile, ov.APIKeyEnv = str("tokenizer"), str("sim-profile"), str("api-key-env")
-	ov.Contexts, ov.Concurrency, ov.Mode, ov.UseCases = str("contexts"), str("concurrency"), str("mode"), str("use-cases")
-	ov.Scenarios = str("scenarios")
-	ov.OutputTokens, ov.Requests, ov.MinRequests, ov.Rounds, ov.CapacityMax = intf("output-tokens"), intf("requests"), intf("min-requests"), intf("rounds"), intf("capacity-max")
-	if fl.Changed("rate") {
-		v, _ := fl.GetFloat64("rate")
-		ov.Rate = &v
-	}
-	if fl.Changed("exact-output") {
-		v, _ := fl.GetBool("exact-output")
-		ov.ExactOutput = &v
-	}
-	ov.TTFTTimeout, ov.IdleTimeout = dur("ttft-timeout"), dur("idle-timeout")
+	return ov
 }
 
 func newRunID() string {
@@ -128,46 +88,61 @@ func newRunID() string {
 	return time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b)
 }
 
+// runRun measures a plan in named steps: the plan, the target, its telemetry, the run folder,
+// the measurement, and the finish (results, manifest, report, index, exit code).
 func runRun(ctx context.Context, e *env, f runFlags, ov plan.Overrides) error {
 	// every output of the run (terminal, folder, index) goes through the secrets
 	sec := &secrets{}
-	e = e.redacting(sec)
-	if ov.URL != nil {
-		_, _, hide := splitURLCredentials(*ov.URL)
-		sec.add(hide...)
+	s := &session{e: e.redacting(sec), f: f, sec: sec}
+	if err := s.resolvePlan(ov); err != nil {
+		return err
 	}
-	// 1. the plan: every problem at once, before any request
-	var file *plan.File
-	var resumed *store.Run
-	var man servebench.Manifest
-	var oldRecs []servebench.Record
-	if f.resume != "" {
-		if f.config != "" || f.out != "" {
-			return withCode(exitUsage, errors.New("--resume continues the saved plan: drop --config and --out"))
-		}
-		r, m, recs, err := store.OpenForResume(f.resume)
-		if err != nil {
-			return withCode(exitUsage, fmt.Errorf("cannot resume %s: %w", f.resume, err))
-		}
-		resumed, man, oldRecs = r, m, recs
-	} else if f.config != "" {
-		fl, err := plan.LoadFile(f.config)
-		if err != nil {
-			return withCode(exitUsage, err)
-		}
-		file = fl
-		_, _, hide := splitURLCredentials(fl.Target.URL)
-		sec.add(hide...)
+	if err := s.openTarget(ctx); err != nil {
+		return err
 	}
-	var p servebench.Plan
-	if resumed != nil {
-		p = man.Plan
-	} else {
-		var err error
-		p, err = plan.Resolve(file, ov)
-		if err != nil {
-			return withCode(exitUsage, err)
-		}
+	defer s.tg.stop()
+	if err := s.openTelemetry(ctx); err != nil {
+		return err
+	}
+	if err := s.openRunFolder(); err != nil {
+		return err
+	}
+	defer s.run.Close()
+	rn, runErr := s.measure(ctx)
+	return s.finish(ctx, rn.Results(), runErr)
+}
+
+// session is one run command as its steps fill it in.
+type session struct {
+	e   *env
+	f   runFlags
+	sec *secrets
+
+	id      string
+	plan    servebench.Plan
+	formats []string
+	resume  *resumedRun // nil for a new run
+
+	tg  *target
+	tel telemetry
+	run *store.Run
+	man servebench.Manifest
+}
+
+type resumedRun struct {
+	run     *store.Run
+	man     servebench.Manifest
+	records int                     // records already in requests.jsonl
+	done    []servebench.CellResult // cells already measured
+}
+
+// resolvePlan is step 1: the plan from defaults, file and flags (or the resumed folder's saved
+// plan), every problem at once, before any request.
+func (s *session) resolvePlan(ov plan.Overrides) error {
+	f := s.f
+	if u, ok := ov["url"]; ok {
+		_, _, hide := splitURLCredentials(u)
+		s.sec.add(hide...)
 	}
 	if f.maxFailureRate < 0 || f.maxFailureRate > 1 {
 		return withCode(exitUsage, fmt.Errorf("--max-failure-rate %g must be between 0 and 1", f.maxFailureRate))
@@ -176,12 +151,73 @@ func runRun(ctx context.Context, e *env, f runFlags, ov plan.Overrides) error {
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
+	s.formats = formats
+	if f.resume != "" {
+		var given []string
+		if f.config != "" {
+			given = append(given, "--config")
+		}
+		if f.out != "" {
+			given = append(given, "--out")
+		}
+		given = append(given, ov.Names()...)
+		if len(given) > 0 {
+			return withCode(exitUsage, fmt.Errorf("--resume continues the run with the plan saved in its run.json, so it takes no plan flags: drop %s (or start a new run)", strings.Join(given, ", ")))
+		}
+		r, m, recs, err := store.OpenForResume(f.resume)
+		if err != nil {
+			return withCode(exitUsage, fmt.Errorf("cannot resume %s: %w", f.resume, err))
+		}
+		s.resume = &resumedRun{run: r, man: m, records: len(recs)}
+		if _, prev, _, err := store.Load(f.resume); err == nil {
+			for _, c := range prev.Cells {
+				if !c.Skipped {
+					s.resume.done = append(s.resume.done, c)
+				}
+			}
+		}
+		s.id, s.plan = m.ID, m.Plan
+		return nil
+	}
+	var file *plan.File
+	if f.config != "" {
+		if file, err = plan.LoadFile(f.config); err != nil {
+			return withCode(exitUsage, err)
+		}
+		_, _, hide := splitURLCredentials(file.TargetURL())
+		s.sec.add(hide...)
+	}
+	p, err := plan.Resolve(file, ov)
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	s.id, s.plan = newRunID(), p
+	return nil
+}
 
-	// 2. the target: the built-in simulator when no URL is given
-	simulated := p.Target.URL == ""
-	target := p.Target
-	if simulated {
-		prof, err := sim.LookupProfile(target.SimProfile)
+// target is the server under test, described and ready to be measured.
+type target struct {
+	spec servebench.Target // the plan's target, the simulator's URLs filled in
+	// builtIn: the built-in simulator (no URL); simulated: builtIn, or a `servebench sim`
+	// reached by URL (it says so on the wire), whatever the plan declares.
+	builtIn, simulated bool
+	metadata           servebench.Metadata
+	client             *openai.Client
+	model              string
+	info               servebench.ServerInfo
+	prompts            *workload.Builder
+	hc                 *http.Client
+	origin             time.Time
+	stop               func()
+}
+
+// openTarget is step 2: the built-in simulator when the plan names no URL, then discovery, the
+// client and the prompt builder.
+func (s *session) openTarget(ctx context.Context) error {
+	p := &s.plan
+	tg := &target{spec: p.Target, builtIn: p.Target.URL == "", metadata: p.Metadata, hc: &http.Client{Timeout: 2 * time.Minute}, stop: func() {}}
+	if tg.builtIn {
+		prof, err := sim.LookupProfile(p.Target.SimProfile)
 		if err != nil {
 			return withCode(exitUsage, fmt.Errorf("--sim-profile: %w", err))
 		}
@@ -189,157 +225,175 @@ func runRun(ctx context.Context, e *env, f runFlags, ov plan.Overrides) error {
 		if err != nil {
 			return withCode(exitError, fmt.Errorf("starting the built-in simulator: %w", err))
 		}
-		defer stop()
-		p.Metadata = simMetadata(p.Metadata, prof)
-		target.URL = base + "/v1"
-		if target.MetricsURL == "" {
-			target.MetricsURL = base + "/metrics"
-		}
-		if target.GPU == "" || target.GPU == "auto" || target.GPU == "sim" {
-			target.GPU = "dcgm=" + base + "/dcgm/metrics"
-		}
+		tg.stop = stop
+		tg.spec = sim.Target(p.Target, base)
+		tg.metadata = prof.Metadata(p.Metadata)
 	}
+	ok := false
+	defer func() {
+		if !ok {
+			tg.stop()
+		}
+	}()
 	// credentials in the URL are used, never stored: they leave the URL before it is saved
 	var urlKey string
-	if !simulated {
+	if !tg.builtIn {
 		var hide []string
-		target.URL, urlKey, hide = splitURLCredentials(target.URL)
-		sec.add(hide...)
-		p.Target.URL = target.URL
-		target.MetricsURL, _, hide = splitURLCredentials(target.MetricsURL)
-		sec.add(hide...)
-		p.Target.MetricsURL = target.MetricsURL
+		tg.spec.URL, urlKey, hide = splitURLCredentials(tg.spec.URL)
+		s.sec.add(hide...)
+		p.Target.URL = tg.spec.URL
+		tg.spec.MetricsURL, _, hide = splitURLCredentials(tg.spec.MetricsURL)
+		s.sec.add(hide...)
+		p.Target.MetricsURL = tg.spec.MetricsURL
 	}
 	apiKey := ""
-	if target.APIKeyEnv != "" {
-		apiKey = e.getenv(target.APIKeyEnv)
+	if tg.spec.APIKeyEnv != "" {
+		apiKey = s.e.getenv(tg.spec.APIKeyEnv)
 	}
 	if apiKey == "" {
 		apiKey = urlKey
 	}
-	sec.add(apiKey)
-	id := newRunID()
-	if resumed != nil {
-		id = man.ID
-	}
-	origin := time.Now()
-	ccfg := openai.Config{BaseURL: target.URL, API: target.API, Model: target.Model, APIKey: apiKey, Origin: origin,
+	s.sec.add(apiKey)
+	tg.origin = time.Now()
+	ccfg := openai.Config{BaseURL: tg.spec.URL, API: tg.spec.API, Model: tg.spec.Model, APIKey: apiKey, Origin: tg.origin,
 		TTFTTimeout: time.Duration(p.Sweep.TTFTTimeout), IdleTimeout: time.Duration(p.Sweep.IdleTimeout),
-		MaxConnections: maxConcurrency(p), ExactOutput: p.Sweep.ExactOutput}
+		MaxConnections: plan.MaxConcurrency(*p), ExactOutput: p.Sweep.ExactOutput}
 	info, quirks, err := openai.Discover(ctx, ccfg)
 	if err != nil {
-		return withCode(exitUnreachable, fmt.Errorf("cannot describe the target at %s: %w", target.URL, err))
+		return withCode(exitUnreachable, fmt.Errorf("cannot describe the target at %s: %w", tg.spec.URL, err))
 	}
 	ccfg.Quirks = quirks
-	builtIn := simulated
-	simulated = simulated || info.Engine == "sim" // a `servebench sim` reached by URL says so on the wire
+	tg.simulated = tg.builtIn || info.Engine == "sim" // a `servebench sim` reached by URL says so on the wire
 	if ccfg.Model == "" {
 		if len(info.Models) == 0 {
-			return withCode(exitUnreachable, fmt.Errorf("the target at %s lists no models: pass --model", target.URL))
+			return withCode(exitUnreachable, fmt.Errorf("the target at %s lists no models: pass --model", tg.spec.URL))
 		}
 		ccfg.Model = info.Models[0]
 	}
-	client, err := openai.New(ccfg)
-	if err != nil {
+	if tg.client, err = openai.New(ccfg); err != nil {
 		return withCode(exitUsage, err)
 	}
-	hc := &http.Client{Timeout: 2 * time.Minute}
-	builder, err := workload.NewBuilder(ctx, workload.Config{RunID: id, API: target.API, BaseURL: target.URL, Model: ccfg.Model,
-		HTTPClient: hc, APIKey: apiKey, Probe: client.ProbePromptTokens, Tokenizer: target.Tokenizer, SharedPrefixTokens: int(p.Sweep.SharedPrefix)})
+	tg.model = ccfg.Model
+	tg.prompts, err = workload.NewBuilder(ctx, workload.Config{RunID: s.id, API: tg.spec.API, BaseURL: tg.spec.URL, Model: ccfg.Model,
+		HTTPClient: tg.hc, APIKey: apiKey, Probe: tg.client.ProbePromptTokens, Tokenizer: tg.spec.Tokenizer, SharedPrefixTokens: int(p.Sweep.SharedPrefix)})
 	if err != nil {
-		return withCode(exitUnreachable, fmt.Errorf("cannot size prompts for %s: %w", target.URL, err))
+		return withCode(exitUnreachable, fmt.Errorf("cannot size prompts for %s: %w", tg.spec.URL, err))
 	}
-	info.TokenCounting = builder.Method()
+	info.TokenCounting = tg.prompts.Method()
+	tg.info = info
+	s.tg = tg
+	ok = true
+	return nil
+}
 
-	// 3. telemetry sources
-	metricsURL := target.MetricsURL
-	if metricsURL == "" && target.API != servebench.APIOllama {
-		metricsURL = strings.TrimSuffix(strings.TrimSuffix(target.URL, "/"), "/v1") + "/metrics"
-	}
-	var scraper *promscrape.Scraper
-	metricsNote := ""
-	if metricsURL != "" {
-		s := promscrape.New(metricsURL, hc)
-		if snap, err := s.Scrape(ctx); err != nil {
-			metricsNote = fmt.Sprintf("the target exposes no readable Prometheus metrics at %s (%v); pass --metrics-url", metricsURL, err)
-		} else if snap.Engine == "" || snap.Engine == "unknown" {
-			metricsNote = fmt.Sprintf("the metrics at %s are not from a known engine (vLLM, SGLang, TGI, TensorRT-LLM, llama.cpp)", metricsURL)
-			scraper = s
-		} else {
-			scraper = s
-		}
-	} else {
-		metricsNote = "Ollama exposes no Prometheus metrics; prefill comes from its native API (--api ollama)"
-	}
-	gpuSrc, err := gpu.Open(ctx, target.GPU, hc)
-	gpuNote := ""
-	if err != nil {
-		if target.GPU == "auto" {
-			gpuNote = "no GPU telemetry found: " + err.Error()
-		} else {
-			return withCode(exitUsage, fmt.Errorf("--gpu %s: %w", target.GPU, err))
-		}
-	} else if gpuSrc == nil {
-		gpuNote = "no GPU telemetry source (pass --gpu nvml, dcgm=URL or nvidia-smi)"
-	}
+// telemetry is where server metrics and GPU readings come from, and why one is missing.
+type telemetry struct {
+	metrics     *promscrape.Scraper
+	metricsNote string
+	gpu         gpu.Source
+	gpuNote     string
+}
 
-	// 4. the run folder
-	man = servebench.Manifest{SchemaVersion: servebench.SchemaVersion, ID: id, ToolVersion: version, Simulated: simulated,
-		Plan: p, Server: info, Command: redactArgs(e.args), StartedAt: time.Now().UTC(), Status: "running"}
-	man.Plan.Target.Model = ccfg.Model
-	man.ClockSource = client.ClockSource()
-	man = redactValue(sec, man)
-	run := resumed
-	var done []servebench.CellResult
-	if resumed != nil {
-		_, prev, _, _ := store.Load(f.resume)
-		for _, c := range prev.Cells {
-			if !c.Skipped {
-				done = append(done, c)
+// openTelemetry is step 3: the target's Prometheus endpoint and the GPU telemetry source.
+func (s *session) openTelemetry(ctx context.Context) error {
+	tg, tel := s.tg, &s.tel
+	if u := plan.MetricsURL(tg.spec); u != "" {
+		sc := promscrape.New(u, tg.hc)
+		if snap, err := sc.Scrape(ctx); err != nil {
+			tel.metricsNote = fmt.Sprintf("the target exposes no readable Prometheus metrics at %s (%v); pass --metrics-url", u, err)
+		} else {
+			tel.metrics = sc
+			if snap.Engine == "" || snap.Engine == "unknown" {
+				tel.metricsNote = fmt.Sprintf("the metrics at %s are not from a known engine (vLLM, SGLang, TGI, TensorRT-LLM, llama.cpp)", u)
 			}
 		}
-		if err := run.WriteManifest(man); err != nil {
+	} else {
+		tel.metricsNote = "Ollama exposes no Prometheus metrics; prefill comes from its native API (--api ollama)"
+	}
+	src, err := gpu.Open(ctx, tg.spec.GPU, tg.hc)
+	switch {
+	case err != nil && tg.spec.GPU == "auto":
+		tel.gpuNote = "no GPU telemetry found: " + err.Error()
+	case err != nil:
+		return withCode(exitUsage, fmt.Errorf("--gpu %s: %w", tg.spec.GPU, err))
+	case src == nil:
+		tel.gpuNote = "no GPU telemetry source (pass --gpu nvml, dcgm=URL or nvidia-smi)"
+	}
+	tel.gpu = src
+	return nil
+}
+
+// openRunFolder is step 4: a new run folder (or the resumed one) with its manifest written.
+func (s *session) openRunFolder() error {
+	tg := s.tg
+	man := servebench.Manifest{SchemaVersion: servebench.SchemaVersion, ID: s.id, ToolVersion: version, Simulated: tg.simulated,
+		Plan: s.plan, Server: tg.info, Command: redactArgs(s.e.args), StartedAt: time.Now().UTC(), Status: "running"}
+	man.Plan.Target.Model = tg.model
+	man.Plan.Metadata = tg.metadata
+	man.ClockSource = tg.client.ClockSource()
+	s.man = redactValue(s.sec, man)
+	if s.resume != nil {
+		s.run = s.resume.run
+		if err := s.run.WriteManifest(s.man); err != nil {
 			return withCode(exitError, err)
 		}
 	} else {
-		dir := f.out
+		dir := s.f.out
 		if dir == "" {
-			dir = filepath.Join("runs", id)
+			dir = filepath.Join("runs", s.id)
 		}
-		run, err = store.Create(dir, man)
+		run, err := store.Create(dir, s.man)
 		if err != nil {
 			return withCode(exitUsage, fmt.Errorf("run folder: %w", err))
 		}
+		s.run = run
 	}
-	defer run.Close()
-	run.SetRedactor(sec.redact)
+	s.run.SetRedactor(s.sec.redact)
+	return nil
+}
 
-	view := newProgress(e.stderr, f.quiet)
-	rn := &runner.Runner{Plan: p, Server: info, Client: client, Prompts: builder, Recorder: run,
-		Metrics: scraper, MetricsNote: metricsNote, GPU: gpuSrc, GPUNote: gpuNote, Origin: origin, Done: done,
-		Events:  view.handle,
-		RunInfo: servebench.RunInfo{ID: id, Target: target.URL, API: target.API, Model: ccfg.Model, Simulated: simulated, StartedAt: man.StartedAt}}
-	if builtIn {
-		rn.RunInfo.Target = "built-in simulator (" + target.SimProfile + ")"
+// measure is step 5: the runner over the plan, with live progress and telemetry sampling.
+func (s *session) measure(ctx context.Context) (*runner.Runner, error) {
+	e, tg, tel := s.e, s.tg, s.tel
+	view := newProgress(e.stderr, s.f.quiet)
+	rn := &runner.Runner{Plan: s.man.Plan, Server: tg.info, Client: tg.client, Prompts: tg.prompts, Recorder: s.run,
+		MetricsNote: tel.metricsNote, GPUNote: tel.gpuNote, Origin: tg.origin, Events: view.handle,
+		RunInfo: servebench.RunInfo{ID: s.id, Target: tg.spec.URL, API: tg.spec.API, Model: tg.model, Simulated: tg.simulated, StartedAt: s.man.StartedAt}}
+	if tel.metrics != nil {
+		rn.Metrics = tel.metrics
 	}
-	rn.SeqStart(int64(len(oldRecs)))
-	stopSampling := sampleTelemetry(ctx, scraper, run, origin)
-	fmt.Fprintf(e.stderr, "servebench %s: run %s → %s\n", version, id, run.Dir())
-	if simulated && !builtIn {
-		fmt.Fprintf(e.stderr, "target: SIMULATED — %s is servebench's simulated engine (%s), not real hardware; the run and its report are marked SIMULATED whatever the plan declares\n", target.URL, info.Version)
+	if tel.gpu != nil {
+		rn.GPU = tel.gpu
 	}
-	if builtIn {
-		fmt.Fprintf(e.stderr, "target: built-in SIMULATED engine, profile %q (pass --url to measure a real server)\n", target.SimProfile)
+	if s.resume != nil {
+		rn.Done = s.resume.done
+		rn.SeqStart(int64(s.resume.records))
+	}
+	if tg.builtIn {
+		rn.RunInfo.Target = "built-in simulator (" + tg.spec.SimProfile + ")"
+	}
+	stopSampling := sampleTelemetry(ctx, tel.metrics, s.run, tg.origin)
+	fmt.Fprintf(e.stderr, "servebench %s: run %s → %s\n", version, s.id, s.run.Dir())
+	if tg.simulated && !tg.builtIn {
+		fmt.Fprintf(e.stderr, "target: SIMULATED — %s is servebench's simulated engine (%s), not real hardware; the run and its report are marked SIMULATED whatever the plan declares\n", tg.spec.URL, tg.info.Version)
+	}
+	if tg.builtIn {
+		fmt.Fprintf(e.stderr, "target: built-in SIMULATED engine, profile %q (pass --url to measure a real server)\n", tg.spec.SimProfile)
 	} else {
-		fmt.Fprintf(e.stderr, "target: %s (%s, model %s, prompts sized by %s)\n", servebench.TerminalText(target.URL, termLine, false),
-			servebench.TerminalText(info.Engine, termLine, false), servebench.TerminalText(ccfg.Model, termLine, false), info.TokenCounting)
+		fmt.Fprintf(e.stderr, "target: %s (%s, model %s, prompts sized by %s)\n", servebench.TerminalText(tg.spec.URL, termLine, false),
+			servebench.TerminalText(tg.info.Engine, termLine, false), servebench.TerminalText(tg.model, termLine, false), tg.info.TokenCounting)
 	}
-	runErr := rn.Run(ctx)
+	err := rn.Run(ctx)
 	stopSampling()
 	view.finish()
+	return rn, err
+}
 
-	// 5. results, manifest, report — also after an interruption
-	res := redactValue(sec, rn.Results())
+// finish is step 6, also after an interruption: results, manifest, report, summary, index and
+// the exit code.
+func (s *session) finish(ctx context.Context, res servebench.Results, runErr error) error {
+	e, f, run, man := s.e, s.f, s.run, s.man
+	res = redactValue(s.sec, res)
 	man.FinishedAt = time.Now().UTC()
 	man.Status = "completed"
 	code := exitOK
@@ -349,7 +403,7 @@ func runRun(ctx context.Context, e *env, f runFlags, ov plan.Overrides) error {
 	case runErr != nil:
 		man.Status, man.Error, code = "failed", runErr.Error(), exitError
 	}
-	man = redactValue(sec, man)
+	man = redactValue(s.sec, man)
 	if err := run.WriteResults(res); err != nil {
 		return withCode(exitError, err)
 	}
@@ -357,7 +411,7 @@ func runRun(ctx context.Context, e *env, f runFlags, ov plan.Overrides) error {
 		return withCode(exitError, err)
 	}
 	if !f.noReport {
-		if err := renderRun(context.WithoutCancel(ctx), e, run.Dir(), man, res, formats); err != nil {
+		if err := renderRun(context.WithoutCancel(ctx), e, run.Dir(), man, res, s.formats); err != nil {
 			fmt.Fprintln(e.stderr, "servebench: report:", err)
 		}
 	}
@@ -374,14 +428,6 @@ func runRun(ctx context.Context, e *env, f runFlags, ov plan.Overrides) error {
 		return withCode(exitFailures, fmt.Errorf("completed, but %.1f%% of measured requests failed (allowed %.1f%%, --max-failure-rate); see error classes in results.json", 100*rate, 100*f.maxFailureRate))
 	}
 	return nil
-}
-
-func maxConcurrency(p servebench.Plan) int {
-	n := p.Capacity.MaxConcurrency
-	for _, c := range p.Sweep.Concurrency {
-		n = max(n, c)
-	}
-	return n
 }
 
 func failureRate(res servebench.Results) float64 {
@@ -407,35 +453,6 @@ func redactArgs(args []string) []string {
 		out[i] = a
 	}
 	return out
-}
-
-// simMetadata declares what the simulated profile is, where the plan left a field blank, so the
-// report's hardware and model tables describe the simulated system instead of "—".
-func simMetadata(m servebench.Metadata, prof sim.Profile) servebench.Metadata {
-	set := func(dst *string, v string) {
-		if *dst == "" {
-			*dst = v
-		}
-	}
-	set(&m.ModelOrg, "servebench (simulated)")
-	set(&m.ModelName, prof.Model.Name)
-	set(&m.Parameters, fmt.Sprintf("%gB", prof.Model.TotalParams/1e9))
-	arch := "Dense"
-	if prof.Model.ActiveParams < prof.Model.TotalParams {
-		arch = fmt.Sprintf("Mixture-of-Experts (%gB active)", prof.Model.ActiveParams/1e9)
-	}
-	set(&m.Architecture, arch)
-	prec := "BF16"
-	if prof.Model.BytesPerParam == 1 {
-		prec = "FP8"
-	}
-	set(&m.Precision, prec)
-	set(&m.KVCache, prec)
-	set(&m.GPU, fmt.Sprintf("%dx %s (simulated)", prof.GPU.Count, prof.GPU.Name))
-	set(&m.VRAM, fmt.Sprintf("%.1f GB", prof.GPU.MemoryBytes/1e9))
-	set(&m.Engine, "vLLM-like simulator:")
-	set(&m.SpeculativeDecoding, "none")
-	return m
 }
 
 // startSim serves the simulated engine on a loopback port for the duration of the run.

@@ -24,6 +24,7 @@ import (
 
 	"github.com/servebench/servebench"
 	"github.com/servebench/servebench/capacity"
+	"github.com/servebench/servebench/plan"
 	"github.com/servebench/servebench/sim"
 )
 
@@ -165,7 +166,7 @@ func parse(data []byte) ([]Point, error) {
 }
 
 func useCase(name string) (servebench.UseCase, bool) {
-	for _, uc := range capacity.DefaultUseCases() {
+	for _, uc := range plan.DefaultUseCases() {
 		if uc.Name == name {
 			return uc, true
 		}
@@ -313,7 +314,7 @@ func (r *Runner) capacityRow(cfg Config, p sim.Profile, row Row) (Row, error) {
 		ceiling = max(4, 2*int(row.Value))
 	}
 	measure := func(_ context.Context, n int) (servebench.CellResult, int, error) {
-		e, err := r.estimate(cfg, p, uc.ContextTokens, uc.OutputTokens, n)
+		e, err := r.estimate(cfg, p, int(uc.ContextTokens), int(uc.OutputTokens), n)
 		if err != nil {
 			return servebench.CellResult{}, 0, err
 		}

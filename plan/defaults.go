@@ -1,29 +1,13 @@
-// Package capacity decides, per use case, how many concurrent requests a target serves before a
-// quality threshold breaks (SPEC section 5). It is pure: Evaluate judges one measured cell,
-// Search walks concurrency levels through a Measure function the caller supplies (the runner
-// measures a real cell; tests use a model), and Verdict/LimitLabel put the outcome into words
-// generated from the data.
-//
-//	res, err := capacity.Search(ctx, uc, capacity.SearchConfig{Ceiling: 128, RequestsAt: cost}, measure)
-//	fmt.Println(capacity.LimitLabel(res), "—", capacity.Verdict(res))
-package capacity
+package plan
 
-import "github.com/servebench/servebench"
+import (
+	"slices"
+	"time"
 
-// Metric names used in CapacityPoint.Values, CapacityPoint.Failing and
-// CapacityResult.LimitingMetric: the JSON names of the CellResult fields they come from.
-const (
-	MetricTTFT            = "ttft_seconds"
-	MetricGenerationSpeed = "generation_speed_tps"
-	MetricE2ELatency      = "e2e_latency_seconds"
-	MetricITL             = "itl_seconds"
-	// MetricFirstContent is the time to the first answer token, after any reasoning.
-	MetricFirstContent     = "first_content_seconds"
-	MetricSuccessRate      = "success_rate"
-	MetricSystemThroughput = "system_output_throughput_tps"
+	"github.com/servebench/servebench"
 )
 
-// DefaultUseCases returns the five use cases of SPEC section 5, thresholds on the cell mean.
+// DefaultUseCases returns the five default use cases, thresholds on the cell mean.
 // Context lengths are in K = 1024 tokens.
 func DefaultUseCases() []servebench.UseCase {
 	f := servebench.Float
@@ -75,5 +59,57 @@ func DefaultUseCases() []servebench.UseCase {
 			ContextTokens: 98304, OutputTokens: 1024, Statistic: servebench.StatMean,
 			Thresholds: servebench.Thresholds{TTFTSecondsMax: f(12), GenerationSpeedTPSMin: f(20)},
 		},
+	}
+}
+
+// DefaultContexts is the sweep against a real target: 1K, 8K, 32K, 64K, 96K, 128K, 256K (capped
+// at the target's maximum model length at run time).
+var DefaultContexts = []servebench.Tokens{1024, 8192, 32768, 65536, 98304, 131072, 262144}
+
+// DefaultScenarioConcurrency is a scenario's burst sizes when it names none.
+var DefaultScenarioConcurrency = []int{1, 2, 4}
+
+// Defaults is the plan before any file or flag. With no target URL the run is against the
+// built-in simulator's fast profile, sized as the README demo: a short grid and a light
+// capacity search that still shows every kind of verdict. Every default of the plan is here.
+func Defaults(simulated bool) servebench.Plan {
+	p := servebench.Plan{
+		Target: servebench.Target{API: servebench.APIChat, GPU: "auto", APIKeyEnv: "OPENAI_API_KEY"},
+		Sweep: servebench.Sweep{
+			Contexts:     slices.Clone(DefaultContexts),
+			Concurrency:  []int{1, 2, 3, 4, 5},
+			OutputTokens: 1024,
+			Mode:         servebench.ModeSustained,
+			MinRequests:  10,
+			Rounds:       3,
+			Arrivals:     "poisson",
+			TTFTTimeout:  servebench.Duration(10 * time.Minute),
+			IdleTimeout:  servebench.Duration(60 * time.Second),
+		},
+		UseCases: DefaultUseCases(),
+		Capacity: servebench.CapacityPlan{MaxConcurrency: 128},
+		Metadata: servebench.Metadata{ElectricityUSDPerKWh: 0.10},
+	}
+	if simulated {
+		p.Target.SimProfile = "fast"
+		p.Target.GPU = "sim"
+		p.Sweep.Contexts = []servebench.Tokens{1024, 8192, 32768}
+		p.Sweep.Concurrency = []int{1, 2, 4}
+		p.Sweep.MinRequests = 2
+		p.Sweep.Rounds = 1
+		p.Capacity.MaxConcurrency = 8
+		p.Scenarios = DemoScenarios()
+	}
+	return p
+}
+
+// DemoScenarios are the dedicated-capacity scenarios of the simulated demo: short outputs at
+// three context lengths, each released in bursts of 1, 2 and 4 requests. Against a real target
+// scenarios come only from the plan file (they cost GPU time).
+func DemoScenarios() []servebench.Scenario {
+	return []servebench.Scenario{
+		{Name: "chatbot", Title: "Chatbot", ContextTokens: 1024, OutputTokens: 128, Concurrency: []int{1, 2, 4}},
+		{Name: "rag", Title: "Retrieval-Augmented Q&A", ContextTokens: 4096, OutputTokens: 128, Concurrency: []int{1, 2, 4}},
+		{Name: "tool_calling_agentic", Title: "Tool Calling Agentic", ContextTokens: 8192, OutputTokens: 128, Concurrency: []int{1, 2, 4}},
 	}
 }

@@ -1,0 +1,251 @@
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/servebench/servebench"
+)
+
+// Flag is one plan setting that can also be given on the command line. Adding a setting takes
+// its field in servebench.Plan (with its YAML key) and, when it has a flag, one row in Flags;
+// Resolve validates it once, whichever way it came.
+type Flag struct {
+	// Name is the flag without dashes: "min-requests".
+	Name string
+	// Key is the plan-file key it sets: "sweep.min_requests".
+	Key string
+	// Kind is the flag's value type: "string", "int", "float", "duration" or "bool".
+	Kind  string
+	Usage string
+	apply func(p *servebench.Plan, v string) error
+}
+
+// Overrides are the plan flags given on the command line: flag name → value as typed. Flags
+// that were not given are absent.
+type Overrides map[string]string
+
+// Names lists the given flags as "--name", in the order of Flags.
+func (ov Overrides) Names() []string {
+	var out []string
+	for _, f := range Flags() {
+		if _, ok := ov[f.Name]; ok {
+			out = append(out, "--"+f.Name)
+		}
+	}
+	return out
+}
+
+// Flags are the plan's command-line flags, applied over the plan file in this order (the use
+// case and scenario selections last, so they select from what the file configured).
+func Flags() []Flag {
+	d := Defaults(false)
+	t := func(p *servebench.Plan) *servebench.Target { return &p.Target }
+	s := func(p *servebench.Plan) *servebench.Sweep { return &p.Sweep }
+	return []Flag{
+		flag("url", "target.url", "string", "API base of the target, e.g. http://127.0.0.1:8000/v1 (default: the built-in simulator)", parseString, func(p *servebench.Plan) *string { return &t(p).URL }),
+		flag("api", "target.api", "string", "API flavour: openai-chat (default), openai-completions, ollama", parseString[servebench.API], func(p *servebench.Plan) *servebench.API { return &t(p).API }),
+		flag("model", "target.model", "string", "model name (default: the first model /v1/models lists)", parseString, func(p *servebench.Plan) *string { return &t(p).Model }),
+		flag("contexts", "sweep.contexts", "string", "context lengths, K = 1024: 1k,8k,32k or 1024,8192", ParseContexts, func(p *servebench.Plan) *[]servebench.Tokens { return &s(p).Contexts }),
+		flag("concurrency", "sweep.concurrency", "string", "concurrency levels: 1,2,4 or 1-5", ParseConcurrency, func(p *servebench.Plan) *[]int { return &s(p).Concurrency }),
+		flag("output-tokens", "sweep.output_tokens", "int", "output tokens per request (forced with ignore_eos where the server allows)", parseInt[servebench.Tokens], func(p *servebench.Plan) *servebench.Tokens { return &s(p).OutputTokens }),
+		flag("mode", "sweep.mode", "string", "load mode: sustained (default), dedicated, fixed, rate", parseString[servebench.LoadMode], func(p *servebench.Plan) *servebench.LoadMode { return &s(p).Mode }),
+		flag("requests", "sweep.requests", "int", "prompts to send in fixed mode / requests in rate mode", parseInt[int], func(p *servebench.Plan) *int { return &s(p).Requests }),
+		flag("rate", "sweep.rate", "float", "arrival rate in requests/s (rate mode; optional pacing of fixed mode)", parseFloat, func(p *servebench.Plan) *float64 { return &s(p).Rate }),
+		flag("min-requests", "sweep.min_requests", "int", fmt.Sprintf("sustained: at least this many measured requests per cell (default %d)", d.Sweep.MinRequests), parseInt[int], func(p *servebench.Plan) *int { return &s(p).MinRequests }),
+		flag("rounds", "sweep.rounds", "int", fmt.Sprintf("sustained: at least rounds × concurrency measured requests per cell (default %d)", d.Sweep.Rounds), parseInt[int], func(p *servebench.Plan) *int { return &s(p).Rounds }),
+		flag("ttft-timeout", "sweep.ttft_timeout", "duration", fmt.Sprintf("time-to-first-token limit per request (default %s)", shortDuration(d.Sweep.TTFTTimeout)), parseDuration, func(p *servebench.Plan) *servebench.Duration { return &s(p).TTFTTimeout }),
+		flag("idle-timeout", "sweep.idle_timeout", "duration", fmt.Sprintf("limit between two stream events (default %s)", shortDuration(d.Sweep.IdleTimeout)), parseDuration, func(p *servebench.Plan) *servebench.Duration { return &s(p).IdleTimeout }),
+		flag("exact-output", "sweep.exact_output", "bool", "count a request whose output length differs from --output-tokens as failed", strconv.ParseBool, func(p *servebench.Plan) *bool { return &s(p).ExactOutput }),
+		flag("capacity-max", "capacity.max_concurrency", "int", fmt.Sprintf("ceiling of the capacity search (default %d)", d.Capacity.MaxConcurrency), parseInt[int], func(p *servebench.Plan) *int { return &p.Capacity.MaxConcurrency }),
+		flag("metrics-url", "target.metrics_url", "string", "Prometheus endpoint of the target (default <base without /v1>/metrics)", parseString, func(p *servebench.Plan) *string { return &t(p).MetricsURL }),
+		flag("gpu", "target.gpu", "string", "GPU telemetry: auto, nvml, dcgm=URL, nvidia-smi, none", parseString, func(p *servebench.Plan) *string { return &t(p).GPU }),
+		flag("sim-profile", "target.sim_profile", "string", "simulator profile when no --url is given (see servebench sim --list)", parseString, func(p *servebench.Plan) *string { return &t(p).SimProfile }),
+		flag("tokenizer", "target.tokenizer", "string", "offline tokenizer when the server cannot count tokens: cl100k_base, o200k_base", parseString, func(p *servebench.Plan) *string { return &t(p).Tokenizer }),
+		flag("api-key-env", "target.api_key_env", "string", fmt.Sprintf("environment variable holding the API key (default %s)", d.Target.APIKeyEnv), parseString, func(p *servebench.Plan) *string { return &t(p).APIKeyEnv }),
+		{Name: "scenarios", Key: "scenarios", Kind: "string", Usage: "dedicated-capacity scenarios: default, none, or scenario names (comma separated)",
+			apply: func(p *servebench.Plan, v string) (err error) {
+				p.Scenarios, err = selectScenarios(p.Scenarios, v)
+				return err
+			}},
+		{Name: "use-cases", Key: "use_cases", Kind: "string", Usage: "capacity analysis: default, none, or use-case names (comma separated)",
+			apply: func(p *servebench.Plan, v string) (err error) {
+				p.UseCases, err = SelectUseCases(p.UseCases, v)
+				return err
+			}},
+	}
+}
+
+// flag makes the row of a setting whose flag value parses into the plan field at returns.
+func flag[T any](name, key, kind, usage string, parse func(string) (T, error), at func(*servebench.Plan) *T) Flag {
+	return Flag{Name: name, Key: key, Kind: kind, Usage: usage, apply: func(p *servebench.Plan, v string) error {
+		x, err := parse(v)
+		if err != nil {
+			return err
+		}
+		*at(p) = x
+		return nil
+	}}
+}
+
+func parseString[T ~string](v string) (T, error) { return T(v), nil }
+
+func parseInt[T ~int](v string) (T, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a whole number", v)
+	}
+	return T(n), nil
+}
+
+func parseFloat(v string) (float64, error) {
+	x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a number", v)
+	}
+	return x, nil
+}
+
+func parseDuration(v string) (servebench.Duration, error) {
+	var d servebench.Duration
+	err := d.UnmarshalText([]byte(v))
+	return d, err
+}
+
+// shortDuration writes 10m0s as "10m" and 1m0s as "60s" for help texts.
+func shortDuration(d servebench.Duration) string {
+	td := time.Duration(d)
+	if td%time.Minute == 0 && td > time.Minute {
+		return strconv.Itoa(int(td/time.Minute)) + "m"
+	}
+	return strconv.Itoa(int(td/time.Second)) + "s"
+}
+
+// flagFor names where a plan key may be set, for problems: "sweep.rounds (--rounds)".
+func flagFor(key string) string {
+	for _, f := range Flags() {
+		if f.Key == key {
+			return key + " (--" + f.Name + ")"
+		}
+	}
+	return key
+}
+
+// SelectUseCases applies --use-cases: "default" (all configured), "none", or a comma list of
+// names from the configured ones.
+func SelectUseCases(all []servebench.UseCase, sel string) ([]servebench.UseCase, error) {
+	sel = strings.TrimSpace(sel)
+	switch sel {
+	case "", "default", "all":
+		return all, nil
+	case "none":
+		return []servebench.UseCase{}, nil
+	}
+	var out []servebench.UseCase
+	var unknown []string
+	for _, name := range strings.Split(sel, ",") {
+		name = strings.TrimSpace(name)
+		i := slices.IndexFunc(all, func(u servebench.UseCase) bool { return u.Name == name })
+		if i < 0 {
+			unknown = append(unknown, name)
+			continue
+		}
+		out = append(out, all[i])
+	}
+	if len(unknown) > 0 {
+		var names []string
+		for _, u := range all {
+			names = append(names, u.Name)
+		}
+		return nil, fmt.Errorf("unknown use case %s: choose default, none, or from %s", strings.Join(unknown, ", "), strings.Join(names, ", "))
+	}
+	return out, nil
+}
+
+// selectScenarios applies --scenarios: "default" (the configured ones), "none", or names.
+func selectScenarios(all []servebench.Scenario, sel string) ([]servebench.Scenario, error) {
+	switch strings.TrimSpace(sel) {
+	case "", "default", "all":
+		return all, nil
+	case "none":
+		return nil, nil
+	}
+	var out []servebench.Scenario
+	for _, name := range strings.Split(sel, ",") {
+		name = strings.TrimSpace(name)
+		i := slices.IndexFunc(all, func(s servebench.Scenario) bool { return s.Name == name })
+		if i < 0 {
+			var names []string
+			for _, s := range all {
+				names = append(names, s.Name)
+			}
+			return nil, fmt.Errorf("unknown scenario %q: choose default, none, or from [%s]", name, strings.Join(names, ", "))
+		}
+		out = append(out, all[i])
+	}
+	return out, nil
+}
+
+// ParseContexts parses "1k,8k,32k" or "1024,8192".
+func ParseContexts(s string) ([]servebench.Tokens, error) {
+	var out []servebench.Tokens
+	var errs []error
+	for _, part := range strings.Split(s, ",") {
+		if strings.TrimSpace(part) == "" {
+			continue
+		}
+		t, err := servebench.ParseTokens(part)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, t)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no context lengths given: write e.g. 1k,8k,32k")
+	}
+	return out, nil
+}
+
+// ParseConcurrency parses "1,2,4", "1-5" or a mix ("1-4,8,16").
+func ParseConcurrency(s string) ([]int, error) {
+	var out []int
+	bad := func(p string) error {
+		return fmt.Errorf("%q is not a concurrency level: write positive integers or ranges, e.g. 1,2,4 or 1-5", p)
+	}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		if lo, hi, ok := strings.Cut(part, "-"); ok {
+			a, err1 := strconv.Atoi(strings.TrimSpace(lo))
+			b, err2 := strconv.Atoi(strings.TrimSpace(hi))
+			if err1 != nil || err2 != nil || a < 1 || b < a || b-a > 4096 {
+				return nil, bad(part)
+			}
+			for i := a; i <= b; i++ {
+				out = append(out, i)
+			}
+			continue
+		}
+		n, err := strconv.Atoi(part)
+		if err != nil || n < 1 {
+			return nil, bad(part)
+		}
+		out = append(out, n)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no concurrency levels given: write e.g. 1,2,4 or 1-5")
+	}
+	sort.Ints(out)
+	return slices.Compact(out), nil
+}
