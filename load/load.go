@@ -66,13 +66,10 @@ type Outcome struct {
 	WindowStart, WindowEnd float64
 	// Sent counts requests handed to the client; Warmup those of them marked warm-up.
 	Sent, Warmup int
-	// Late counts open-loop sends more than LateTolerance after their schedule; Dropped
-	// scheduled requests never sent (the run stopped first). Both are also visible per record.
-	Late, Dropped int
+	// Dropped counts scheduled requests never sent (the run stopped first). Late sends are
+	// judged from the records (stats.LateSend), which keep both the schedule and the send.
+	Dropped int
 }
-
-// LateTolerance is how far past its schedule a send may go before it counts as late.
-const LateTolerance = 10 * time.Millisecond
 
 // Run drives one cell. It returns when every launched request has been sunk. A canceled ctx
 // stops launching; requests in flight end through ctx (the client records them as canceled).
@@ -299,11 +296,6 @@ func (d *driver) paced(ctx context.Context, limit int) (Outcome, error) {
 		}
 		if start < 0 {
 			start = d.now()
-		}
-		if sched != nil && d.spec.Clock()-at > LateTolerance {
-			d.mu.Lock()
-			d.out.Late++
-			d.mu.Unlock()
 		}
 		sent++
 		wg.Go(func() {

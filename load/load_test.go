@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/stats"
 )
 
 // fake is a client whose requests take a fixed virtual time; it tracks concurrency.
@@ -194,8 +195,8 @@ func TestOpenLoopSendsOnScheduleAndCountsLate(t *testing.T) {
 			t.Fatal(err)
 		}
 		// (at the instant one ends and the next starts, 11 can be counted)
-		if out.Late != 0 || out.Sent != 20 || f.maxSeen < 10 || f.maxSeen > 11 {
-			t.Fatalf("late %d sent %d max in flight %d", out.Late, out.Sent, f.maxSeen)
+		if late(c.recs) != 0 || out.Sent != 20 || f.maxSeen < 10 || f.maxSeen > 11 {
+			t.Fatalf("late %d sent %d max in flight %d", late(c.recs), out.Sent, f.maxSeen)
 		}
 		for _, r := range c.recs {
 			if r.StartOffsetSeconds != r.ScheduledOffsetSeconds {
@@ -206,12 +207,13 @@ func TestOpenLoopSendsOnScheduleAndCountsLate(t *testing.T) {
 		f2 := &fake{origin: time.Now(), dur: time.Second}
 		s2 := spec(servebench.ModeRate, 1, f2)
 		s2.Requests, s2.Rate, s2.MaxInFlight, s2.Clock = 20, 10, 2, f2.clock
-		out2, err := Run(context.Background(), s2, f2, source, (&collector{}).sink)
+		var c2 collector
+		_, err = Run(context.Background(), s2, f2, source, c2.sink)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if out2.Late == 0 || f2.maxSeen != 2 {
-			t.Fatalf("late %d, max in flight %d: a capped open loop must report late sends", out2.Late, f2.maxSeen)
+		if late(c2.recs) == 0 || f2.maxSeen != 2 {
+			t.Fatalf("late %d, max in flight %d: a capped open loop must show late sends", late(c2.recs), f2.maxSeen)
 		}
 	})
 }
@@ -300,8 +302,8 @@ func TestMaxDuration(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if out2.Sent != 12 || out2.Dropped != 0 || out2.Late != 0 || len(c.recs) != 12 {
-			t.Errorf("rate 4/s for 3 s: sent %d, dropped %d, late %d, records %d; want 12, 0, 0, 12", out2.Sent, out2.Dropped, out2.Late, len(c.recs))
+		if out2.Sent != 12 || out2.Dropped != 0 || late(c.recs) != 0 || len(c.recs) != 12 {
+			t.Errorf("rate 4/s for 3 s: sent %d, dropped %d, late %d, records %d; want 12, 0, 0, 12", out2.Sent, out2.Dropped, late(c.recs), len(c.recs))
 		}
 
 		f3 := &fake{origin: time.Now(), dur: time.Second}
@@ -316,4 +318,15 @@ func TestMaxDuration(t *testing.T) {
 			t.Errorf("fixed, 2 in flight, 3 s: sent %d, dropped %d, records %d; want 6, 0, 6", out3.Sent, out3.Dropped, len(c3.recs))
 		}
 	})
+}
+
+// late counts the records stats judges late sends.
+func late(recs []servebench.Record) int {
+	n := 0
+	for i := range recs {
+		if stats.LateSend(&recs[i]) {
+			n++
+		}
+	}
+	return n
 }

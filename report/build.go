@@ -8,6 +8,7 @@ import (
 
 	servebench "github.com/servebench/servebench"
 	"github.com/servebench/servebench/capacity"
+	"github.com/servebench/servebench/stats"
 )
 
 // builder carries the run through the section builders.
@@ -199,20 +200,20 @@ func (b *builder) title() {
 		ToolVersion: dash(b.man.ToolVersion), StartedAt: ts(started), FinishedAt: ts(finished), Duration: dur}
 }
 
-// peak is the cell with the highest system output throughput.
+// peak is the run's peak: the measured cell with the highest system output throughput
+// (stats.Peak, over every kind of cell).
 func (b *builder) peak() (*servebench.CellResult, float64) {
-	return b.sweep.extreme(true, valThroughput)
+	c := stats.Peak(b.res.Cells)
+	if c == nil {
+		return nil, 0
+	}
+	return c, c.SystemOutputThroughputTPS
 }
 
-// totals sums measured requests over every cell of the run.
+// totals sums measured requests over every cell of the run (stats.RunSuccess).
 func (b *builder) totals() (total, ok int) {
-	for _, c := range b.res.Cells {
-		if !c.Skipped {
-			total += c.RequestsTotal
-			ok += c.RequestsSucceeded
-		}
-	}
-	return
+	ok, total, _ = stats.RunSuccess(b.res.Cells)
+	return total, ok
 }
 
 func (b *builder) chatbot() *Verdict {
@@ -310,7 +311,7 @@ func (b *builder) sectionExecutive() {
 	if c, v := b.peak(); c != nil {
 		row("Peak System Throughput", fmt.Sprintf("%s @ %d concurrent requests, %s context", fmtTPS(v), c.Concurrency, ctxLabel(c.ContextTokens)))
 	} else {
-		row("Peak System Throughput", "not measured: no sweep cell completed a request")
+		row("Peak System Throughput", "not measured: no cell completed a request")
 	}
 	lo, hi := b.singleEnds()
 	if lo != nil {
@@ -353,7 +354,7 @@ func (b *builder) singleEnds() (lo, hi *servebench.CellResult) {
 
 // scaling is throughput(max N) / throughput(min N) at the context of the peak.
 func (b *builder) scaling() (x float64, ctx, lo, hi int, ok bool) {
-	pk, _ := b.peak()
+	pk, _ := b.sweep.extreme(true, valThroughput)
 	if pk == nil || len(b.sweep.concs) < 2 {
 		return
 	}
@@ -537,7 +538,7 @@ func (b *builder) sectionThroughput() {
 	g := b.sweep
 	ch := g.chart("chart-throughput", title, "Average system throughput", "output tok/s", 1, valThroughput)
 	t := &Table{Header: []string{"CONDITION", "THROUGHPUT"}}
-	pk, pv := b.peak()
+	pk, pv := g.extreme(true, valThroughput)
 	t.Rows = append(t.Rows, []string{"Peak (" + condition(pk) + ")", fmtTPS(pv)})
 	maxN := g.concs[len(g.concs)-1]
 	mid := g.ctxs[len(g.ctxs)/2]

@@ -487,8 +487,7 @@ func (r *Runner) attributeServer(ctx context.Context, cell *servebench.CellResul
 		setDefault(cell.Unavailable, "prefill_seconds", reason)
 		setDefault(cell.Unavailable, "prefill_speed_tps", "needs prefill_seconds: "+reason)
 	} else if cell.PrefillSeconds.Mean > 0 {
-		// prefill_speed_tps = mean input tokens / mean prefill seconds (tokens/s, per user)
-		cell.PrefillSpeedTPS = &servebench.ServerValue{Mean: cell.InputTokensMean / cell.PrefillSeconds.Mean,
+		cell.PrefillSpeedTPS = &servebench.ServerValue{Mean: stats.PrefillSpeedTPS(cell.InputTokensMean, cell.PrefillSeconds.Mean),
 			Source: cell.PrefillSeconds.Source, Requests: cell.PrefillSeconds.Requests}
 		delete(cell.Unavailable, "prefill_speed_tps")
 	}

@@ -8,6 +8,25 @@ import (
 // before it counts as a late send: 10 ms.
 const LateTolerance = 0.010
 
+// LateSend reports whether an open-loop request was sent more than LateTolerance after its
+// schedule: StartOffsetSeconds − ScheduledOffsetSeconds > 10 ms, both offsets on the run's
+// monotonic clock (s). A request without a schedule (closed loop) or never sent is not late.
+func LateSend(r *servebench.Record) bool {
+	return r.ScheduledOffsetSeconds > 0 && r.StartOffsetSeconds > 0 && r.StartOffsetSeconds-r.ScheduledOffsetSeconds > LateTolerance
+}
+
+// PrefillSpeedTPS is the server-side prefill speed of a cell, per user (tokens/s):
+//
+//	prefill_speed_tps = mean input tokens / mean prefill seconds
+//
+// over the requests the prefill time covers; 0 when the prefill time is not positive.
+func PrefillSpeedTPS(inputTokensMean, prefillSecondsMean float64) float64 {
+	if prefillSecondsMean <= 0 {
+		return 0
+	}
+	return inputTokensMean / prefillSecondsMean
+}
+
 // Window is a cell's measured window in seconds from the run origin, on the same monotonic
 // offsets as Record.StartOffsetSeconds and Record.EndOffsetSeconds. Warm-up before Start and
 // drain after End are outside it.
@@ -102,7 +121,7 @@ func Cell(key servebench.CellKey, recs []servebench.Record, w Window) servebench
 		switch {
 		case neverSent:
 			c.DroppedSends++
-		case r.ScheduledOffsetSeconds > 0 && r.StartOffsetSeconds-r.ScheduledOffsetSeconds > LateTolerance:
+		case LateSend(r):
 			c.LateSends++
 		}
 		if !r.OK() {

@@ -13,6 +13,7 @@ import (
 	_ "modernc.org/sqlite" // pure-Go SQLite, driver "sqlite"
 
 	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/stats"
 )
 
 // DefaultIndexPath is $SERVEBENCH_DATA_DIR/runs.db, else $XDG_DATA_HOME/servebench/runs.db,
@@ -84,16 +85,10 @@ func OpenIndex(path string) (*Index, error) {
 // Put records a run, replacing an earlier entry with the same id.
 func (ix *Index) Put(dir string, m servebench.Manifest, res servebench.Results) error {
 	var peak float64
-	var total, ok int
-	for _, c := range res.Cells {
-		peak = max(peak, c.SystemOutputThroughputTPS)
-		total += c.RequestsTotal
-		ok += c.RequestsSucceeded
+	if c := stats.Peak(res.Cells); c != nil {
+		peak = c.SystemOutputThroughputTPS
 	}
-	rate := 0.0
-	if total > 0 {
-		rate = float64(ok) / float64(total)
-	}
+	_, _, rate := stats.RunSuccess(res.Cells)
 	target := m.Plan.Target.URL
 	if m.Simulated {
 		target = "simulator:" + m.Plan.Target.SimProfile

@@ -450,7 +450,7 @@ func testWhatIfInBrowser(t *testing.T, base, id, dir, site, live string) {
 				offline, err = chromedp.Evaluate[string](`(function () {
 					var card = document.querySelector('.card[data-usecase="code_completion"]');
 					var inp = card.querySelector('input[data-metric="ttft_seconds_max"]');
-					inp.value = "` + formatFloat(thresholds[0]) + `";
+					inp.value = "`+formatFloat(thresholds[0])+`";
 					inp.dispatchEvent(new Event("input", {bubbles: true}));
 					return card.querySelector(".limit").textContent;
 				})()`)(ctx, tg)

@@ -21,6 +21,7 @@ import (
 	"github.com/servebench/servebench/plan"
 	"github.com/servebench/servebench/runner"
 	"github.com/servebench/servebench/sim"
+	"github.com/servebench/servebench/stats"
 	"github.com/servebench/servebench/store"
 	"github.com/servebench/servebench/workload"
 )
@@ -424,22 +425,10 @@ func (s *session) finish(ctx context.Context, res servebench.Results, runErr err
 		}
 		return withCode(code, runErr)
 	}
-	if rate := failureRate(res); rate > f.maxFailureRate {
+	if rate := stats.FailureRate(res.Cells); rate > f.maxFailureRate {
 		return withCode(exitFailures, fmt.Errorf("completed, but %.1f%% of measured requests failed (allowed %.1f%%, --max-failure-rate); see error classes in results.json", 100*rate, 100*f.maxFailureRate))
 	}
 	return nil
-}
-
-func failureRate(res servebench.Results) float64 {
-	var total, failed int
-	for _, c := range res.Cells {
-		total += c.RequestsTotal
-		failed += c.RequestsFailed
-	}
-	if total == 0 {
-		return 0
-	}
-	return float64(failed) / float64(total)
 }
 
 // redactArgs keeps the command line for run.json without anything that looks like a secret.
