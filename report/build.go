@@ -122,9 +122,13 @@ func (b *builder) title() {
 			declared = strings.TrimSuffix(strings.Join([]string{b.md.GPU, b.md.Engine}, ", "), ", ")
 			declared = strings.TrimPrefix(declared, ", ")
 		}
-		r.Subtitle = "SIMULATED on servebench's simulated engine, not measured on " + declared
-		if b.md.GPU != "" || b.md.Engine != "" {
-			r.Subtitle += " (as the plan declares)"
+		if b.man.Plan.Target.URL == "" {
+			r.Subtitle = "SIMULATED on servebench's built-in simulated engine, not measured on any GPU"
+		} else {
+			r.Subtitle = "SIMULATED on servebench's simulated engine, not measured on " + declared
+			if b.md.GPU != "" || b.md.Engine != "" {
+				r.Subtitle += " (as the plan declares)"
+			}
 		}
 		engine := "servebench's built-in simulated engine"
 		if prof := b.man.Plan.Target.SimProfile; prof != "" {
@@ -138,6 +142,17 @@ func (b *builder) title() {
 			engine += ") at " + b.man.Plan.Target.URL
 		}
 		r.Banner = fmt.Sprintf("SIMULATED: every figure in this report was produced by %s, not by a real GPU or inference server, whatever the plan declares about the hardware. Use it to see the pipeline and what-if trends, never as a hardware measurement.", engine)
+	}
+	run := []string{r.Title}
+	if b.md.GPU != "" {
+		run = append(run, b.md.GPU)
+	}
+	if e := b.engineName(); e != "" {
+		run = append(run, e)
+	}
+	r.RunningHeader = strings.Join(run, " · ")
+	if r.Simulated {
+		r.RunningHeader += " (as declared)"
 	}
 	dash := func(s string) string {
 		if strings.TrimSpace(s) == "" {
@@ -241,9 +256,13 @@ func (b *builder) highlights() {
 		r.Highlights = append(r.Highlights, Highlight{Value: "—", Label: "Success Rate", Condition: "no requests measured"})
 	}
 	if v := b.chatbot(); v != nil {
-		r.Highlights = append(r.Highlights, Highlight{Value: v.LimitLabel, Label: "Concurrent Users", Condition: "@ " + v.Context + " Context (General Chatbot)"})
+		cond := "@ " + v.Context + " Context (General Chatbot)"
+		if u := b.sizingOf(v.UseCase); u != nil && u.UsersPerReplica != nil && b.res.Sizing != nil {
+			cond += fmt.Sprintf(" ≈ %s users at %s per request slot", usersLabel(*u), fmtUsers(b.res.Sizing.UsersPerSlot))
+		}
+		r.Highlights = append(r.Highlights, Highlight{Value: v.LimitLabel, Label: "Concurrent Requests", Condition: cond})
 	} else {
-		r.Highlights = append(r.Highlights, Highlight{Value: "—", Label: "Concurrent Users",
+		r.Highlights = append(r.Highlights, Highlight{Value: "—", Label: "Concurrent Requests",
 			Condition: "chatbot capacity not measured: add the general_chatbot use case (--use-cases general_chatbot)"})
 	}
 }
@@ -335,8 +354,12 @@ func (b *builder) sectionExecutive() {
 	if total > 0 {
 		row("Success Rate", fmt.Sprintf("%s across %s requests", fmtPct(float64(ok)/float64(total)), fmtCount(total)))
 	}
+	slotUsers := fmtUsers(4)
+	if b.res.Sizing != nil {
+		slotUsers = fmtUsers(b.res.Sizing.UsersPerSlot)
+	}
 	b.add("key-findings", "Key Findings", 2, tableB(kf),
-		para("Throughout this report, \"concurrent requests\" means simultaneously active requests. For applications with natural user pauses (chat interfaces, coding assistants), one request slot typically serves several active users."))
+		para("Throughout this report, \"concurrent requests\" means simultaneously active requests. For applications with natural user pauses (chat interfaces, coding assistants), one request slot typically serves several active users: %s here (see Capacity Planning).", slotUsers))
 }
 
 // singleEnds returns the concurrency-1 sweep cells at the shortest and longest context.

@@ -22,6 +22,8 @@ type htmlPage struct {
 	Subtitle       string
 	Simulated      bool
 	Banner         string
+	// RunningHeader is printed at the top of every PDF page (see PDF).
+	RunningHeader string
 	ModelTable     []Field
 	HardwareTable  []Field
 	Highlights     []Highlight
@@ -66,14 +68,19 @@ func HTML(w io.Writer, r *Report) error {
 	run := r.Run
 	return renderPage(w, htmlPage{
 		Kicker: "Benchmark report", Title: termText(r.Title, headingRunes), Subtitle: r.Subtitle, Simulated: r.Simulated, Banner: r.Banner,
+		RunningHeader: termText(r.RunningHeader, headingRunes),
 		ModelTable: r.ModelTable, HardwareTable: r.HardwareTable, Highlights: r.Highlights, Run: &run, Sections: r.Sections,
 	})
 }
 
 // CompareHTML writes a comparison of several runs as one self-contained HTML file.
 func CompareHTML(w io.Writer, c *Comparison) error {
+	head := c.Title + " · " + c.Subtitle
+	if c.Banner != "" {
+		head = "SIMULATED runs included · " + head
+	}
 	return renderPage(w, htmlPage{Kicker: "Benchmark comparison", Title: termText(c.Title, headingRunes), Subtitle: c.Subtitle,
-		Simulated: c.Banner != "", Banner: c.Banner, Sections: c.Sections})
+		Simulated: c.Banner != "", Banner: c.Banner, Sections: c.Sections, RunningHeader: termText(head, headingRunes)})
 }
 
 func renderPage(w io.Writer, p htmlPage) error {

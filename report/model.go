@@ -32,6 +32,9 @@ type Report struct {
 	Title         string `json:"title"`
 	Subtitle      string `json:"subtitle"`
 	Simulated     bool   `json:"simulated"`
+	// RunningHeader is the line printed at the top of every PDF page: model, hardware, engine,
+	// and SIMULATED first when true.
+	RunningHeader string `json:"running_header"`
 	// Banner is the SIMULATED warning, empty for a real target.
 	Banner string  `json:"banner,omitempty"`
 	Run    RunMeta `json:"run"`

@@ -3,6 +3,7 @@ package report
 import (
 	"context"
 	"fmt"
+	"html"
 	"net/url"
 	"os"
 	"os/exec"
@@ -68,6 +69,20 @@ func waitCharts() chromedp.Action[chromedp.Void] {
 	})
 }
 
+// pageTemplates returns the header and footer printed on every PDF page: the running header
+// (model, hardware, engine) at the top, "Page N of M" at the bottom, and SIMULATED in red in
+// both when the run was simulated. Chromium fills the pageNumber and totalPages spans.
+func pageTemplates(running string, simulated bool) (header, footer string) {
+	const style = `font-family: -apple-system, 'Segoe UI', Roboto, Arial, sans-serif; font-size: 8px; color: #5b6475; width: 100%; margin: 0 12mm; display: flex; justify-content: space-between;`
+	sim := ""
+	if simulated {
+		sim = `<span style="color:#b42318; font-weight:700; letter-spacing:.08em">SIMULATED — not a hardware measurement</span>`
+	}
+	header = `<div style="` + style + `"><span>` + html.EscapeString(running) + `</span>` + sim + `</div>`
+	footer = `<div style="` + style + `"><span>servebench report</span>` + sim + `<span>Page <span class="pageNumber"></span> of <span class="totalPages"></span></span></div>`
+	return header, footer
+}
+
 // PDF prints the HTML report at htmlPath to pdfPath on A4 with headless Chromium (found on PATH
 // as chromium, chromium-browser or google-chrome). The page is laid out for print media before
 // the charts are drawn, so they are sized for the page. Without a browser it returns an error
@@ -106,8 +121,13 @@ func PDF(ctx context.Context, htmlPath, pdfPath string) error {
 		chromedp.Navigate(u),
 		waitCharts(),
 		chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
-			var err error
-			pdf, err = chromedp.PrintToPDF(chromedp.PDFPaper(chromedp.PaperA4), chromedp.PDFPrintBackground(), chromedp.PDFPreferCSSPageSize())(ctx, t)
+			head, err := chromedp.Evaluate[[]string](`(function(){var m=function(n){var e=document.querySelector('meta[name="'+n+'"]');return e?e.content:"";};return [m("servebench-running-header"), m("servebench-simulated")];})()`)(ctx, t)
+			if err != nil || len(head) != 2 {
+				head = []string{"", ""}
+			}
+			header, footer := pageTemplates(head[0], head[1] == "true")
+			pdf, err = chromedp.PrintToPDF(chromedp.PDFPaper(chromedp.PaperA4), chromedp.PDFPrintBackground(), chromedp.PDFPreferCSSPageSize(),
+				chromedp.PDFHeaderTemplate(header), chromedp.PDFFooterTemplate(footer))(ctx, t)
 			return err
 		}),
 	)

@@ -106,12 +106,7 @@ func (b *builder) sectionCapacityPlanning() {
 			lines = append(lines, useCaseTitle(cr)+": "+b.limitLabelOf(u.UseCase)+", no size")
 			continue
 		}
-		users := fmtUsers(*u.UsersPerReplica)
-		if u.AtMost {
-			users += "+"
-		} else if u.Approximate {
-			users = "~" + users
-		}
+		users := usersLabel(u)
 		row = append(row, b.limitLabelOf(u.UseCase), users)
 		for _, tg := range u.Targets {
 			row = append(row, sizingCell(u, tg, sz.GPUsPerReplica))
@@ -162,4 +157,31 @@ func (b *builder) limitLabelOf(name string) string {
 		}
 	}
 	return "—"
+}
+
+// usersLabel writes the users one replica serves: "96", "128+" (lower bound), "~40".
+func usersLabel(u servebench.UseCaseSizing) string {
+	if u.UsersPerReplica == nil {
+		return "—"
+	}
+	users := fmtUsers(*u.UsersPerReplica)
+	if u.AtMost {
+		users += "+"
+	} else if u.Approximate {
+		users = "~" + users
+	}
+	return users
+}
+
+// sizingOf returns the sizing of a use case, nil when none.
+func (b *builder) sizingOf(name string) *servebench.UseCaseSizing {
+	if b.res.Sizing == nil {
+		return nil
+	}
+	for i := range b.res.Sizing.UseCases {
+		if b.res.Sizing.UseCases[i].UseCase == name {
+			return &b.res.Sizing.UseCases[i]
+		}
+	}
+	return nil
 }

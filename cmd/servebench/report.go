@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/capacity"
 	"github.com/servebench/servebench/report"
 	"github.com/servebench/servebench/store"
 )
@@ -31,6 +32,7 @@ func newReportCmd(e *env) *cobra.Command {
 			if err != nil {
 				return withCode(exitUsage, fmt.Errorf("%s is not a readable run folder: %w", args[0], err))
 			}
+			withSizing(&res, man.Plan)
 			if err := renderRun(cmd.Context(), e, args[0], man, res, fs); err != nil {
 				return withCode(exitError, err)
 			}
@@ -38,11 +40,11 @@ func newReportCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&formats, "format", "html,md", "formats to write: html, md, pdf, json (comma separated)")
+	cmd.Flags().StringVar(&formats, "format", "html,md", "formats to write: html, md, pdf, json, csv (cells.csv: one row per cell; requests.csv: one row per request) (comma separated)")
 	return cmd
 }
 
-var knownFormats = []string{"html", "md", "pdf", "json"}
+var knownFormats = []string{"html", "md", "pdf", "json", "csv"}
 
 func parseFormats(s string) ([]string, error) {
 	var out []string
@@ -92,6 +94,14 @@ func renderRun(ctx context.Context, e *env, dir string, man servebench.Manifest,
 			write("report.md", func(b *bytes.Buffer) error { return report.Markdown(b, rep) })
 		case "json":
 			write("report.json", func(b *bytes.Buffer) error { return report.JSON(b, rep) })
+		case "csv":
+			write("cells.csv", func(b *bytes.Buffer) error { return report.CellsCSV(b, res.Cells) })
+			recs, err := store.ReadRecords(filepath.Join(dir, "requests.jsonl"))
+			if err != nil {
+				errs = append(errs, fmt.Errorf("requests.csv: %w", err))
+				break
+			}
+			write("requests.csv", func(b *bytes.Buffer) error { return report.RequestsCSV(b, recs) })
 		}
 	}
 	if wantHTML {
@@ -114,5 +124,14 @@ func printSummary(e *env, man servebench.Manifest, res servebench.Results) {
 	rep := report.Build(report.Input{Manifest: man, Results: res})
 	if err := report.Terminal(e.stdout, rep); err != nil {
 		fmt.Fprintln(e.stderr, "servebench: summary:", err)
+	}
+}
+
+// withSizing fills results' Capacity Planning when a run recorded before it existed has
+// capacity limits but no sizing.
+func withSizing(res *servebench.Results, p servebench.Plan) {
+	if res.Sizing == nil && len(res.Capacity) > 0 {
+		sz := capacity.Size(res.Capacity, capacity.SizingInput{Plan: p.Sizing, DeclaredGPU: p.Metadata.GPU, Cells: res.Cells})
+		res.Sizing = &sz
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -66,5 +67,28 @@ func TestRunAgainstSimByURLIsSimulatedWhateverThePlanDeclares(t *testing.T) {
 	html, _ := os.ReadFile(filepath.Join(dir, "report.html"))
 	if !strings.Contains(string(html), `class="banner"`) || !strings.Contains(string(html), "SIMULATED on servebench") {
 		t.Error("report.html has no SIMULATED banner and subtitle")
+	}
+
+	// the flat exports of the same run: one row per cell and one per record
+	code, _, stderr = runCLI(t, "report", dir, "--format", "csv")
+	if code != 0 {
+		t.Fatalf("report --format csv: exit %d\n%s", code, stderr)
+	}
+	recs := readRecords(t, filepath.Join(dir, "requests.jsonl"))
+	var res servebench.Results
+	b, _ = os.ReadFile(filepath.Join(dir, "results.json"))
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]int{"cells.csv": len(res.Cells), "requests.csv": len(recs)} {
+		f, err := os.Open(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := csv.NewReader(f).ReadAll()
+		f.Close()
+		if err != nil || len(rows)-1 != want || want == 0 {
+			t.Errorf("%s: %d data rows (%v), want %d", name, len(rows)-1, err, want)
+		}
 	}
 }
