@@ -17,13 +17,13 @@ var pageTmpl = template.Must(template.New("report").Funcs(template.FuncMap{"char
 
 // htmlPage is what the template renders: a report or a comparison.
 type htmlPage struct {
-	Kicker         string
-	Title          string
-	Subtitle       string
-	Simulated      bool
-	Banner         string
+	Kicker    string
+	Title     string
+	Subtitle  string
+	Simulated bool
+	Banner    string
 	// RunningHeader is printed at the top of every PDF page (see PDF).
-	RunningHeader string
+	RunningHeader  string
 	ModelTable     []Field
 	HardwareTable  []Field
 	Highlights     []Highlight
@@ -69,7 +69,7 @@ func HTML(w io.Writer, r *Report) error {
 	return renderPage(w, htmlPage{
 		Kicker: "Benchmark report", Title: termText(r.Title, headingRunes), Subtitle: r.Subtitle, Simulated: r.Simulated, Banner: r.Banner,
 		RunningHeader: termText(r.RunningHeader, headingRunes),
-		ModelTable: r.ModelTable, HardwareTable: r.HardwareTable, Highlights: r.Highlights, Run: &run, Sections: r.Sections,
+		ModelTable:    r.ModelTable, HardwareTable: r.HardwareTable, Highlights: r.Highlights, Run: &run, Sections: r.Sections,
 	})
 }
 
