@@ -276,12 +276,13 @@ func compareCharts(labels []string, idx []map[cmpKey]*servebench.CellResult, com
 		}
 	}
 	x := make([]string, len(concs))
+	xv := make([]float64, len(concs))
 	for i, n := range concs {
-		x[i] = strconv.Itoa(n)
+		x[i], xv[i] = strconv.Itoa(n), float64(n)
 	}
 	mk := func(id, title, yName string, dec int, val func(*servebench.CellResult) (float64, bool)) *Chart {
 		ch := &Chart{ID: id, Title: title, Caption: fmt.Sprintf("%s vs concurrency at %s in / %d out tokens, one line per run.", title, ctxLabel(head.ctx), head.out),
-			XName: "concurrent requests", X: x, YName: yName, Decimals: dec}
+			XName: "concurrent requests", X: x, XValues: xv, XScale: "linear", YName: yName, Decimals: dec}
 		for i, m := range idx {
 			s := Series{Name: labels[i]}
 			for _, n := range concs {

@@ -59,11 +59,12 @@ func (b *builder) sectionDedicated() {
 	}
 	sort.Ints(concs)
 	x := make([]string, len(concs))
+	xv := make([]float64, len(concs))
 	for i, n := range concs {
-		x[i] = strconv.Itoa(n)
+		x[i], xv[i] = strconv.Itoa(n), float64(n)
 	}
 	mk := func(cid, ctitle, caption, yName string, dec int, val func(*servebench.CellResult) (float64, bool)) *Chart {
-		ch := &Chart{ID: cid, Title: ctitle, Caption: caption, XName: "concurrent requests", X: x, YName: yName, Decimals: dec}
+		ch := &Chart{ID: cid, Title: ctitle, Caption: caption, XName: "concurrent requests", X: x, XValues: xv, XScale: "linear", YName: yName, Decimals: dec}
 		for _, g := range groups {
 			s := Series{Name: g.name}
 			for _, n := range concs {
@@ -146,7 +147,7 @@ func (b *builder) sectionDedicated() {
 
 	// per-user speed band and TTFT band across scenarios
 	band := func(cid, ctitle, caption, yName string, dec int, val func(*servebench.CellResult) (float64, bool)) *Chart {
-		ch := &Chart{ID: cid, Title: ctitle, Caption: caption, XName: "concurrent requests", X: x, YName: yName, Decimals: dec}
+		ch := &Chart{ID: cid, Title: ctitle, Caption: caption, XName: "concurrent requests", X: x, XValues: xv, XScale: "linear", YName: yName, Decimals: dec}
 		lo, hi := Series{Name: "best", Style: "band"}, Series{Name: "worst", Style: "band"}
 		for _, n := range concs {
 			var mn, mx *float64

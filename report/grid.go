@@ -114,7 +114,9 @@ func (g grid) chart(id, title, what, yName string, decimals int, val func(*serve
 	ch := &Chart{ID: id, Title: title, Caption: g.caption(what), XName: "context (tokens)", YName: yName, Decimals: decimals}
 	for _, x := range g.ctxs {
 		ch.X = append(ch.X, ctxLabel(x))
+		ch.XValues = append(ch.XValues, float64(x))
 	}
+	ch.XScale = "log"
 	for _, n := range g.concs {
 		s := Series{Name: seriesName(n)}
 		any := false

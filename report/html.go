@@ -13,7 +13,7 @@ import (
 //go:embed report.html.tmpl
 var htmlTemplate string
 
-var pageTmpl = template.Must(template.New("report").Funcs(template.FuncMap{"chartTable": chartTable}).Parse(htmlTemplate))
+var pageTmpl = template.Must(template.New("report").Funcs(template.FuncMap{"chartTable": chartTable, "thrStyle": thresholdStyle}).Parse(htmlTemplate))
 
 // htmlPage is what the template renders: a report or a comparison.
 type htmlPage struct {
@@ -91,4 +91,10 @@ func renderPage(w io.Writer, p htmlPage) error {
 		return fmt.Errorf("rendering the HTML report: %w", err)
 	}
 	return nil
+}
+
+// thresholdStyle names how the i-th threshold line of a chart is drawn (the page's script uses
+// the same order), so the caption tells the lines apart without colour.
+func thresholdStyle(i int) string {
+	return [...]string{"red dashes", "purple dots", "brown dash-dots"}[i%3]
 }

@@ -86,8 +86,8 @@ func TestHTMLInBrowser(t *testing.T) {
 				if (!inst) return {id: el.id, series: 0, points: 0, dashed: 0, rendered: false};
 				var o = inst.getOption(), pts = 0, dashed = 0;
 				o.series.forEach(function (s) {
-					pts += s.data.filter(function (v) { return v !== null && v !== undefined; }).length;
-					if (s.markLine && s.markLine.lineStyle && s.markLine.lineStyle.type === "dashed") dashed += s.markLine.data.length;
+					pts += s.data.filter(function (v) { return v !== null && v !== undefined && !(Array.isArray(v) && v[1] === null); }).length;
+					(s.markLine ? s.markLine.data : []).forEach(function (m) { if (m.yAxis !== undefined && m.lineStyle && m.lineStyle.type !== "solid") dashed++; });
 				});
 				return {id: el.id, series: o.series.length, points: pts, dashed: dashed, rendered: el.querySelector("svg path") !== null};
 			})`)(ctx, tg)

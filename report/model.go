@@ -152,6 +152,11 @@ type Chart struct {
 	// XName labels the x axis; X holds its category labels ("1K", "8K" or "1", "2", "4").
 	XName string   `json:"x_name"`
 	X     []string `json:"x"`
+	// XValues are the numeric positions of X (tokens, requests) so the axis is drawn to scale:
+	// XScale "log" (context lengths, base 2) or "linear" (concurrency). Empty: evenly spaced
+	// categories.
+	XValues []float64 `json:"x_values,omitempty"`
+	XScale  string    `json:"x_scale,omitempty"`
 	// YName labels the left axis, Y2Name the right axis (empty: no right axis).
 	YName  string `json:"y_name"`
 	Y2Name string `json:"y2_name,omitempty"`
@@ -160,8 +165,16 @@ type Chart struct {
 	// Decimals2 is the same for series on the right axis.
 	Decimals2 int      `json:"decimals2,omitempty"`
 	Series    []Series `json:"series"`
-	// Thresholds are drawn as dashed horizontal lines.
+	// Thresholds are drawn as horizontal lines, each in its own labelled style.
 	Thresholds []Threshold `json:"thresholds,omitempty"`
+	// Markers are vertical lines at an x value with a label (e.g. the capacity limit).
+	Markers []Marker `json:"markers,omitempty"`
+}
+
+// Marker is a labelled vertical line at X (an x value on a numeric axis).
+type Marker struct {
+	Name string  `json:"name"`
+	X    float64 `json:"x"`
 }
 
 // Series is one line; Data[i] belongs to X[i], nil where not measured.
