@@ -120,6 +120,9 @@ type SizingPlan struct {
 
 // Metadata is what the user declares about the system under test, shown in the report.
 type Metadata struct {
+	// Label is the run's short name in compare and the runs index ("H100 tp1"); empty: the GPU,
+	// else the model.
+	Label                string  `json:"label,omitempty" yaml:"label"`
 	ModelOrg             string  `json:"model_org,omitempty" yaml:"model_org"`
 	ModelName            string  `json:"model_name,omitempty" yaml:"model_name"`
 	Architecture         string  `json:"architecture,omitempty" yaml:"architecture"`

@@ -3,6 +3,7 @@ package plan
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -68,6 +69,13 @@ func Flags() []Flag {
 		flag("sim-profile", "target.sim_profile", "string", "simulator profile when no --url is given (see servebench sim --list)", parseString, func(p *servebench.Plan) *string { return &t(p).SimProfile }),
 		flag("tokenizer", "target.tokenizer", "string", "offline tokenizer when the server cannot count tokens: cl100k_base, o200k_base", parseString, func(p *servebench.Plan) *string { return &t(p).Tokenizer }),
 		flag("api-key-env", "target.api_key_env", "string", fmt.Sprintf("environment variable holding the API key (default %s)", d.Target.APIKeyEnv), parseString, func(p *servebench.Plan) *string { return &t(p).APIKeyEnv }),
+		flag("label", "metadata.label", "string", "the run's short name in compare and runs (default: the GPU, else the model)", parseString, func(p *servebench.Plan) *string { return &p.Metadata.Label }),
+		{Name: "metadata", Key: "metadata", Kind: "strings", Usage: "declare a metadata key=value, as in the plan's metadata (repeatable): --metadata gpu=\"2x H100 SXM\" --metadata engine=vLLM",
+			apply: func(p *servebench.Plan, v string) error { return applyMetadata(&p.Metadata, strings.Split(v, "\n")) }},
+		flag("gpu-price", "sizing.gpu_usd_per_hour", "float", "GPU price in USD per GPU-hour, for monthly cost and cost per 1M output tokens in Capacity Planning", parseFloat, func(p *servebench.Plan) *float64 { return &p.Sizing.GPUUSDPerHour }),
+		flag("users-per-slot", "sizing.users_per_slot", "float", "active users one concurrent request slot serves, for Capacity Planning (default 4)", parseFloat, func(p *servebench.Plan) *float64 { return &p.Sizing.UsersPerSlot }),
+		flag("gpus-per-replica", "sizing.gpus_per_replica", "int", "GPUs in one replica of the measured system (default: the count in metadata.gpu, e.g. \"2x H100\" → 2, else 1)", parseInt[int], func(p *servebench.Plan) *int { return &p.Sizing.GPUsPerReplica }),
+		flag("target-users", "sizing.target_users", "string", "user counts to size for in Capacity Planning: 100,1000,10000", parseUserCounts, func(p *servebench.Plan) *[]int { return &p.Sizing.TargetUsers }),
 		{Name: "scenarios", Key: "scenarios", Kind: "string", Usage: "dedicated-capacity scenarios: default, none, or scenario names (comma separated)",
 			apply: func(p *servebench.Plan, v string) (err error) {
 				p.Scenarios, err = selectScenarios(p.Scenarios, v)
@@ -248,4 +256,52 @@ func ParseConcurrency(s string) ([]int, error) {
 	}
 	sort.Ints(out)
 	return slices.Compact(out), nil
+}
+
+// parseUserCounts parses --target-users: positive whole numbers, comma separated.
+func parseUserCounts(v string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(strings.ReplaceAll(f, "_", "")))
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("%q is not a user count: write positive whole numbers, e.g. 100,1000,10000", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// applyMetadata sets metadata keys from "key=value" pairs; the keys are the plan's metadata
+// keys (its YAML names), so --metadata gpu="2x H100" is metadata.gpu.
+func applyMetadata(m *servebench.Metadata, pairs []string) error {
+	rv := reflect.ValueOf(m).Elem()
+	var known []string
+	for i := 0; i < rv.NumField(); i++ {
+		known = append(known, strings.Split(rv.Type().Field(i).Tag.Get("yaml"), ",")[0])
+	}
+	for _, kv := range pairs {
+		key, val, ok := strings.Cut(kv, "=")
+		key = strings.TrimSpace(key)
+		if !ok || key == "" {
+			return fmt.Errorf("%q is not key=value (e.g. gpu=\"1x H100 SXM\")", kv)
+		}
+		i := slices.Index(known, key)
+		if i < 0 {
+			return fmt.Errorf("%q is not a metadata key: use one of %s", key, strings.Join(known, ", "))
+		}
+		f := rv.Field(i)
+		switch f.Kind() {
+		case reflect.String:
+			f.SetString(strings.TrimSpace(val))
+		case reflect.Float64:
+			x, err := parseFloat(val)
+			if err != nil {
+				return fmt.Errorf("%s: %w", key, err)
+			}
+			f.SetFloat(x)
+		default:
+			return fmt.Errorf("%s cannot be set with --metadata", key)
+		}
+	}
+	return nil
 }

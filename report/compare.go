@@ -19,10 +19,13 @@ type Comparison struct {
 	Sections []Section `json:"sections"`
 }
 
-// runLabel names a run's column: the declared GPU, else the model, else the run id.
+// runLabel names a run's column: its label (--label), else the declared GPU, else the model,
+// else the run id.
 func runLabel(in Input) string {
 	md := in.Manifest.Plan.Metadata
 	switch {
+	case md.Label != "":
+		return md.Label
 	case md.GPU != "":
 		return md.GPU
 	case md.ModelName != "":
@@ -99,7 +102,7 @@ func Compare(ins []Input) *Comparison {
 				eng = f.Value
 			}
 		}
-		runs.Rows = append(runs.Rows, []string{cmp.Labels[i], r.Title, gpu, eng, r.Run.Status, strconv.FormatBool(r.Simulated), r.Run.ID})
+		runs.Rows = append(runs.Rows, []string{cmp.Labels[i], r.Title, gpu, eng, r.Run.Status, simulatedWord(r.Simulated), r.Run.ID})
 	}
 	cmp.Sections = append(cmp.Sections, Section{ID: "runs", Title: "Runs", Level: 1, Blocks: []Block{tableB(runs)}})
 
@@ -306,4 +309,12 @@ func compareCharts(labels []string, idx []map[cmpKey]*servebench.CellResult, com
 		chartB(mk("cmp-ttft", "Mean TTFT", "seconds", 3, valTTFT)),
 		chartB(mk("cmp-itl", "Mean inter-token latency", "ms", 1, valITLms)),
 	}}}
+}
+
+// simulatedWord fills the runs table's SIMULATED column.
+func simulatedWord(sim bool) string {
+	if sim {
+		return "SIMULATED"
+	}
+	return "no (real target)"
 }

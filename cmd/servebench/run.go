@@ -65,6 +65,8 @@ func newRunCmd(e *env) *cobra.Command {
 			fl.Duration(pf.Name, 0, pf.Usage)
 		case "bool":
 			fl.Bool(pf.Name, false, pf.Usage)
+		case "strings":
+			fl.StringArray(pf.Name, nil, pf.Usage)
 		default:
 			fl.String(pf.Name, "", pf.Usage)
 		}
@@ -78,6 +80,10 @@ func planOverrides(cmd *cobra.Command) plan.Overrides {
 	for _, pf := range plan.Flags() {
 		if f := cmd.Flags().Lookup(pf.Name); f != nil && f.Changed {
 			ov[pf.Name] = f.Value.String()
+			if pf.Kind == "strings" { // repeatable: one value per line
+				vs, _ := cmd.Flags().GetStringArray(pf.Name)
+				ov[pf.Name] = strings.Join(vs, "\n")
+			}
 		}
 	}
 	return ov

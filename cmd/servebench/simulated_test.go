@@ -92,3 +92,62 @@ func TestRunAgainstSimByURLIsSimulatedWhateverThePlanDeclares(t *testing.T) {
 		}
 	}
 }
+
+// Two runs named with --label A and --label B (and their GPU and price from flags) are A and B in
+// compare, marked SIMULATED; --metadata sets plan metadata keys and refuses unknown ones; the
+// GPU count of --metadata gpu sizes the replicas and --gpu-price prices them.
+func TestLabelsMetadataAndGPUPriceFromFlags(t *testing.T) {
+	prof, err := sim.LookupProfile("fast")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, stop, err := startSim(context.Background(), prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	tmp := t.TempDir()
+	common := []string{"run", "--url", base + "/v1", "--contexts", "1k", "--concurrency", "1,2", "--output-tokens", "16",
+		"--min-requests", "2", "--rounds", "1", "--use-cases", "code_completion", "--capacity-max", "2", "--scenarios", "none",
+		"--quiet", "--index", "none", "--gpu", "none", "--format", "md"}
+	for _, l := range []string{"A", "B"} {
+		args := append(append([]string(nil), common...), "--label", l, "--metadata", "gpu=2x H100 SXM", "--metadata", "engine=vLLM",
+			"--gpu-price", "2.5", "--out", filepath.Join(tmp, l))
+		if code, _, stderr := runCLI(t, args...); code != 0 {
+			t.Fatalf("run %s: exit %d\n%s", l, code, stderr)
+		}
+	}
+	var man servebench.Manifest
+	b, _ := os.ReadFile(filepath.Join(tmp, "A", "run.json"))
+	if err := json.Unmarshal(b, &man); err != nil {
+		t.Fatal(err)
+	}
+	if md := man.Plan.Metadata; md.Label != "A" || md.GPU != "2x H100 SXM" || md.Engine != "vLLM" || man.Plan.Sizing.GPUUSDPerHour != 2.5 {
+		t.Errorf("plan from flags: metadata %+v, sizing %+v", md, man.Plan.Sizing)
+	}
+	var res servebench.Results
+	b, _ = os.ReadFile(filepath.Join(tmp, "A", "results.json"))
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Sizing == nil || res.Sizing.GPUsPerReplica != 2 || res.Sizing.GPUUSDPerHour != 2.5 {
+		t.Errorf("sizing %+v, want 2 GPUs per replica from the declared GPU at $2.5", res.Sizing)
+	}
+	code, stdout, stderr := runCLI(t, "compare", filepath.Join(tmp, "A"), filepath.Join(tmp, "B"), "--out", filepath.Join(tmp, "cmp.html"))
+	if code != 0 {
+		t.Fatalf("compare: exit %d\n%s", code, stderr)
+	}
+	md, _ := os.ReadFile(filepath.Join(tmp, "cmp.md"))
+	for _, want := range []string{"| A |", "| B |", "SIMULATED"} {
+		if !strings.Contains(string(md)+stdout, want) {
+			t.Errorf("compare lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(string(md), "(2)") {
+		t.Errorf("labelled runs must not be numbered apart:\n%s", md)
+	}
+	code, _, stderr = runCLI(t, "run", "--metadata", "colour=blue", "--out", filepath.Join(tmp, "bad"), "--index", "none")
+	if code != exitUsage || !strings.Contains(stderr, `"colour" is not a metadata key`) {
+		t.Errorf("unknown metadata key: exit %d\n%s", code, stderr)
+	}
+}
