@@ -80,6 +80,9 @@ type Runner struct {
 	Metrics ServerMetrics
 	// MetricsNote says why Metrics is nil.
 	MetricsNote string
+	// Notes are run-level facts known before the run (e.g. how far the simulator is from
+	// published measurements); Results lists them first.
+	Notes []string
 	// GPU reads GPU telemetry; nil when there is none (GPUNote says why).
 	GPU     GPUReader
 	GPUNote string
@@ -118,7 +121,7 @@ func (r *Runner) Results() servebench.Results {
 	cells := append([]servebench.CellResult(nil), r.cells...)
 	sortCells(cells)
 	stats.ScalingEfficiency(cells)
-	notes := append([]string(nil), r.notes...)
+	notes := append(append([]string(nil), r.Notes...), r.notes...)
 	if n := r.short.Load(); n > 0 && !r.Server.ForcesOutputLength {
 		notes = append(notes, fmt.Sprintf("The server cannot be forced to produce an exact output length (no ignore_eos): %d request(s) stopped short of the requested output tokens.", n))
 	} else if n > 0 {

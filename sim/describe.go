@@ -43,14 +43,21 @@ func (p Profile) Metadata(m servebench.Metadata) servebench.Metadata {
 	}
 	set(&m.Architecture, arch)
 	prec := "BF16"
-	if p.Model.BytesPerParam == 1 {
+	switch {
+	case p.Model.Format == NVFP4 || p.Model.BytesPerParam < 1:
+		prec = "NVFP4"
+	case p.Model.Format == FP8 || p.Model.BytesPerParam == 1:
 		prec = "FP8"
 	}
 	set(&m.Precision, prec)
-	set(&m.KVCache, prec)
+	set(&m.KVCache, "BF16")
 	set(&m.GPU, fmt.Sprintf("%dx %s (simulated)", p.GPU.Count, p.GPU.Name))
 	set(&m.VRAM, fmt.Sprintf("%.1f GB", p.GPU.MemoryBytes/1e9))
 	set(&m.Engine, "vLLM-like simulator:")
-	set(&m.SpeculativeDecoding, "none")
+	spec := "none"
+	if k := p.Engine.SpecTokens; k > 0 {
+		spec = fmt.Sprintf("MTP, %d speculative tokens (%.1f tokens per step)", k, p.TokensPerStep())
+	}
+	set(&m.SpeculativeDecoding, spec)
 	return m
 }

@@ -99,6 +99,13 @@
 // integrated on the engine clock. Per request (engine clock): queue = first_scheduled − arrival,
 // prefill = first_token − first_scheduled, decode = finished − first_token.
 //
+// The reference profiles (sim/reference.go) extend this with tensor parallelism (all-reduces over
+// NVLink or PCIe), FP8/NVFP4 weights, MoE experts, MTP speculative decoding (several tokens per
+// step and chunk), GQA/MLA KV sizes, sliding-window and linear-attention layers, and per-sequence,
+// per-layer and per-request overheads; core.cost has the full formula. Their engine overheads are
+// fitted on published measurements and validated on held-out ones (package sim/validation,
+// `servebench sim validate`, docs/simulator.md).
+//
 // # The fast profile
 //
 // An imaginary small GPU (120 TFLOP/s, 4.5 TB/s, 2.6 GB, 40–300 W) serving a 0.5B dense model

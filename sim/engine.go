@@ -290,7 +290,7 @@ func (c *core) step() (stepCost, bool) {
 		if !s.scheduled {
 			s.cachedTokens = hit
 			s.scheduled = true
-			s.firstScheduled = math.Max(start, s.arrival)
+			s.firstScheduled = math.Max(start, s.ready)
 		}
 		sched = append(sched, chunk{s, s.computed, n})
 		budget -= n
@@ -381,7 +381,7 @@ func dropAborted(c *core, q []*seq) []*seq {
 // recordFinish adds a finished sequence's times to Truth and the histograms, the same float
 // values in the same order, so a histogram's _sum equals the Truth sum exactly.
 func (c *core) recordFinish(s *seq) {
-	queue := s.firstScheduled - s.arrival
+	queue := s.firstScheduled - s.ready // from engine arrival, as vLLM
 	prefill := s.firstToken - s.firstScheduled
 	decode := s.finished - s.firstToken
 	c.truth.RequestsFinished++

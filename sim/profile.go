@@ -265,20 +265,13 @@ var (
 		Layers: 48, Hidden: 2048, KVBytesPerToken: 98304, BytesPerParam: 2}
 )
 
-// vllmDefaults are vLLM-like engine settings for the real-hardware profiles.
-var vllmDefaults = EngineSpec{
-	MaxNumBatchedTokens:  8192,
-	MaxNumSeqs:           256,
-	GPUMemoryUtilization: 0.9,
-	MaxModelLen:          131072,
-	BlockSize:            16,
-	StreamInterval:       0,
-	StepOverhead:         1 * time.Millisecond,
-	PrefillOverhead:      3 * time.Millisecond,
-	ComputeEfficiency:    0.6,
-	BandwidthEfficiency:  0.8,
-	MemoryPowerWeight:    0.6,
-}
+// vllmDefaults are the generic profiles' engine: vLLM's defaults with the engine overheads
+// fitted on GLM-4.7-Flash BF16 on one H200 (sim/reference.go), the nearest validated kind.
+var vllmDefaults = func() EngineSpec {
+	e := fitGLM47H200.engine(0)
+	e.MaxModelLen = 131072
+	return e
+}()
 
 // FastProfile is the small imaginary GPU for tests and the demo. All its numbers live in this
 // one literal; doc.go tabulates what they produce.
@@ -321,6 +314,7 @@ func Profiles() []Profile {
 				Name:        g.key + "-" + m.key,
 				Description: fmt.Sprintf("1× %s serving %s (BF16, vLLM-like defaults)", g.g.Name, m.m.Name),
 				GPU:         g.g, Model: m.m, Engine: vllmDefaults,
+				Validation: validatedKind,
 			}
 			out = append(out, p)
 		}

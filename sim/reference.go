@@ -1,6 +1,9 @@
 package sim
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Reference profiles: the configurations of published benchmark reports, written from public
 // hardware and model specifications, with the engine-overhead parameters (the efficiencies and
@@ -110,33 +113,35 @@ type Validation struct {
 // sim/validation/reference.csv and are validated on the others.
 var (
 	fitGLM47H200 = engineFit{
-		ComputeEfficiency: 0.2777, AttentionEfficiency: 0.659, BandwidthEfficiency: 0.6737,
-		StepOverhead: 2566 * time.Microsecond, PerSeqOverhead: 190 * time.Microsecond,
-		RequestOverhead: 38.5 * 1e6,
+		ComputeEfficiency: 0.3098, AttentionEfficiency: 0.6387, BandwidthEfficiency: 1,
+		KVBandwidthEfficiency: 0.7316,
+		StepOverhead:          3792 * time.Microsecond, PerSeqOverhead: 1 * time.Microsecond,
+		RequestOverhead: 39.7 * 1e6,
 	}
 	fitQwen36RTX = engineFit{
-		ComputeEfficiency: 0.2438, AttentionEfficiency: 0.58, BandwidthEfficiency: 0.8825,
-		KVBandwidthEfficiency: 0.2265,
-		StepOverhead:          1967 * time.Microsecond, PerSeqOverhead: 248 * time.Microsecond,
-		RequestOverhead: 37.3 * 1e6, SpecAcceptance: 0.78,
+		ComputeEfficiency: 0.2595, AttentionEfficiency: 0.5622, BandwidthEfficiency: 0.8035,
+		KVBandwidthEfficiency: 0.2301,
+		StepOverhead:          1967 * time.Microsecond, PerSeqOverhead: 1 * time.Microsecond,
+		RequestOverhead: 38.5 * 1e6, SpecAcceptance: 0.8048,
 	}
 	fitStep37NVFP4RTX = engineFit{
-		ComputeEfficiency: 0.01764, AttentionEfficiency: 0.5024, BandwidthEfficiency: 1,
-		StepOverhead: 4574 * time.Microsecond, PerSeqOverhead: 1947 * time.Microsecond,
-		RequestOverhead: 40.4 * 1e6,
+		ComputeEfficiency: 0.01764, AttentionEfficiency: 0.5024, BandwidthEfficiency: 0.829,
+		KVBandwidthEfficiency: 1,
+		StepOverhead:          4646 * time.Microsecond, PerSeqOverhead: 1493 * time.Microsecond,
+		RequestOverhead: 38 * 1e6,
 	}
 	// The vllm bench serve post has four fitted points; the attention and bandwidth
 	// efficiencies and the per-sequence and per-request overheads are GLM's (vLLM on Hopper-class
 	// HBM), the rest are fitted.
 	fitStep37MTP = engineFit{
-		ComputeEfficiency: 0.04605, AttentionEfficiency: fitGLM47H200.AttentionEfficiency,
+		ComputeEfficiency: 0.04678, AttentionEfficiency: fitGLM47H200.AttentionEfficiency,
 		BandwidthEfficiency: fitGLM47H200.BandwidthEfficiency,
-		StepOverhead:        2732 * time.Microsecond, PerSeqOverhead: fitGLM47H200.PerSeqOverhead,
+		StepOverhead:        5784 * time.Microsecond, PerSeqOverhead: fitGLM47H200.PerSeqOverhead,
 		RequestOverhead: fitGLM47H200.RequestOverhead, SpecAcceptance: 0.77,
 	}
 	// fitEagerLayerOverhead is the per-layer launch cost of a step without CUDA graphs (H100
 	// and A100 ran in eager mode).
-	fitEagerLayerOverhead = 170 * time.Microsecond
+	fitEagerLayerOverhead = 196 * time.Microsecond
 )
 
 // engineFit is the fitted part of an EngineSpec.
@@ -161,22 +166,52 @@ func (f engineFit) engine(k int) EngineSpec {
 	return e
 }
 
+// validated is each reference configuration's validation (held-out TTFT, per-user generation
+// speed and system throughput points), as `servebench sim validate` measures it; a test in
+// sim/validation keeps these figures equal to the measured ones.
+var validated = map[string]Validation{
+	"glm47-flash-bf16-1xh200":             {Reference: "glm47-flash-bf16-1xh200", Points: 26, MedianErrorPct: 15, WorstErrorPct: 33},
+	"qwen36-35b-a3b-fp8-mtp-1xrtxpro6000": {Reference: "qwen36-35b-a3b-fp8-mtp-1xrtxpro6000", Points: 30, MedianErrorPct: 10, WorstErrorPct: 45},
+	"step37-flash-nvfp4-2xrtxpro6000":     {Reference: "step37-flash-nvfp4-2xrtxpro6000", Points: 30, MedianErrorPct: 11, WorstErrorPct: 41},
+	"step37-flash-bf16-mtp-4xb200":        {Reference: "step37-flash-bf16-mtp-4xb200", Points: 2, MedianErrorPct: 1, WorstErrorPct: 1},
+	"step37-flash-bf16-mtp-8xh100":        {Reference: "step37-flash-bf16-mtp-8xh100", Points: 3, MedianErrorPct: 2, WorstErrorPct: 30},
+	"step37-flash-bf16-mtp-8xa100":        {Reference: "step37-flash-bf16-mtp-8xa100", Points: 3, MedianErrorPct: 48, WorstErrorPct: 55},
+}
+
+// validatedKind is the generic single-GPU BF16 profiles' nearest validated kind: GLM-4.7-Flash
+// BF16 on one H200 with vLLM, whose fitted engine overheads they share (vllmDefaults).
+var validatedKind = func() Validation {
+	v := validated["glm47-flash-bf16-1xh200"]
+	v.Reference += " (nearest validated kind)"
+	return v
+}()
+
 // ReferenceProfiles returns the profiles of the published reference configurations.
 func ReferenceProfiles() []Profile {
 	eager := fitStep37MTP
 	eager.LayerOverhead = fitEagerLayerOverhead
 	return []Profile{
 		{Name: "h200-glm47-flash", Description: "1× H200 serving GLM-4.7-Flash BF16 with vLLM (reference)",
-			GPU: refH200, Model: refGLM47Flash, Engine: fitGLM47H200.engine(0)},
+			GPU: refH200, Model: refGLM47Flash, Engine: fitGLM47H200.engine(0), Validation: validated["glm47-flash-bf16-1xh200"]},
 		{Name: "rtxpro6000-qwen36-35b-a3b-fp8-mtp", Description: "1× RTX Pro 6000 serving Qwen3.6-35B-A3B FP8 with MTP (2 speculative tokens) on vLLM (reference)",
-			GPU: refRTXPro6000, Model: refQwen36MoE, Engine: fitQwen36RTX.engine(2)},
+			GPU: refRTXPro6000, Model: refQwen36MoE, Engine: fitQwen36RTX.engine(2), Validation: validated["qwen36-35b-a3b-fp8-mtp-1xrtxpro6000"]},
 		{Name: "2xrtxpro6000-step37-flash-nvfp4", Description: "2× RTX Pro 6000 (TP 2, PCIe) serving Step-3.7-Flash NVFP4 on vLLM (reference)",
-			GPU: refRTXPro6000.times(2), Model: refStep37Flash.nvfp4("stepfun-ai/Step-3.7-Flash-NVFP4"), Engine: fitStep37NVFP4RTX.engine(0)},
+			GPU: refRTXPro6000.times(2), Model: refStep37Flash.nvfp4("stepfun-ai/Step-3.7-Flash-NVFP4"), Engine: fitStep37NVFP4RTX.engine(0),
+			Validation: validated["step37-flash-nvfp4-2xrtxpro6000"]},
 		{Name: "4xb200-step37-flash-mtp", Description: "4× B200 (TP 4) serving Step-3.7-Flash BF16 with MTP (3 speculative tokens) on vLLM (reference)",
-			GPU: refB200.times(4), Model: refStep37Flash, Engine: fitStep37MTP.engine(3)},
+			GPU: refB200.times(4), Model: refStep37Flash, Engine: fitStep37MTP.engine(3), Validation: validated["step37-flash-bf16-mtp-4xb200"]},
 		{Name: "8xh100-step37-flash-mtp", Description: "8× H100 (TP 8, eager mode) serving Step-3.7-Flash BF16 with MTP on vLLM (reference)",
-			GPU: refH100.times(8), Model: refStep37Flash, Engine: eager.engine(3)},
+			GPU: refH100.times(8), Model: refStep37Flash, Engine: eager.engine(3), Validation: validated["step37-flash-bf16-mtp-8xh100"]},
 		{Name: "8xa100-step37-flash-mtp", Description: "8× A100 (TP 8, eager mode) serving Step-3.7-Flash BF16 with MTP on vLLM (reference)",
-			GPU: refA100.times(8), Model: refStep37Flash, Engine: eager.engine(3)},
+			GPU: refA100.times(8), Model: refStep37Flash, Engine: eager.engine(3), Validation: validated["step37-flash-bf16-mtp-8xa100"]},
 	}
+}
+
+// Summary says the validated error in words, e.g. "median 12%, worst 38% over 40 points of
+// glm47-flash-bf16-1xh200", or "not validated".
+func (v Validation) Summary() string {
+	if v.Points == 0 {
+		return "not validated"
+	}
+	return fmt.Sprintf("median %.0f%%, worst %.0f%% over %d points of %s", v.MedianErrorPct, v.WorstErrorPct, v.Points, v.Reference)
 }

@@ -281,7 +281,7 @@ func (s *Server) requestMetrics(q *seq) *requestMetrics {
 		LastTokenTime:      s.unix(q.finished),
 		FirstScheduledTime: s.unix(q.firstScheduled),
 		FirstTokenTime:     s.unix(q.firstToken),
-		TimeInQueue:        q.firstScheduled - q.arrival,
+		TimeInQueue:        q.firstScheduled - q.ready,
 		FinishedTime:       s.unix(q.finished),
 	}
 }

@@ -29,7 +29,8 @@ type Workload struct {
 // Estimate is what Simulate measured: means over measured requests, on the engine clock.
 type Estimate struct {
 	Requests int
-	// Per-request means (s): TTFT = first_token − arrival, queue, prefill, decode, e2e.
+	// Per-request means (s): TTFT = first_token − arrival, queue = first_scheduled − engine
+	// arrival (arrival + RequestOverhead), prefill, decode, e2e.
 	TTFTSeconds, QueueSeconds, PrefillSeconds, DecodeSeconds, E2ESeconds float64
 	// GenerationSpeedTPS is the mean of (output − 1) / decode per request (tok/s per user).
 	GenerationSpeedTPS float64
@@ -79,11 +80,19 @@ func Simulate(p Profile, w Workload) (Estimate, error) {
 	bs := p.Engine.BlockSize
 	shared := min(w.SharedPrefixTokens, w.ContextTokens) / bs
 	var issued, inFlight, done int
+	perSeq := w.ContextTokens + w.OutputTokens + bs*(2+p.Engine.SpecTokens)
+	mayPreempt := w.Concurrency*perSeq > p.KVCapacityTokens()
 	newSeq := func() {
 		issued++
 		inFlight++
 		q := &seq{id: uint64(issued), promptTokens: w.ContextTokens, maxTokens: w.OutputTokens, target: w.OutputTokens}
-		nb := w.ContextTokens / bs
+		// Unique prompt blocks are keyed only when preemption is possible (a preempted request
+		// re-reads its own cached blocks); otherwise no other request could hit them, and
+		// keying them would only cost a map entry per block.
+		nb := shared
+		if mayPreempt {
+			nb = w.ContextTokens / bs
+		}
 		q.blockHashes = make([]uint64, nb)
 		for j := range nb {
 			if j < shared {
@@ -107,7 +116,7 @@ func Simulate(p Profile, w Workload) (Estimate, error) {
 		if done > warm { // with a cold start the window and energy start at 0
 			e.Requests++
 			e.TTFTSeconds += q.firstToken - q.arrival
-			e.QueueSeconds += q.firstScheduled - q.arrival
+			e.QueueSeconds += q.firstScheduled - q.ready
 			e.PrefillSeconds += q.firstToken - q.firstScheduled
 			e.DecodeSeconds += q.finished - q.firstToken
 			e.E2ESeconds += q.finished - q.arrival

@@ -216,6 +216,7 @@ type target struct {
 	hc                 *http.Client
 	origin             time.Time
 	stop               func()
+	notes              []string // run-level facts for the report (the simulator's validated error)
 }
 
 // openTarget is step 2: the built-in simulator when the plan names no URL, then discovery, the
@@ -235,6 +236,7 @@ func (s *session) openTarget(ctx context.Context) error {
 		tg.stop = stop
 		tg.spec = sim.Target(p.Target, base)
 		tg.metadata = prof.Metadata(p.Metadata)
+		tg.notes = append(tg.notes, simValidationNote(prof))
 	}
 	ok := false
 	defer func() {
@@ -364,7 +366,7 @@ func (s *session) measure(ctx context.Context) (*runner.Runner, error) {
 	e, tg, tel := s.e, s.tg, s.tel
 	view := newProgress(e.stderr, s.f.quiet)
 	rn := &runner.Runner{Plan: s.man.Plan, Server: tg.info, Client: tg.client, Prompts: tg.prompts, Recorder: s.run,
-		MetricsNote: tel.metricsNote, GPUNote: tel.gpuNote, Origin: tg.origin, Events: view.handle,
+		MetricsNote: tel.metricsNote, GPUNote: tel.gpuNote, Origin: tg.origin, Events: view.handle, Notes: tg.notes,
 		RunInfo: servebench.RunInfo{ID: s.id, Target: tg.spec.URL, API: tg.spec.API, Model: tg.model, Simulated: tg.simulated, StartedAt: s.man.StartedAt}}
 	if tel.metrics != nil {
 		rn.Metrics = tel.metrics

@@ -23,14 +23,15 @@ func newSimCmd(e *env) *cobra.Command {
 		Example: `  servebench sim --listen 127.0.0.1:18000
   servebench sim --profile h100-llama8b --request-metrics
   servebench sim --reasoning-tokens 256          # a reasoning model: thinks before it answers
-  servebench sim --list`,
+  servebench sim --list
+  servebench sim validate                        # the simulator against published measurements`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if list {
 				tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-				fmt.Fprintln(tw, "PROFILE\tDESCRIPTION")
+				fmt.Fprintln(tw, "PROFILE\tVALIDATED ERROR (held-out published points)\tDESCRIPTION")
 				for _, p := range sim.Profiles() {
-					fmt.Fprintf(tw, "%s\t%s\n", p.Name, p.Description)
+					fmt.Fprintf(tw, "%s\t%s\t%s\n", p.Name, p.Validation.Summary(), p.Description)
 				}
 				return tw.Flush()
 			}

@@ -90,9 +90,9 @@ func TestFit(t *testing.T) {
 		configs []string
 		params  []param
 	}{
-		{[]string{"glm47-flash-bf16-1xh200"}, []param{pCompute, pAttn, pBW, pStep, pSeq, pReq}},
+		{[]string{"glm47-flash-bf16-1xh200"}, []param{pCompute, pAttn, pBW, pKVBW, pStep, pSeq, pReq}},
 		{[]string{"qwen36-35b-a3b-fp8-mtp-1xrtxpro6000"}, []param{pCompute, pAttn, pBW, pKVBW, pStep, pSeq, pReq, pAccept}},
-		{[]string{"step37-flash-nvfp4-2xrtxpro6000"}, []param{pCompute, pAttn, pBW, pStep, pSeq, pReq}},
+		{[]string{"step37-flash-nvfp4-2xrtxpro6000"}, []param{pCompute, pAttn, pBW, pKVBW, pStep, pSeq, pReq}},
 		{[]string{"step37-flash-bf16-mtp-4xb200", "step37-flash-bf16-mtp-8xh100", "step37-flash-bf16-mtp-8xa100"},
 			[]param{pCompute, pStep, pAccept, pLayer}},
 	}

@@ -195,6 +195,12 @@ func (r Row) KindAgrees() bool {
 	return pub == r.SimKind
 }
 
+// Agrees reports, for a capacity row, whether the simulated limit agrees with the published
+// one: the same kind, and for measured limits within ±25 %.
+func (r Row) Agrees() bool {
+	return r.KindAgrees() && (r.SimKind == NotViable || r.SimKind == AtLeast || math.Abs(r.Err) <= 0.25)
+}
+
 // Runner simulates points, memoising workloads; Profiles maps a config to the profile used
 // (the fitting routine substitutes candidates).
 type Runner struct {
@@ -454,8 +460,7 @@ func (t Table) ProfileValidation(configID string) sim.Validation {
 		return sim.Validation{}
 	}
 	s := summarise(configID, "", errs)
-	c, _ := ConfigByID(configID)
-	return sim.Validation{Reference: c.Title, Points: s.Points,
+	return sim.Validation{Reference: configID, Points: s.Points,
 		MedianErrorPct: math.Round(100 * s.MedianAbs), WorstErrorPct: math.Round(100 * s.WorstAbs)}
 }
 

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/servebench/servebench/sim"
+	"github.com/servebench/servebench/sim/validation"
+)
+
+func newSimValidateCmd(e *env) *cobra.Command {
+	var summary bool
+	cmd := &cobra.Command{
+		Use:   "validate [--summary]",
+		Short: "Re-run every published reference measurement on the simulator (virtual time) and print the error",
+		Long: `Re-runs every published point of the reference benchmark reports (four real configurations:
+GLM-4.7-Flash BF16 on 1× H200; Qwen3.6-35B-A3B FP8 + MTP on 1× RTX Pro 6000; Step-3.7-Flash NVFP4 on
+2× RTX Pro 6000; Step-3.7-Flash BF16 + MTP on 4× B200, 8× H100 and 8× A100) on the matching simulator
+profile, in virtual time, and prints published vs simulated with the relative error, then the median
+and worst error per configuration and metric over the held-out points (those not used to fit the
+engine-overhead parameters), then the capacity limits of the use cases.`,
+		Example: `  servebench sim validate
+  servebench sim validate --summary`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			pts, err := validation.Points()
+			if err != nil {
+				return withCode(exitError, err)
+			}
+			r, err := validation.NewRunner()
+			if err != nil {
+				return withCode(exitError, err)
+			}
+			t, err := r.Run(pts)
+			if err != nil {
+				return withCode(exitError, fmt.Errorf("simulating the reference points: %w", err))
+			}
+			fmt.Fprintln(e.stdout, "SIMULATED vs published: error = (simulated − published) / published.")
+			return t.WriteText(e.stdout, summary)
+		},
+	}
+	cmd.Flags().BoolVar(&summary, "summary", false, "print only the error summary and the capacity limits")
+	return cmd
+}
+
+func simWithValidate(e *env) *cobra.Command {
+	c := newSimCmd(e)
+	c.AddCommand(newSimValidateCmd(e))
+	return c
+}
+
+// simValidationNote says, for the report, how far the profile's kind of configuration was from
+// published measurements (servebench sim validate).
+func simValidationNote(p sim.Profile) string {
+	v := p.Validation
+	if v.Points == 0 {
+		return fmt.Sprintf("Simulator profile %q was not validated against published measurements (it models an imaginary or unmeasured configuration): read its figures as trends, not predictions.", p.Name)
+	}
+	return fmt.Sprintf("Simulator agreement: profile %q's kind of configuration was, on %d published points held out from fitting (TTFT, per-user generation speed, system throughput of %s), within a median %.0f%% (worst %.0f%%) of the real measurements; `servebench sim validate` prints the table.",
+		p.Name, v.Points, v.Reference, v.MedianErrorPct, v.WorstErrorPct)
+}

@@ -1,0 +1,105 @@
+package validation
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"text/tabwriter"
+)
+
+// WriteText prints the table: every point (unless summaryOnly), then the median and worst
+// |error| per configuration and metric over the held-out points, then the capacity limits.
+func (t Table) WriteText(w io.Writer, summaryOnly bool) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	if !summaryOnly {
+		fmt.Fprintln(tw, "CONFIGURATION\tSECTION\tMETRIC\tWORKLOAD\tPUBLISHED\tSIMULATED\tERROR\tSET")
+		for _, r := range t.Rows {
+			set := "held out"
+			if r.Fit {
+				set = "fitted"
+			}
+			sim, e := r.simText(), errText(r.Err)
+			if r.Skipped != "" {
+				sim, e = "—", "not simulated ("+r.Skipped+")"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Config, r.Section, r.Metric, r.workload(),
+				r.pubText(), sim, e, set)
+		}
+		fmt.Fprintln(tw)
+	}
+	fmt.Fprintln(tw, "ERROR OVER HELD-OUT POINTS\tMETRIC\tPOINTS\tMEDIAN |ERROR|\tWORST")
+	for _, s := range t.Stats(true) {
+		if s.Metric == "capacity" {
+			continue
+		}
+		cfg := s.Config
+		if cfg == "" {
+			cfg = "all configurations"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f%%\t%s\n", cfg, s.Metric, s.Points, 100*s.MedianAbs, errText(s.Worst))
+	}
+	fmt.Fprintln(tw)
+	fmt.Fprintln(tw, "CAPACITY LIMIT\tUSE CASE\tPUBLISHED\tSIMULATED\tERROR\tAGREES (±25% or same N+ / not viable)")
+	for _, r := range t.Rows {
+		if r.Metric != "capacity" {
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Config, r.UseCase, r.pubText(), r.simText(), errText(r.Err), yesNo(r.Agrees()))
+	}
+	return tw.Flush()
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func errText(e float64) string {
+	if math.IsNaN(e) {
+		return "—"
+	}
+	return fmt.Sprintf("%+.0f%%", 100*e)
+}
+
+func (r Row) workload() string {
+	if r.Metric == "capacity" {
+		return fmt.Sprintf("%s in, %d out", tokens(r.Context), r.Output)
+	}
+	return fmt.Sprintf("%s in, %d out, %d conc.", tokens(r.Context), r.Output, r.Concurrency)
+}
+
+func tokens(n int) string {
+	if n%1024 == 0 {
+		return strconv.Itoa(n/1024) + "K"
+	}
+	return strconv.Itoa(n)
+}
+
+func (r Row) pubText() string { return valueText(r.Metric, r.Unit, r.Value, r.Qualifier) }
+
+func (r Row) simText() string { return valueText(r.Metric, r.Unit, r.Simulated, r.SimKind) }
+
+func valueText(metric, unit string, v float64, q string) string {
+	if metric == "capacity" {
+		switch q {
+		case NotViable:
+			return "not viable"
+		case AtLeast:
+			return fmt.Sprintf("%.0f+", v)
+		case Approx:
+			return fmt.Sprintf("~%.0f", v)
+		}
+		return fmt.Sprintf("%.0f", v)
+	}
+	s := strconv.FormatFloat(v, 'g', 4, 64)
+	if v >= 1000 {
+		s = strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	if q == Approx {
+		s = "~" + s
+	}
+	return s + " " + unit
+}
