@@ -13,7 +13,7 @@ import (
 func (t Table) WriteText(w io.Writer, summaryOnly bool) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	if !summaryOnly {
-		fmt.Fprintln(tw, "CONFIGURATION\tSECTION\tMETRIC\tWORKLOAD\tPUBLISHED\tSIMULATED\tERROR\tSET")
+		fmt.Fprintln(tw, "CONFIGURATION\tSECTION\tMETRIC\tWORKLOAD\tSET\tPUBLISHED\tSIMULATED\tERROR")
 		for _, r := range t.Rows {
 			set := "held out"
 			if r.Fit {
@@ -24,7 +24,7 @@ func (t Table) WriteText(w io.Writer, summaryOnly bool) error {
 				sim, e = "—", "not simulated ("+r.Skipped+")"
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Config, r.Section, r.Metric, r.workload(),
-				r.pubText(), sim, e, set)
+				set, r.pubText(), sim, e)
 		}
 		fmt.Fprintln(tw)
 	}
