@@ -401,7 +401,8 @@ func (c *core) recordFinish(s *seq) {
 //	attn     = Σ_chunks a·c·(L_full·(p + c/2) + L_sliding·min(p + c/2, SlidingWindow))
 //	           with a = 4·Heads·HeadDim (or 4·Hidden)                at PeakFLOPS·AttentionEfficiency
 //	bytes    = weights + Σ_chunks ((p + c)·KVBytesPerToken + min(p + c, W)·SlidingKVBytesPerToken + StateBytesPerSeq)
-//	weights  = BytesPerParam·((Total − ExpertParams) + ExpertParams·(1 − (1 − ExpertsPerToken/Experts)^T))
+//	weights  = BytesPerParam·((Total − ExpertParams) + ExpertParams·s·(1 − (1 − k/(E·s))^T))
+//	           (E = Experts, k = ExpertsPerToken, s = ExpertSpread: the share of experts in use)
 //	           (no Experts: BytesPerParam·Total·(1 − (1 − Active/Total)^T); = Active for T = 1)
 //	compute  = GEMM/(N·peak(Format)·ComputeEfficiency) + attn/(N·PeakFLOPS·AttentionEfficiency)
 //	memory   = weights/(N·MemBandwidth·BandwidthEfficiency) + (bytes − weights)/(N·MemBandwidth·KVBandwidthEfficiency)
@@ -446,8 +447,13 @@ func (c *core) cost(sched []chunk) stepCost {
 	sc.flops = gemm + attnFLOPs
 	var weights float64
 	if m.Experts > 0 {
-		frac := float64(m.ExpertsPerToken) / float64(m.Experts)
-		weights = m.BytesPerParam * ((m.TotalParams - m.ExpertParams) + m.ExpertParams*(1-math.Pow(1-frac, T)))
+		spread := m.ExpertSpread
+		if spread <= 0 || spread > 1 {
+			spread = 1
+		}
+		eff := math.Max(float64(m.ExpertsPerToken), spread*float64(m.Experts)) // experts in use
+		used := eff * (1 - math.Pow(1-float64(m.ExpertsPerToken)/eff, T))      // touched by T tokens
+		weights = m.BytesPerParam * ((m.TotalParams - m.ExpertParams) + m.ExpertParams*used/float64(m.Experts))
 	} else {
 		frac := m.ActiveParams / m.TotalParams
 		weights = m.BytesPerParam * m.TotalParams * (1 - math.Pow(1-frac, T))

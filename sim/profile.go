@@ -93,6 +93,10 @@ type ModelSpec struct {
 	// by TotalParams·(1 − (1 − Active/Total)^T).
 	Experts, ExpertsPerToken int
 	ExpertParams             float64
+	// ExpertSpread (0..1, 0 means 1) is the share of the experts a large batch actually uses:
+	// routing is skewed, so T tokens touch E·spread·(1 − (1 − k/(E·spread))^T) experts rather
+	// than the uniform E·(1 − (1 − k/E)^T) (one token still reads k).
+	ExpertSpread float64
 	// DraftParams are the weights one speculative draft pass reads (MTP head and LM head).
 	DraftParams float64
 }

@@ -34,7 +34,7 @@ func TestSimValidate(t *testing.T) {
 func TestSimValidationNote(t *testing.T) {
 	for _, c := range []struct{ profile, want string }{
 		{"fast", "was not validated"},
-		{"h200-glm47-flash", "within a median 15% (worst 33%)"},
+		{"h200-glm47-flash", "within a median 16% (worst 40%)"},
 	} {
 		p, err := lookupProfileForTest(c.profile)
 		if err != nil {

@@ -51,6 +51,9 @@ var (
 	pKVBW = mk("KVBandwidthEfficiency", 0.05, 1, func() (func(*sim.Profile) float64, func(*sim.Profile, float64)) {
 		return num(func(e *sim.EngineSpec) *float64 { return &e.KVBandwidthEfficiency })
 	})
+	pSpread = param{name: "ExpertSpread", lo: 0.05, hi: 1,
+		get: func(p *sim.Profile) float64 { return p.Model.ExpertSpread },
+		set: func(p *sim.Profile, v float64) { p.Model.ExpertSpread = v }}
 	pAccept = mk("SpecAcceptance", 0.2, 0.95, func() (func(*sim.Profile) float64, func(*sim.Profile, float64)) {
 		return num(func(e *sim.EngineSpec) *float64 { return &e.SpecAcceptance })
 	})
@@ -90,8 +93,8 @@ func TestFit(t *testing.T) {
 		configs []string
 		params  []param
 	}{
-		{[]string{"glm47-flash-bf16-1xh200"}, []param{pCompute, pAttn, pBW, pKVBW, pStep, pSeq, pReq}},
-		{[]string{"qwen36-35b-a3b-fp8-mtp-1xrtxpro6000"}, []param{pCompute, pAttn, pBW, pKVBW, pStep, pSeq, pReq, pAccept}},
+		{[]string{"glm47-flash-bf16-1xh200"}, []param{pCompute, pAttn, pBW, pKVBW, pStep, pSeq, pReq, pSpread}},
+		{[]string{"qwen36-35b-a3b-fp8-mtp-1xrtxpro6000"}, []param{pCompute, pAttn, pBW, pKVBW, pStep, pSeq, pReq, pAccept, pSpread}},
 		{[]string{"step37-flash-nvfp4-2xrtxpro6000"}, []param{pCompute, pAttn, pBW, pKVBW, pStep, pSeq, pReq}},
 		{[]string{"step37-flash-bf16-mtp-4xb200", "step37-flash-bf16-mtp-8xh100", "step37-flash-bf16-mtp-8xa100"},
 			[]param{pCompute, pStep, pAccept, pLayer}},

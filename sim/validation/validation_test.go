@@ -128,7 +128,7 @@ func TestAgreementWithinBounds(t *testing.T) {
 			t.Errorf("%s: no held-out point compared", m)
 		}
 	}
-	// Capacity limits: within ±25 % or the same kind; today 10 of the 15 agree (the misses are
+	// Capacity limits: within ±25 % or the same kind; today 11 of the 15 agree (the misses are
 	// listed in docs/simulator.md), and no change may lose one.
 	agree := 0
 	for _, r := range tab.Rows {
@@ -141,8 +141,8 @@ func TestAgreementWithinBounds(t *testing.T) {
 			t.Logf("capacity %s %s: published %s, simulated %s", r.Config, r.UseCase, r.pubText(), r.simText())
 		}
 	}
-	if agree < 10 {
-		t.Errorf("%d of the capacity limits agree, want at least 10", agree)
+	if agree < 11 {
+		t.Errorf("%d of the capacity limits agree, want at least 11", agree)
 	}
 }
 
