@@ -288,7 +288,7 @@ func testWhatIfInBrowser(t *testing.T, base, id, dir, site, live string) {
 		t.Fatalf("want the code-completion search, got %d", len(res.Capacity))
 	}
 	cr := res.Capacity[0]
-	uc := servebench.UseCase{Name: cr.UseCase, Title: cr.Title, ContextTokens: servebench.Tokens(cr.ContextTokens), OutputTokens: servebench.Tokens(cr.OutputTokens), Statistic: cr.Statistic, Thresholds: cr.Thresholds}
+	uc := servebench.UseCase{Name: cr.UseCase, Title: cr.Title, ContextTokens: cr.ContextTokens, OutputTokens: cr.OutputTokens, Statistic: cr.Statistic, Thresholds: cr.Thresholds}
 	// Three TTFT maxima: between the measured means at 2 and 3, at 5 and 6, and above all.
 	ttft := map[int]float64{}
 	for n, c := range capacity.KnownCells(res.Cells, uc) {
@@ -342,7 +342,8 @@ func testWhatIfInBrowser(t *testing.T, base, id, dir, site, live string) {
 			return err
 		})
 	}
-	var href string
+	var href, firstCells, compareHref string
+	var visible, compared int
 	got := make([]string, len(thresholds))
 	var gotSize string
 	err = chromedp.Do(tctx,
@@ -355,12 +356,59 @@ func testWhatIfInBrowser(t *testing.T, base, id, dir, site, live string) {
 		shot("index"),
 		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 			var err error
-			href, err = chromedp.Evaluate[string](`document.querySelector('a.run[href*="`+id+`"]').href`)(ctx, tg)
+			href, err = chromedp.Evaluate[string](`document.querySelector('a.run[href*="` + id + `"]').href`)(ctx, tg)
+			if err != nil {
+				return err
+			}
+			// Filtering by part of an id leaves that run; sorting by cells puts the 6-cell run first.
+			visible, err = chromedp.Evaluate[int](`(function () {
+				var f = document.getElementById("filter"); f.value = "` + id[len(id)-8:] + `"; f.dispatchEvent(new Event("input"));
+				var n = Array.from(document.querySelectorAll("#runs tbody tr")).filter(function (r) { return !r.hidden; }).length;
+				f.value = ""; f.dispatchEvent(new Event("input"));
+				return n;
+			})()`)(ctx, tg)
+			if err != nil {
+				return err
+			}
+			firstCells, err = chromedp.Evaluate[string](`(function () {
+				document.querySelector('th[data-key="cells"]').click();
+				return document.querySelector("#runs tbody tr").getAttribute("data-cells");
+			})()`)(ctx, tg)
+			if err != nil {
+				return err
+			}
+			// Tick both runs and compare them.
+			compareHref, err = chromedp.Evaluate[string](`(function () {
+				document.querySelectorAll("input.pick").forEach(function (c) { c.checked = true; c.dispatchEvent(new Event("change", {bubbles: true})); });
+				var b = document.getElementById("compare");
+				if (b.disabled) return "";
+				b.click();
+				return location.href;
+			})()`)(ctx, tg)
 			return err
 		}),
+		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			var err error
+			for tries := 0; ; tries++ { // the click navigates: a poll cut by it is retried
+				compared, err = chromedp.Poll[int](`document.body.getAttribute("data-ready") === "true" && document.querySelectorAll("#cmp-table thead th").length`)(ctx, tg)
+				if err == nil || tries == 3 || ctx.Err() != nil {
+					return err
+				}
+			}
+		}),
+		shot("compare"),
 	)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if visible != 1 || firstCells != "6" {
+		t.Errorf("index: filtering by the id's end shows %d rows (want 1); sorting by cells puts %s cells first (want 6)", visible, firstCells)
+	}
+	if compareHref == "" {
+		t.Error("with two runs ticked, the compare button stayed disabled")
+	}
+	if compared != 3 {
+		t.Errorf("comparing both runs: the comparison table has %d header cells, want 3 (label + 2 runs)", compared)
 	}
 	if !strings.HasPrefix(href, base+"/runs/"+id+"/") {
 		t.Fatalf("the index links run %s to %q", id, href)
@@ -450,7 +498,7 @@ func testWhatIfInBrowser(t *testing.T, base, id, dir, site, live string) {
 				offline, err = chromedp.Evaluate[string](`(function () {
 					var card = document.querySelector('.card[data-usecase="code_completion"]');
 					var inp = card.querySelector('input[data-metric="ttft_seconds_max"]');
-					inp.value = "`+formatFloat(thresholds[0])+`";
+					inp.value = "` + formatFloat(thresholds[0]) + `";
 					inp.dispatchEvent(new Event("input", {bubbles: true}));
 					return card.querySelector(".limit").textContent;
 				})()`)(ctx, tg)
