@@ -569,6 +569,16 @@ func TestServeVerb(t *testing.T) {
 	if code, _, body := get(t, "http://"+addr+"/"); code != 200 || !strings.Contains(body, "No runs recorded yet") {
 		t.Errorf("an empty index: %d\n%s", code, body)
 	}
+	req, _ := http.NewRequest("GET", "http://"+addr+"/api/v1/runs", nil)
+	req.Host = "rebound.example:8080"
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a request addressed to another host name: %s, want 403", resp.Status)
+	}
 	if code, _, stderr := runCLI(t, "serve", "--index", index, "--listen", addr); code != exitUsage || !strings.Contains(stderr, "address already in use") {
 		t.Errorf("a busy address: exit %d, %s", code, stderr)
 	}

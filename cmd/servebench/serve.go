@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -66,10 +67,13 @@ follows it as cells finish. The JSON API is under /api/v1 (docs/api.md).`,
 			if err != nil {
 				return withCode(exitUsage, fmt.Errorf("--listen %s: %w (choose another address or port)", listen, err))
 			}
+			handler := p.Handler()
 			if host, _, _ := net.SplitHostPort(ln.Addr().String()); !net.ParseIP(host).IsLoopback() {
 				fmt.Fprintf(e.stderr, "servebench: listening on %s: the pages (run folders' contents) are reachable from other hosts\n", ln.Addr())
+			} else {
+				handler = loopbackOnly(handler)
 			}
-			srv := &http.Server{Handler: p.Handler(), ReadHeaderTimeout: 10 * time.Second}
+			srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 			fmt.Fprintf(e.stdout, "serving the benchmark pages at http://%s/ (Ctrl-C stops)\n", ln.Addr())
 			done := make(chan error, 1)
 			go func() { done <- srv.Serve(ln) }()
@@ -89,4 +93,22 @@ follows it as cells finish. The JSON API is under /api/v1 (docs/api.md).`,
 	f.register(cmd)
 	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8080", "address to serve on (host:port)")
 	return cmd
+}
+
+// loopbackOnly refuses requests whose Host is not a loopback name or address: a web page on
+// another site that points its own host name at 127.0.0.1 (DNS rebinding) must not read the
+// runs through the visitor's browser.
+func loopbackOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, _, err := net.SplitHostPort(r.Host)
+		if err != nil {
+			host = r.Host
+		}
+		host = strings.Trim(host, "[]")
+		if ip := net.ParseIP(host); !(host == "localhost" || ip != nil && ip.IsLoopback()) {
+			http.Error(w, "servebench serve answers only requests addressed to localhost or a loopback address", http.StatusForbidden)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
