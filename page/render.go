@@ -112,7 +112,7 @@ func (p *Pages) RunHTML(ctx context.Context, w io.Writer, id string) error {
 		title += " (SIMULATED)"
 	}
 	return p.render(w, "run", page{Title: title, Root: "../../", Doc: doc,
-		Scripts: []string{"data/runs/" + url.PathEscape(id) + ".js", "assets/wasm_exec.js", "assets/servebench.wasm.js", "assets/app.js"}})
+		Scripts: []string{"data/runs/" + url.PathEscape(id) + ".js", "assets/wasm_exec.js", "assets/servebench.wasm.js", "assets/echarts.min.js", "assets/app.js"}})
 }
 
 // CompareHTML writes compare.html, which compares the runs named in its URL fragment

@@ -112,6 +112,35 @@
     });
   }
 
+  var thresholdMetric = { ttft_seconds_max: "ttft_seconds", generation_speed_tps_min: "generation_speed_tps", e2e_latency_seconds_max: "e2e_latency_seconds", itl_seconds_max: "itl_seconds" };
+  var metricUnits = { ttft_seconds: "s", generation_speed_tps: "tok/s", e2e_latency_seconds: "s", itl_seconds: "s" };
+
+  // drawChart plots the deciding metric (the limiting one, else the first threshold) at each
+  // measured level, green where the level passes and red where it fails, and its threshold
+  // as a dashed line.
+  function drawChart(inst, r) {
+    if (!inst) return;
+    var th = r.thresholds || {}, m = r.limiting_metric && metricUnits[r.limiting_metric] ? r.limiting_metric : "", limit = null;
+    Object.keys(thresholdMetric).forEach(function (k) {
+      if (th[k] === undefined || th[k] === null) return;
+      if (!m) m = thresholdMetric[k];
+      if (thresholdMetric[k] === m) limit = th[k];
+    });
+    if (!m) { inst.clear(); return; }
+    var data = (r.points || []).filter(function (p) { return p.values && p.values[m] !== undefined; }).map(function (p) {
+      return { value: [p.concurrency, p.values[m]], itemStyle: { color: p.pass ? "#1a7f37" : "#b42318" } };
+    });
+    var name = (metricWords[m] || m) + " (" + metricUnits[m] + ", " + (r.statistic || "mean") + ")";
+    inst.setOption({ animation: false, grid: { left: 48, right: 12, top: 28, bottom: 28 },
+      tooltip: { trigger: "item", formatter: function (p) { return p.value[0] + " concurrent: " + num(p.value[1], metricUnits[m] === "s" ? 3 : 1) + " " + metricUnits[m]; } },
+      title: { text: name, textStyle: { fontSize: 12, fontWeight: "normal", color: "#5b6475" }, left: 0, top: 0 },
+      xAxis: { type: "value", minInterval: 1, name: "concurrency", nameLocation: "middle", nameGap: 20, nameTextStyle: { fontSize: 11 } },
+      yAxis: { type: "value", scale: true },
+      series: [{ type: "line", data: data, symbolSize: 8, lineStyle: { color: "#8d96a7" },
+        markLine: limit === null ? undefined : { symbol: "none", silent: true, lineStyle: { type: "dashed", color: "#b42318" },
+          label: { position: "insideEndTop", formatter: "threshold " + limit, fontSize: 10 }, data: [{ yAxis: limit }] } }] }, true);
+  }
+
   function setupWhatIf(doc) {
     doc.results.capacity.forEach(function (cap) {
       var card = document.querySelector('.card[data-usecase="' + CSS.escape(cap.use_case) + '"]');
@@ -139,6 +168,10 @@
       var strip = el("div", { "class": "strip", "aria-label": "measured levels: pass or fail" });
       card.insertBefore(strip, card.querySelector(".verdict"));
       drawStrip(strip, cap);
+      var chartDiv = el("div", { "class": "chart small-chart" });
+      card.insertBefore(chartDiv, card.querySelector(".verdict"));
+      var chart = window.echarts ? echarts.init(chartDiv, null, { renderer: "svg" }) : null;
+      drawChart(chart, cap);
       var reset = el("button", { "class": "plain reset", type: "button" }, "Back to the run's thresholds");
       reset.hidden = true;
       card.appendChild(reset);
@@ -164,6 +197,7 @@
         was.textContent = "As the run decided it: " + measured.label;
         reset.hidden = false;
         drawStrip(strip, out);
+        drawChart(chart, out);
         outcomes[cap.use_case] = out;
         onOutcome();
       }
@@ -177,6 +211,7 @@
         limit.classList.remove("changed"); limit.removeAttribute("data-limit");
         was.textContent = ""; reset.hidden = true;
         drawStrip(strip, cap);
+        drawChart(chart, cap);
         outcomes[cap.use_case] = cap;
         onOutcome();
       });
