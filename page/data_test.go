@@ -1,0 +1,92 @@
+package page
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/store"
+)
+
+type fakeIndex []store.IndexEntry
+
+func (f fakeIndex) List(context.Context) ([]store.IndexEntry, error) { return f, nil }
+
+// writeRun writes a minimal run folder: run.json and results.json with one cell.
+func writeRun(t *testing.T, dir string, m servebench.Manifest) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	res := servebench.Results{SchemaVersion: servebench.SchemaVersion, Cells: []servebench.CellResult{{
+		CellKey: servebench.CellKey{Scenario: "sweep", LoadMode: servebench.ModeSustained, ContextTokens: 1024, OutputTokens: 64, Concurrency: 1},
+		RequestsTotal: 4, RequestsSucceeded: 3, SystemOutputThroughputTPS: 50}}}
+	for name, v := range map[string]any{store.ManifestFile: m, store.ResultsFile: res} {
+		b, _ := json.Marshal(v)
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestSource(t *testing.T) {
+	tmp := t.TempDir()
+	hostile := "</script><img src=x onerror=alert(1)>"
+	m := servebench.Manifest{ID: "20260101-000000-aaaa", Status: "completed", StartedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	m.Plan.Target.URL = "http://user:secret@gpu-box:8000/v1"
+	m.Plan.Target.Model = hostile
+	m.Server.Raw = map[string]string{"models": "big body"}
+	writeRun(t, filepath.Join(tmp, "good"), m)
+	ix := fakeIndex{
+		{ID: m.ID, Dir: filepath.Join(tmp, "good")},
+		{ID: "20250101-000000-bbbb", Dir: filepath.Join(tmp, "gone"), Model: "old-model", Cells: 3, StartedAt: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)},
+		{ID: "../../etc", Dir: tmp},
+	}
+	src := Source{Index: ix}
+	l, err := src.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Runs) != 2 || l.Runs[0].ID != m.ID || l.Runs[1].ID != "20250101-000000-bbbb" {
+		t.Fatalf("want the good run then the missing one (the unsafe id left out), got %+v", l.Runs)
+	}
+	good, gone := l.Runs[0], l.Runs[1]
+	if good.Target != "http://gpu-box:8000/v1" || strings.Contains(good.Target, "secret") {
+		t.Errorf("target %q: credentials must be removed", good.Target)
+	}
+	if good.Cells != 1 || good.PeakThroughputTPS != 50 || good.SuccessRate != 0.75 {
+		t.Errorf("headline numbers %+v", good)
+	}
+	if gone.Status != "missing" || gone.Problem == "" || gone.Model != "old-model" || gone.Cells != 3 {
+		t.Errorf("a run whose folder is gone: %+v", gone)
+	}
+	doc, err := src.Run(context.Background(), m.ID)
+	if err != nil || doc.Server.Raw != nil {
+		t.Errorf("run document: %v, raw bodies %v", err, doc.Server.Raw)
+	}
+	if _, err := src.Run(context.Background(), "nope"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("an unknown id: %v, want ErrNotFound", err)
+	}
+	// Text from the server cannot end the data script or become markup in a page.
+	p := &Pages{Source: src}
+	var js, page bytes.Buffer
+	if err := p.RunJS(context.Background(), &js, m.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.IndexHTML(context.Background(), &page); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(js.String(), "</script") || strings.Contains(js.String(), "<img") {
+		t.Errorf("the data script carries raw markup: %s", js.String())
+	}
+	if strings.Contains(page.String(), hostile) || !strings.Contains(page.String(), "&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;") {
+		t.Error("the index page does not escape the model name")
+	}
+}
