@@ -288,7 +288,7 @@ func testWhatIfInBrowser(t *testing.T, base, id, dir, site, live string) {
 		t.Fatalf("want the code-completion search, got %d", len(res.Capacity))
 	}
 	cr := res.Capacity[0]
-	uc := servebench.UseCase{Name: cr.UseCase, Title: cr.Title, ContextTokens: cr.ContextTokens, OutputTokens: cr.OutputTokens, Statistic: cr.Statistic, Thresholds: cr.Thresholds}
+	uc := servebench.UseCase{Name: cr.UseCase, Title: cr.Title, ContextTokens: servebench.Tokens(cr.ContextTokens), OutputTokens: servebench.Tokens(cr.OutputTokens), Statistic: cr.Statistic, Thresholds: cr.Thresholds}
 	// Three TTFT maxima: between the measured means at 2 and 3, at 5 and 6, and above all.
 	ttft := map[int]float64{}
 	for n, c := range capacity.KnownCells(res.Cells, uc) {
@@ -356,13 +356,13 @@ func testWhatIfInBrowser(t *testing.T, base, id, dir, site, live string) {
 		shot("index"),
 		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 			var err error
-			href, err = chromedp.Evaluate[string](`document.querySelector('a.run[href*="` + id + `"]').href`)(ctx, tg)
+			href, err = chromedp.Evaluate[string](`document.querySelector('a.run[href*="`+id+`"]').href`)(ctx, tg)
 			if err != nil {
 				return err
 			}
 			// Filtering by part of an id leaves that run; sorting by cells puts the 6-cell run first.
 			visible, err = chromedp.Evaluate[int](`(function () {
-				var f = document.getElementById("filter"); f.value = "` + id[len(id)-8:] + `"; f.dispatchEvent(new Event("input"));
+				var f = document.getElementById("filter"); f.value = "`+id[len(id)-8:]+`"; f.dispatchEvent(new Event("input"));
 				var n = Array.from(document.querySelectorAll("#runs tbody tr")).filter(function (r) { return !r.hidden; }).length;
 				f.value = ""; f.dispatchEvent(new Event("input"));
 				return n;
@@ -498,7 +498,7 @@ func testWhatIfInBrowser(t *testing.T, base, id, dir, site, live string) {
 				offline, err = chromedp.Evaluate[string](`(function () {
 					var card = document.querySelector('.card[data-usecase="code_completion"]');
 					var inp = card.querySelector('input[data-metric="ttft_seconds_max"]');
-					inp.value = "` + formatFloat(thresholds[0]) + `";
+					inp.value = "`+formatFloat(thresholds[0])+`";
 					inp.dispatchEvent(new Event("input", {bubbles: true}));
 					return card.querySelector(".limit").textContent;
 				})()`)(ctx, tg)
