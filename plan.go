@@ -85,8 +85,13 @@ type Sweep struct {
 	Requests int `json:"requests,omitempty" yaml:"requests"`
 	// Rate is the arrival rate (requests/s) of rate mode and of a paced fixed mode; Poisson
 	// arrivals when Arrivals is "poisson" (default), evenly spaced when "constant".
-	Rate     float64 `json:"rate,omitempty" yaml:"rate"`
-	Arrivals string  `json:"arrivals,omitempty" yaml:"arrivals"`
+	Rate float64 `json:"rate,omitempty" yaml:"rate"`
+	// Rates sweeps rate mode: one open-loop cell per rate (and context); Rate is then unused.
+	Rates []float64 `json:"rates,omitempty" yaml:"rates"`
+	// Duration > 0 bounds each cell's time: no request starts later; rate mode without
+	// Requests sends rate × Duration requests.
+	Duration Duration `json:"duration,omitempty" yaml:"duration"`
+	Arrivals string   `json:"arrivals,omitempty" yaml:"arrivals"`
 	// Bursts is how many bursts a dedicated cell runs (default Rounds).
 	Bursts int `json:"bursts,omitempty" yaml:"bursts"`
 	// ExactOutput turns an output-length mismatch into a failure (class length-mismatch).
@@ -147,6 +152,47 @@ type Scenario struct {
 	Concurrency []int `json:"concurrency,omitempty" yaml:"concurrency"`
 }
 
+// RequestControl is what every request carries besides its prompt (plan key request:).
+type RequestControl struct {
+	// Headers are sent with every request. A value may name environment variables as ${NAME}
+	// (expanded when requests are sent, so a secret need not be written down); other values of
+	// secret-looking headers (Authorization, *key*, *token*, *secret*, cookies) are redacted
+	// wherever the plan is shown or saved.
+	Headers map[string]string `json:"headers,omitempty" yaml:"headers"`
+	// ExtraBody fields are merged into every request body (they win over servebench's own,
+	// except model, messages, prompt and stream, which cannot be set).
+	ExtraBody map[string]any `json:"extra_body,omitempty" yaml:"extra_body"`
+	// Temperature, TopP and Seed are the sampling parameters, sent when set.
+	Temperature *float64 `json:"temperature,omitempty" yaml:"temperature"`
+	TopP        *float64 `json:"top_p,omitempty" yaml:"top_p"`
+	Seed        *int64   `json:"seed,omitempty" yaml:"seed"`
+}
+
+// DatasetPlan replays prompts from a file instead of synthesising them (plan key dataset:).
+type DatasetPlan struct {
+	// Path is a JSONL file ({"messages": [...]} or {"prompt": "..."} lines, optional
+	// output_tokens) or a ShareGPT JSON array.
+	Path string `json:"path" yaml:"path"`
+	// MinOutputTokens, MaxOutputTokens and MaxPromptChars filter entries (0 = no bound).
+	MinOutputTokens int `json:"min_output_tokens,omitempty" yaml:"min_output_tokens"`
+	MaxOutputTokens int `json:"max_output_tokens,omitempty" yaml:"max_output_tokens"`
+	MaxPromptChars  int `json:"max_prompt_chars,omitempty" yaml:"max_prompt_chars"`
+	// Sample > 0 replays that many entries drawn with Seed (kept in file order).
+	Sample int   `json:"sample,omitempty" yaml:"sample"`
+	Seed   int64 `json:"seed,omitempty" yaml:"seed"`
+}
+
+// TracePlan replays a request trace on its own schedule (plan key trace:).
+type TracePlan struct {
+	// Path is a JSONL trace: {"timestamp": ms, "input_length": N, "output_length": M,
+	// "hash_ids": [...]} per line (the Mooncake format).
+	Path string `json:"path" yaml:"path"`
+	// Speed > 1 compresses time (2 = twice as fast as recorded); default 1.
+	Speed float64 `json:"speed,omitempty" yaml:"speed"`
+	// BlockTokens is the tokens of one hash id (default 512, as in the Mooncake traces).
+	BlockTokens int `json:"block_tokens,omitempty" yaml:"block_tokens"`
+}
+
 // Plan is the whole resolved plan of a run: defaults < file < flags, saved in run.json. A plan
 // file is this type in YAML (package plan decodes it over the defaults).
 type Plan struct {
@@ -157,6 +203,15 @@ type Plan struct {
 	Capacity  CapacityPlan `json:"capacity" yaml:"capacity"`
 	Sizing    SizingPlan   `json:"sizing,omitzero" yaml:"sizing"`
 	Metadata  Metadata     `json:"metadata" yaml:"metadata"`
+	// Request is what every request carries besides its prompt (headers, sampling, extra body).
+	Request RequestControl `json:"request,omitempty" yaml:"request"`
+	// Dataset, when set, replaces the synthetic prompts of the sweep by the file's.
+	Dataset *DatasetPlan `json:"dataset,omitempty" yaml:"dataset"`
+	// Trace, when set, replaces the sweep by one open-loop cell replaying the trace.
+	Trace *TracePlan `json:"trace,omitempty" yaml:"trace"`
+	// SLO sets per-request objectives; every cell then reports its goodput (the share of
+	// requests meeting all of them).
+	SLO *Thresholds `json:"slo,omitempty" yaml:"slo"`
 }
 
 // Duration is a time.Duration written as "10m", "1.5s" in YAML and JSON.

@@ -44,6 +44,10 @@ type Spec struct {
 	Seed    int64
 	// MaxInFlight caps open-loop concurrency (0 = no cap); a send that waits for the cap is late.
 	MaxInFlight int
+	// Offsets, when set, is the open-loop schedule itself (a trace's send times from the cell's
+	// start): Requests and Rate are then unused, and request seq k of the cell (counting from
+	// its first) is the one scheduled at Offsets[k].
+	Offsets []time.Duration
 	// MaxDuration > 0 bounds the cell's time: no request starts (nor is scheduled) later than
 	// MaxDuration after the cell began. Rate mode with no Requests sends ⌈Rate × MaxDuration⌉.
 	MaxDuration time.Duration
@@ -135,7 +139,11 @@ func (d *driver) fail(err error) {
 
 // one builds and sends one request; it reports false when the request could not be built.
 func (d *driver) one(ctx context.Context, warmup bool, scheduled time.Duration) bool {
-	seq := d.spec.NextSeq.Add(1) - 1
+	return d.oneSeq(ctx, d.spec.NextSeq.Add(1)-1, warmup, scheduled)
+}
+
+// oneSeq is one with the sequence number already taken.
+func (d *driver) oneSeq(ctx context.Context, seq int64, warmup bool, scheduled time.Duration) bool {
 	req, err := d.next(ctx, seq, warmup)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -240,6 +248,9 @@ func (d *driver) dedicated(ctx context.Context) (Outcome, error) {
 // had to wait past its schedule is late (its record keeps both times).
 func (d *driver) paced(ctx context.Context, limit int) (Outcome, error) {
 	total := d.spec.Requests
+	if d.spec.Offsets != nil {
+		total = len(d.spec.Offsets)
+	}
 	if total < 1 && d.spec.MaxDuration > 0 && d.spec.Rate > 0 {
 		total = int(math.Ceil(d.spec.Rate * d.spec.MaxDuration.Seconds()))
 	}
@@ -247,8 +258,11 @@ func (d *driver) paced(ctx context.Context, limit int) (Outcome, error) {
 		return Outcome{}, errors.New("load: fixed and rate modes need Requests >= 1 (or a rate and a duration)")
 	}
 	var sched []time.Duration
-	if d.spec.Rate > 0 {
-		sched = Schedule(d.spec.Rate, d.spec.Poisson, d.spec.Seed, total)
+	if d.spec.Rate > 0 || d.spec.Offsets != nil {
+		sched = d.spec.Offsets
+		if sched == nil {
+			sched = Schedule(d.spec.Rate, d.spec.Poisson, d.spec.Seed, total)
+		}
 		if m := d.spec.MaxDuration; m > 0 {
 			for total > 0 && sched[total-1] >= m {
 				total-- // scheduled past the time bound: not part of the cell
@@ -298,8 +312,9 @@ func (d *driver) paced(ctx context.Context, limit int) (Outcome, error) {
 			start = d.now()
 		}
 		sent++
+		seq := d.spec.NextSeq.Add(1) - 1 // in schedule order
 		wg.Go(func() {
-			d.one(ctx, false, at)
+			d.oneSeq(ctx, seq, false, at)
 			last.Store(d.now())
 			if sem != nil {
 				<-sem

@@ -48,7 +48,7 @@ func Flags() []Flag {
 	d := Defaults(false)
 	t := func(p *servebench.Plan) *servebench.Target { return &p.Target }
 	s := func(p *servebench.Plan) *servebench.Sweep { return &p.Sweep }
-	return []Flag{
+	return slices.Concat([]Flag{
 		flag("url", "target.url", "string", "API base of the target, e.g. http://127.0.0.1:8000/v1 (default: the built-in simulator)", parseString, func(p *servebench.Plan) *string { return &t(p).URL }),
 		flag("api", "target.api", "string", "API flavour: openai-chat (default), openai-completions, ollama", parseString[servebench.API], func(p *servebench.Plan) *servebench.API { return &t(p).API }),
 		flag("model", "target.model", "string", "model name (default: the first model /v1/models lists)", parseString, func(p *servebench.Plan) *string { return &t(p).Model }),
@@ -57,7 +57,6 @@ func Flags() []Flag {
 		flag("output-tokens", "sweep.output_tokens", "int", "output tokens per request (forced with ignore_eos where the server allows)", parseInt[servebench.Tokens], func(p *servebench.Plan) *servebench.Tokens { return &s(p).OutputTokens }),
 		flag("mode", "sweep.mode", "string", "load mode: sustained (default), dedicated, fixed, rate", parseString[servebench.LoadMode], func(p *servebench.Plan) *servebench.LoadMode { return &s(p).Mode }),
 		flag("requests", "sweep.requests", "int", "prompts to send in fixed mode / requests in rate mode", parseInt[int], func(p *servebench.Plan) *int { return &s(p).Requests }),
-		flag("rate", "sweep.rate", "float", "arrival rate in requests/s (rate mode; optional pacing of fixed mode)", parseFloat, func(p *servebench.Plan) *float64 { return &s(p).Rate }),
 		flag("min-requests", "sweep.min_requests", "int", fmt.Sprintf("sustained: at least this many measured requests per cell (default %d)", d.Sweep.MinRequests), parseInt[int], func(p *servebench.Plan) *int { return &s(p).MinRequests }),
 		flag("rounds", "sweep.rounds", "int", fmt.Sprintf("sustained: at least rounds × concurrency measured requests per cell (default %d)", d.Sweep.Rounds), parseInt[int], func(p *servebench.Plan) *int { return &s(p).Rounds }),
 		flag("ttft-timeout", "sweep.ttft_timeout", "duration", fmt.Sprintf("time-to-first-token limit per request (default %s)", shortDuration(d.Sweep.TTFTTimeout)), parseDuration, func(p *servebench.Plan) *servebench.Duration { return &s(p).TTFTTimeout }),
@@ -76,6 +75,7 @@ func Flags() []Flag {
 		flag("users-per-slot", "sizing.users_per_slot", "float", "active users one concurrent request slot serves, for Capacity Planning (default 4)", parseFloat, func(p *servebench.Plan) *float64 { return &p.Sizing.UsersPerSlot }),
 		flag("gpus-per-replica", "sizing.gpus_per_replica", "int", "GPUs in one replica of the measured system (default: the count in metadata.gpu, e.g. \"2x H100\" → 2, else 1)", parseInt[int], func(p *servebench.Plan) *int { return &p.Sizing.GPUsPerReplica }),
 		flag("target-users", "sizing.target_users", "string", "user counts to size for in Capacity Planning: 100,1000,10000", parseUserCounts, func(p *servebench.Plan) *[]int { return &p.Sizing.TargetUsers }),
+	}, workloadFlags(), []Flag{
 		{Name: "scenarios", Key: "scenarios", Kind: "string", Usage: "dedicated-capacity scenarios: default, none, or scenario names (comma separated)",
 			apply: func(p *servebench.Plan, v string) (err error) {
 				p.Scenarios, err = selectScenarios(p.Scenarios, v)
@@ -86,7 +86,7 @@ func Flags() []Flag {
 				p.UseCases, err = SelectUseCases(p.UseCases, v)
 				return err
 			}},
-	}
+	})
 }
 
 // flag makes the row of a setting whose flag value parses into the plan field at returns.

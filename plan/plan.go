@@ -204,15 +204,16 @@ func validate(p *servebench.Plan, probs *Problems) {
 			add("sweep.mode fixed needs %s >= 1: the number of prompts to send", k("sweep.requests"))
 		}
 	case servebench.ModeRate:
-		if p.Sweep.Rate <= 0 {
+		if p.Sweep.Rate <= 0 && len(p.Sweep.Rates) == 0 && p.Trace == nil {
 			add("sweep.mode rate needs %s > 0 requests per second", k("sweep.rate"))
 		}
-		if p.Sweep.Requests < 1 {
-			add("sweep.mode rate needs %s >= 1: how many requests to send", k("sweep.requests"))
+		if p.Sweep.Requests < 1 && p.Sweep.Duration <= 0 && p.Trace == nil {
+			add("sweep.mode rate needs %s >= 1 or sweep.duration (--duration): how many requests to send, or for how long", k("sweep.requests"))
 		}
 	default:
 		add("%s %q is unknown: use sustained, dedicated, fixed or rate", k("sweep.mode"), p.Sweep.Mode)
 	}
+	validateWorkloads(p, add)
 	if p.Sweep.Arrivals != "poisson" && p.Sweep.Arrivals != "constant" {
 		add("sweep.arrivals %q is unknown: use poisson or constant", p.Sweep.Arrivals)
 	}

@@ -26,10 +26,10 @@ type builder struct {
 func Build(in Input) *Report {
 	in = displayInput(in)
 	b := &builder{in: in, man: &in.Manifest, res: &in.Results, md: in.Manifest.Plan.Metadata}
-	b.sweep = newGrid(in.Results.Cells, func(c *servebench.CellResult) bool { return c.Scenario == sweepScenario })
+	b.sweep = newGrid(in.Results.Cells, func(c *servebench.CellResult) bool { return c.Scenario == sweepScenario && !openLoop(c) })
 	if b.sweep.empty() {
 		// A run without sweep cells (capacity only): show whatever sustained cells exist.
-		b.sweep = newGrid(in.Results.Cells, func(c *servebench.CellResult) bool { return c.LoadMode != servebench.ModeDedicated })
+		b.sweep = newGrid(in.Results.Cells, func(c *servebench.CellResult) bool { return c.LoadMode != servebench.ModeDedicated && !openLoop(c) })
 	}
 	b.rep = &Report{SchemaVersion: servebench.SchemaVersion, Simulated: IsSimulated(in.Manifest, in.Results)}
 	b.title()
@@ -48,6 +48,7 @@ func Build(in Input) *Report {
 	b.sectionTTFT()
 	b.sectionCapacity()
 	b.sectionQueue()
+	b.sectionWorkloads()
 	b.sectionPrefill()
 	b.sectionITL()
 	b.sectionScaling()
@@ -244,7 +245,7 @@ func (b *builder) highlights() {
 	r := b.rep
 	if c, v := b.peak(); c != nil {
 		r.Highlights = append(r.Highlights, Highlight{Value: fmtNum(v, 1), Label: "Tok/s Peak Throughput",
-			Condition: fmt.Sprintf("@ %d Concurrent Requests, %s Context", c.Concurrency, ctxLabel(c.ContextTokens))})
+			Condition: peakCondition(c)})
 	} else {
 		r.Highlights = append(r.Highlights, Highlight{Value: "—", Label: "Tok/s Peak Throughput", Condition: "no cell completed a request"})
 	}
@@ -273,6 +274,7 @@ func (b *builder) summaryTable() {
 		t.Rows = append(t.Rows, []string{ctxLabel(c.ContextTokens), fmt.Sprint(c.Concurrency), fmtDur(c.TTFTSeconds.Mean), fmtOpt(c.TTFTSeconds.P99, fmtDur),
 			fmtTPS(c.GenerationSpeedTPS.Mean), fmtTPS(c.SystemOutputThroughputTPS), fmtPct(c.SuccessRate)})
 	}
+	b.workloadSummaryRows(&t)
 	b.rep.Summary = t
 }
 
@@ -688,12 +690,33 @@ func (b *builder) sectionTTFT() {
 		blocks = append(blocks, note(fmt.Sprintf("About caching: prompts in this run share a %s-token prefix, so the server may serve part of every prompt from its prefix cache; TTFT here is better than for fresh context of the same length.", b.man.Plan.Sweep.SharedPrefix)))
 	} else {
 		small, large := ctxLabel(g.ctxs[0]), ctxLabel(g.ctxs[len(g.ctxs)-1])
-		blocks = append(blocks, note(fmt.Sprintf("About caching: every prompt here is fresh (a unique marker starts each one, so no prefix can be reused); these are worst-case TTFTs. With prompt caching in production only new tokens need prefill: a %s conversation that adds %s of new context would see a TTFT close to the %s results above, not the %s ones. For workloads that build context incrementally (chatbots, coding assistants, multi-turn agents), cached TTFT is much lower.", large, small, small, large)))
+		blocks = append(blocks, note(fmt.Sprintf("About caching: %s With prompt caching in production only new tokens need prefill: a %s conversation that adds %s of new context would see a TTFT close to the %s results above, not the %s ones. For workloads that build context incrementally (chatbots, coding assistants, multi-turn agents), cached TTFT is much lower.", b.freshClaim(), large, small, small, large)))
 	}
 	if n := b.contaminated(); n > 0 {
 		blocks = append(blocks, note(fmt.Sprintf("Warning: the server reported prefix-cache hits in %s although caching was not intended; their TTFTs may be optimistic (see Notes).", plural(n, "cell"))))
 	}
 	b.add(id, title, 1, blocks...)
+}
+
+// freshClaim states what the run's data say about prompt caching when every prompt was meant
+// to be unique: checked against the server's prefix-cache counters where cells report them.
+func (b *builder) freshClaim() string {
+	reporting, hits := 0, 0
+	for _, c := range b.res.Cells {
+		if c.CacheHitTokens != nil && !c.Skipped {
+			reporting++
+			if *c.CacheHitTokens > 0 {
+				hits++
+			}
+		}
+	}
+	switch {
+	case reporting == 0:
+		return "every prompt here was meant to be fresh (a unique marker starts each one), but the server reports no prefix-cache counters, so this could not be checked; read these as worst-case TTFTs."
+	case hits == 0:
+		return fmt.Sprintf("every prompt here is fresh: a unique marker starts each one, and the server's prefix-cache counters show no hit in any of the %s that report them; these are worst-case TTFTs.", plural(reporting, "cell"))
+	}
+	return fmt.Sprintf("every prompt here was meant to be fresh (a unique marker starts each one), yet the server's counters show prefix-cache hits in %s of %d (see the warning below); the other cells are worst-case TTFTs.", plural(hits, "cell"), reporting)
 }
 
 func (b *builder) contaminated() int {

@@ -92,6 +92,10 @@ type Runner struct {
 	Done []servebench.CellResult
 	// Events receives progress events; may be nil.
 	Events func(Event)
+	// Dataset, when set, supplies the sweep's prompts (see Replayer); nil: synthetic prompts.
+	Dataset Replayer
+	// Trace, when set, replaces the sweep by one open-loop cell replaying it.
+	Trace TraceReplayer
 
 	seq   atomic.Int64
 	total atomic.Int64
@@ -178,13 +182,7 @@ func (r *Runner) Run(ctx context.Context) error {
 	maxLen := r.Server.MaxModelLen
 
 	// 1. the sweep
-	var sweep []servebench.CellKey
-	for _, ctxTok := range r.Plan.Sweep.Contexts {
-		for _, n := range r.Plan.Sweep.Concurrency {
-			sweep = append(sweep, servebench.CellKey{Scenario: SweepScenario, LoadMode: r.Plan.Sweep.Mode,
-				ContextTokens: int(ctxTok), OutputTokens: int(r.Plan.Sweep.OutputTokens), Concurrency: n, RatePerSecond: r.rateFor()})
-		}
-	}
+	sweep := r.sweepKeys()
 	for _, s := range r.Plan.Scenarios {
 		levels := s.Concurrency
 		if len(levels) == 0 {
@@ -283,7 +281,7 @@ func (r *Runner) planned(key servebench.CellKey) int {
 		}
 		return (b + 1) * key.Concurrency
 	default:
-		return s.Requests
+		return r.openLoopRequests(key)
 	}
 }
 
@@ -320,7 +318,10 @@ var errWrite = errors.New("writing requests.jsonl failed")
 func (r *Runner) measure(ctx context.Context, key servebench.CellKey, phase string, idx, count int) (servebench.CellResult, int, error) {
 	// Build one prompt of this length before the clock matters, so counting calls to the
 	// server (tokenize, calibration) never overlap the measured phase.
-	if _, err := r.Prompts.Prompt(ctx, warmSeq, key.ContextTokens); err != nil {
+	replay := r.Dataset != nil && key.Scenario == DatasetScenario
+	trace := r.Trace != nil && key.Scenario == TraceScenario
+	firstSeq := r.seq.Load()
+	if _, err := r.Prompts.Prompt(ctx, warmSeq, key.ContextTokens); err != nil && !replay && !trace {
 		return servebench.CellResult{}, 0, fmt.Errorf("cell %s: building a %d-token prompt: %w", key.ID(), key.ContextTokens, err)
 	}
 	var before *promscrape.Snapshot
@@ -353,6 +354,15 @@ func (r *Runner) measure(ctx context.Context, key servebench.CellKey, phase stri
 		r.emit(Event{Kind: "request", Phase: phase, Cell: key, CellIndex: idx, CellCount: count, Requests: n, Planned: planned})
 	}
 	next := func(ctx context.Context, seq int64, warmup bool) (*servebench.Request, error) {
+		if replay {
+			req := &servebench.Request{Cell: key, Seq: seq, Warmup: warmup}
+			r.Dataset.FillNext(req, key.OutputTokens)
+			return req, nil
+		}
+		if trace {
+			req := &servebench.Request{Cell: key, Seq: seq, Warmup: warmup}
+			return req, r.Trace.Fill(int(seq-firstSeq), seq, req)
+		}
 		text, err := r.Prompts.Prompt(ctx, seq, key.ContextTokens)
 		if err != nil {
 			return nil, err
@@ -362,9 +372,13 @@ func (r *Runner) measure(ctx context.Context, key servebench.CellKey, phase stri
 	s := r.Plan.Sweep
 	spec := load.Spec{
 		Key: key, MinRequests: s.MinRequests, Rounds: s.Rounds, MinDuration: time.Duration(s.MinDuration),
-		Bursts: s.Bursts, Requests: s.Requests, Rate: s.Rate, Poisson: s.Arrivals != "constant",
-		Seed: int64(key.ContextTokens)*7919 + int64(key.Concurrency), NextSeq: &r.seq,
+		Bursts: s.Bursts, Requests: s.Requests, Rate: key.RatePerSecond, Poisson: s.Arrivals != "constant",
+		MaxDuration: time.Duration(s.Duration),
+		Seed:        int64(key.ContextTokens)*7919 + int64(key.Concurrency), NextSeq: &r.seq,
 		Clock: func() time.Duration { return time.Since(r.Origin) },
+	}
+	if trace {
+		spec.Offsets = r.Trace.Schedule()
 	}
 	// Open the cell's connections now, so that its first wave pays for no dial.
 	if pw, ok := r.Client.(prewarmer); ok {
@@ -391,6 +405,7 @@ func (r *Runner) measure(ctx context.Context, key servebench.CellKey, phase stri
 	w := stats.Window{Start: out.WindowStart, End: out.WindowEnd}
 	cell := stats.Cell(key, recs, w)
 	cell.Unavailable = map[string]string{}
+	r.judgeWorkload(&cell, recs)
 
 	// server-side queue wait and prefill: per-request timings first, histograms otherwise
 	r.attributeServer(ctx, &cell, recs, before, scrapeErr)
@@ -496,7 +511,7 @@ func (r *Runner) attributeServer(ctx context.Context, cell *servebench.CellResul
 	}
 	if sawCached {
 		cell.CacheHitTokens = servebench.Int(cached)
-		if cached > 0 && r.Plan.Sweep.SharedPrefix == 0 {
+		if cached > 0 && r.Plan.Sweep.SharedPrefix == 0 && r.Dataset == nil && r.Trace == nil {
 			cell.CacheContaminated = true
 			r.mu.Lock()
 			r.notes = append(r.notes, fmt.Sprintf("Cell %s is cache-contaminated: the server served %d prompt tokens from its prefix cache although every prompt was meant to be unique; its TTFT is optimistic.", cell.ID(), cached))

@@ -52,8 +52,9 @@ func Goodput(c *servebench.CellResult, recs []servebench.Record, slo servebench.
 //	kept_pace = successful requests ending in [first start + L, last start + L], where L is the
 //	            shortest end-to-end latency of the cell (an unqueued request): a target that keeps
 //	            up finishes each request about L after it arrived, so nearly all end inside
-//	saturated = late_sends > 0, or kept_pace < SaturationRatio × sent
-//	            (requests finished more slowly than they arrived: the queue grew during the cell)
+//	saturated = kept_pace < SaturationRatio × sent (requests finished more slowly than they
+//	            arrived: the queue grew during the cell), or late_sends > (1 − SaturationRatio) ×
+//	            sent (the sender itself could not keep the schedule)
 func OpenLoop(c *servebench.CellResult, recs []servebench.Record) {
 	c.AchievedRatePerSecond, c.Saturated = 0, false
 	if c.RatePerSecond <= 0 {
@@ -84,5 +85,5 @@ func OpenLoop(c *servebench.CellResult, recs []servebench.Record) {
 			}
 		}
 	}
-	c.Saturated = c.LateSends > 0 || float64(kept) < SaturationRatio*float64(sent)
+	c.Saturated = float64(c.LateSends) > (1-SaturationRatio)*float64(sent) || float64(kept) < SaturationRatio*float64(sent)
 }

@@ -242,6 +242,9 @@ func (r *Replay) Next() Entry {
 	return r.d.Entries[int(i%int64(len(r.d.Entries)))]
 }
 
+// FillNext fills req from the next entry (see Entry.Fill).
+func (r *Replay) FillNext(req *servebench.Request, defaultOut int) { r.Next().Fill(req, defaultOut) }
+
 // Fill sets req's conversation, output length and dataset index from e; output tokens fall back
 // to defaultOut when the entry names none.
 func (e Entry) Fill(req *servebench.Request, defaultOut int) {

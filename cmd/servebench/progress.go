@@ -78,8 +78,8 @@ func (p *progress) handle(ev runner.Event) {
 		if ev.CellCount > 0 {
 			cell = fmt.Sprintf("cell %d/%d ", ev.CellIndex, ev.CellCount)
 		}
-		fmt.Fprintf(p.w, "  %sctx=%-6s c=%-3d %4d req  TTFT %7s  speed %7.1f tok/s  system %8.1f tok/s  ok %5.1f%%  [%s]\n",
-			cell, tokens(ev.Cell.ContextTokens), ev.Cell.Concurrency, ev.Requests, seconds(r.TTFTSeconds.Mean),
+		fmt.Fprintf(p.w, "  %sctx=%-6s %-5s %4d req  TTFT %7s  speed %7.1f tok/s  system %8.1f tok/s  ok %5.1f%%  [%s]\n",
+			cell, tokens(ev.Cell.ContextTokens), level(ev.Cell), ev.Requests, seconds(r.TTFTSeconds.Mean),
 			r.GenerationSpeedTPS.Mean, r.SystemOutputThroughputTPS, 100*r.SuccessRate, round(ev.Elapsed))
 	}
 }
@@ -102,8 +102,8 @@ func (p *progress) draw(ev runner.Event) {
 			left = fmt.Sprintf("  sweep left ~%s", round(per*time.Duration(remaining)))
 		}
 	}
-	line := fmt.Sprintf("  %s %sctx=%s c=%d  requests %d/%d  total %d  elapsed %s%s",
-		servebench.TerminalText(ev.Phase, 40, false), cell, tokens(ev.Cell.ContextTokens), ev.Cell.Concurrency, ev.Requests, ev.Planned, ev.Total, round(ev.Elapsed), left)
+	line := fmt.Sprintf("  %s %sctx=%s %s  requests %d/%d  total %d  elapsed %s%s",
+		servebench.TerminalText(ev.Phase, 40, false), cell, tokens(ev.Cell.ContextTokens), level(ev.Cell), ev.Requests, ev.Planned, ev.Total, round(ev.Elapsed), left)
 	pad := ""
 	if n := p.lastLen - len(line); n > 0 {
 		pad = strings.Repeat(" ", n)

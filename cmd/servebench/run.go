@@ -267,6 +267,9 @@ func (s *session) openTarget(ctx context.Context) error {
 	ccfg := openai.Config{BaseURL: tg.spec.URL, API: tg.spec.API, Model: tg.spec.Model, APIKey: apiKey, Origin: tg.origin,
 		TTFTTimeout: time.Duration(p.Sweep.TTFTTimeout), IdleTimeout: time.Duration(p.Sweep.IdleTimeout),
 		MaxConnections: plan.MaxConcurrency(*p), ExactOutput: p.Sweep.ExactOutput}
+	if err := requestControl(&ccfg, p.Request, s.e.getenv, s.sec); err != nil {
+		return withCode(exitUsage, err)
+	}
 	info, quirks, err := openai.Discover(ctx, ccfg)
 	if err != nil {
 		return withCode(exitUnreachable, fmt.Errorf("cannot describe the target at %s: %w", tg.spec.URL, err))
@@ -380,6 +383,9 @@ func (s *session) measure(ctx context.Context) (*runner.Runner, error) {
 	}
 	if tg.builtIn {
 		rn.RunInfo.Target = "built-in simulator (" + tg.spec.SimProfile + ")"
+	}
+	if err := s.workloads(rn); err != nil {
+		return rn, err
 	}
 	stopSampling := sampleTelemetry(ctx, tel.metrics, s.run, tg.origin)
 	fmt.Fprintf(e.stderr, "servebench %s: run %s → %s\n", version, s.id, s.run.Dir())

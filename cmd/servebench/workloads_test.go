@@ -1,11 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/servebench/servebench"
@@ -15,12 +21,54 @@ import (
 // startSimWith serves the fast profile with options over real HTTP (loopback).
 func startSimWith(t *testing.T, o sim.Options) string {
 	t.Helper()
+	base, _ := startRecordingSim(t, o)
+	return base
+}
+
+// seen is what a recording simulator received on its generation endpoints.
+type seen struct {
+	mu      sync.Mutex
+	bodies  []map[string]any
+	headers []http.Header
+}
+
+// startRecordingSim serves the simulator behind a handler that keeps every generation
+// request's body and headers, as the server received them.
+func startRecordingSim(t *testing.T, o sim.Options) (string, *seen) {
+	t.Helper()
 	s := sim.New(sim.FastProfile, o)
 	ctx, cancel := context.WithCancel(context.Background())
 	s.Start(ctx)
-	ts := httptest.NewServer(s.Handler())
+	var got seen
+	h := s.Handler()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/completions") {
+			b, _ := io.ReadAll(r.Body)
+			var m map[string]any
+			_ = json.Unmarshal(b, &m)
+			got.mu.Lock()
+			got.bodies = append(got.bodies, m)
+			got.headers = append(got.headers, r.Header.Clone())
+			got.mu.Unlock()
+			r.Body = io.NopCloser(bytes.NewReader(b))
+		}
+		h.ServeHTTP(w, r)
+	}))
 	t.Cleanup(func() { ts.Close(); cancel(); s.Close() })
-	return ts.URL
+	return ts.URL, &got
+}
+
+// runQuick runs the CLI against base with args, no use cases, scenarios, GPU or index, and
+// returns the run folder; a non-zero exit fails the test.
+func runQuick(t *testing.T, base string, args ...string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "run")
+	args = append([]string{"run", "--url", base + "/v1", "--use-cases", "none", "--scenarios", "none",
+		"--out", dir, "--quiet", "--index", "none", "--gpu", "none"}, args...)
+	if code, _, stderr := runCLI(t, args...); code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	return dir
 }
 
 func readResults(t *testing.T, dir string) servebench.Results {
@@ -40,13 +88,7 @@ func readResults(t *testing.T, dir string) servebench.Results {
 // reasoning from usage and times the answer after the first token; cells summarise both.
 func TestRunReasoningModel(t *testing.T) {
 	base := startSimWith(t, sim.Options{Seed: 1, ReasoningTokens: 32})
-	dir := filepath.Join(t.TempDir(), "run")
-	code, _, stderr := runCLI(t, "run", "--url", base+"/v1", "--contexts", "1k", "--concurrency", "1,2",
-		"--output-tokens", "64", "--min-requests", "3", "--rounds", "1", "--use-cases", "none", "--scenarios", "none",
-		"--out", dir, "--quiet", "--index", "none", "--gpu", "none")
-	if code != 0 {
-		t.Fatalf("exit %d\n%s", code, stderr)
-	}
+	dir := runQuick(t, base, "--contexts", "1k", "--concurrency", "1,2", "--output-tokens", "64", "--min-requests", "3", "--rounds", "1")
 	recs := readRecords(t, filepath.Join(dir, "requests.jsonl"))
 	if len(recs) == 0 {
 		t.Fatal("no records")
@@ -71,4 +113,205 @@ func TestRunReasoningModel(t *testing.T) {
 			t.Errorf("cell %s: first content mean %v not after TTFT mean %v", c.ID(), c.FirstContentSeconds.Mean, c.TTFTSeconds.Mean)
 		}
 	}
+}
+
+func runCLIWithEnv(t *testing.T, vars map[string]string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	e := &env{stdout: &out, stderr: &errb, getenv: func(k string) string { return vars[k] }, args: append([]string{"servebench"}, args...)}
+	code = execute(context.Background(), e, args)
+	return code, out.String(), errb.String()
+}
+
+// A 12-entry dataset of chat messages with output lengths 8/16/32 is replayed exactly: the
+// server receives those 12 conversations, each once, and produces those lengths; every request
+// carries the request-control headers and body fields, and the secret header never reaches the
+// run folder.
+func TestRunReplaysDatasetWithRequestControl(t *testing.T) {
+	base, got := startRecordingSim(t, sim.Options{Seed: 1})
+	dir := t.TempDir()
+	var lines []string
+	want := map[string]int{} // user text → output tokens
+	for i := range 12 {
+		text := fmt.Sprintf("Dataset question number %d: what is continuous batching?", i)
+		out := []int{8, 16, 32}[i%3]
+		want[text] = out
+		b, _ := json.Marshal(map[string]any{"messages": []map[string]string{{"role": "system", "content": "Answer briefly."}, {"role": "user", "content": text}}, "output_tokens": out})
+		lines = append(lines, string(b))
+	}
+	ds := filepath.Join(dir, "prompts.jsonl")
+	if err := os.WriteFile(ds, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "run")
+	code, stdout, stderr := runCLIWithEnv(t, map[string]string{"SB_TEST_TOKEN": "tok-very-secret-123"},
+		"run", "--url", base+"/v1", "--dataset", ds, "--mode", "fixed", "--requests", "12", "--concurrency", "3",
+		"--use-cases", "none", "--scenarios", "none", "--out", out, "--quiet", "--index", "none", "--gpu", "none",
+		"--header", "X-Tenant: acme", "--header", "Authorization: Bearer ${SB_TEST_TOKEN}",
+		"--extra-body", `{"top_k": 20}`, "--temperature", "0.5", "--seed", "7")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	got.mu.Lock()
+	defer got.mu.Unlock()
+	if len(got.bodies) != 12 {
+		t.Fatalf("the server received %d generation requests, want 12", len(got.bodies))
+	}
+	sent := map[string]int{}
+	for i, b := range got.bodies {
+		msgs := b["messages"].([]any)
+		if len(msgs) != 2 || msgs[0].(map[string]any)["content"] != "Answer briefly." {
+			t.Errorf("request %d: messages %v, want the entry's two messages", i, msgs)
+			continue
+		}
+		text := msgs[1].(map[string]any)["content"].(string)
+		sent[text]++
+		if int(b["max_tokens"].(float64)) != want[text] {
+			t.Errorf("request %d (%q): max_tokens %v, want %d", i, text, b["max_tokens"], want[text])
+		}
+		if b["top_k"] != 20.0 || b["temperature"] != 0.5 || b["seed"] != 7.0 {
+			t.Errorf("request %d: top_k %v temperature %v seed %v", i, b["top_k"], b["temperature"], b["seed"])
+		}
+		if h := got.headers[i]; h.Get("X-Tenant") != "acme" || h.Get("Authorization") != "Bearer tok-very-secret-123" {
+			t.Errorf("request %d: headers X-Tenant %q Authorization %q", i, h.Get("X-Tenant"), h.Get("Authorization"))
+		}
+	}
+	for text := range want {
+		if sent[text] != 1 {
+			t.Errorf("%q was sent %d times, want once", text, sent[text])
+		}
+	}
+	recs := readRecords(t, filepath.Join(out, "requests.jsonl"))
+	idx := map[int]bool{}
+	for _, r := range recs {
+		if !r.OK() || r.DatasetIndex == nil {
+			t.Errorf("seq %d: %s %s, dataset index %v", r.Seq, r.ErrorClass, r.Error, r.DatasetIndex)
+			continue
+		}
+		idx[*r.DatasetIndex] = true
+		if wantOut := []int{8, 16, 32}[*r.DatasetIndex%3]; r.OutputTokens != wantOut || r.OutputTokensSource != servebench.SourceUsage {
+			t.Errorf("entry %d: %d output tokens (%s), want %d", *r.DatasetIndex, r.OutputTokens, r.OutputTokensSource, wantOut)
+		}
+	}
+	if len(recs) != 12 || len(idx) != 12 {
+		t.Errorf("%d records over %d distinct entries, want 12 and 12", len(recs), len(idx))
+	}
+	res := readResults(t, out)
+	if len(res.Cells) != 1 || res.Cells[0].Scenario != "dataset" || res.Cells[0].CacheContaminated {
+		t.Errorf("cells %+v: want one dataset cell, not flagged cache-contaminated", res.Cells)
+	}
+	for _, f := range []string{"run.json", "requests.jsonl", "results.json", "report.md"} {
+		b, _ := os.ReadFile(filepath.Join(out, f))
+		if bytes.Contains(b, []byte("tok-very-secret-123")) {
+			t.Errorf("%s holds the secret header value", f)
+		}
+	}
+	if strings.Contains(stdout+stderr, "tok-very-secret-123") {
+		t.Error("the terminal output holds the secret header value")
+	}
+	var man servebench.Manifest
+	b, _ := os.ReadFile(filepath.Join(out, "run.json"))
+	if err := json.Unmarshal(b, &man); err != nil {
+		t.Fatal(err)
+	}
+	if man.Plan.Request.Headers["Authorization"] != "Bearer ${SB_TEST_TOKEN}" || man.Plan.Dataset == nil || man.Plan.Request.Temperature == nil {
+		t.Errorf("run.json plan: headers %v dataset %v: want the header template kept, the dataset and sampling saved", man.Plan.Request.Headers, man.Plan.Dataset)
+	}
+}
+
+// --rate 2,4 --requests 16 --slo ttft=0.5s: two open-loop cells, one per rate, each with a
+// goodput in [0, 1], the achieved rate and the SLO saved in the plan.
+func TestRunRateSweepWithGoodput(t *testing.T) {
+	base := startSimWith(t, sim.Options{Seed: 1})
+	dir := runQuick(t, base, "--contexts", "1k", "--output-tokens", "32", "--rate", "2,4", "--requests", "16", "--slo", "ttft=0.5s")
+	res := readResults(t, dir)
+	rates := map[float64]bool{}
+	for _, c := range res.Cells {
+		rates[c.RatePerSecond] = true
+		if c.LoadMode != servebench.ModeRate || c.RequestsTotal != 16 {
+			t.Errorf("cell %s: mode %s, %d requests; want rate mode, 16", c.ID(), c.LoadMode, c.RequestsTotal)
+		}
+		if c.Goodput == nil || *c.Goodput < 0 || *c.Goodput > 1 || c.GoodputRPS == nil {
+			t.Errorf("cell %s: goodput %v (rps %v), want a fraction in [0, 1]", c.ID(), c.Goodput, c.GoodputRPS)
+		}
+		if !(c.AchievedRatePerSecond > 0) {
+			t.Errorf("cell %s: achieved rate %v", c.ID(), c.AchievedRatePerSecond)
+		}
+	}
+	if len(res.Cells) != 2 || !rates[2] || !rates[4] {
+		t.Errorf("cells at rates %v, want exactly 2 and 4", rates)
+	}
+}
+
+// A trace of 100 requests whose prompts share blocks is replayed on its schedule: each request
+// is sent at its trace time (late sends counted), and the simulator's prefix cache serves
+// exactly the shared blocks it has seen before — 60 % of the prompt tokens here.
+func TestRunReplaysTraceWithSharedBlocks(t *testing.T) {
+	base := startSimWith(t, sim.Options{Seed: 1})
+	dir := t.TempDir()
+	var lines []string
+	for i := range 100 {
+		doc := i % 10 // ten documents of 4 blocks, each read by 10 requests
+		ids := []int{doc*100 + 1, doc*100 + 2, doc*100 + 3, doc*100 + 4, 10000 + 2*i, 10001 + 2*i}
+		b, _ := json.Marshal(map[string]any{"timestamp": 1000 + 25*i, "input_length": 6 * 32, "output_length": 8, "hash_ids": ids})
+		lines = append(lines, string(b))
+	}
+	tr := filepath.Join(dir, "trace.jsonl")
+	if err := os.WriteFile(tr, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := runQuick(t, base, "--trace", tr, "--config", writePlan(t, dir, "trace:\n  path: "+tr+"\n  block_tokens: 32\n"))
+	recs := readRecords(t, filepath.Join(out, "requests.jsonl"))
+	if len(recs) != 100 {
+		t.Fatalf("%d records, want 100", len(recs))
+	}
+	var cached, input int
+	for _, r := range recs {
+		if !r.OK() || r.CachedTokens == nil || r.DatasetIndex == nil {
+			t.Fatalf("seq %d: %s %s (cached %v, entry %v)", r.Seq, r.ErrorClass, r.Error, r.CachedTokens, r.DatasetIndex)
+		}
+		if r.InputTokens != 192 {
+			t.Errorf("entry %d: the server counted %d prompt tokens, want 192", *r.DatasetIndex, r.InputTokens)
+		}
+		// on schedule: entry i at 25·i ms after the cell's first send
+		if want := recs[0].ScheduledOffsetSeconds + 0.025*float64(*r.DatasetIndex-*recs[0].DatasetIndex); diff(r.ScheduledOffsetSeconds, want) > 1e-6 {
+			t.Errorf("entry %d scheduled at %.4f s, want %.4f s", *r.DatasetIndex, r.ScheduledOffsetSeconds, want)
+		}
+		cached += *r.CachedTokens
+		input += r.InputTokens
+	}
+	// 90 requests re-read a document's 4 blocks of 32 tokens: 90·128 of 100·192 tokens
+	if rate, want := float64(cached)/float64(input), 90.0*128/(100*192); diff(rate, want) > 0.01 {
+		t.Errorf("prefix-cache hit rate %.3f, want the share of shared blocks %.3f", rate, want)
+	}
+	res := readResults(t, out)
+	if len(res.Cells) != 1 || res.Cells[0].Scenario != "trace" || res.Cells[0].CacheContaminated {
+		t.Fatalf("cells %+v: want one trace cell, not flagged cache-contaminated", res.Cells)
+	}
+	c := res.Cells[0]
+	late := 0 // a busy machine may send late: the cell must count exactly the records that were
+	for _, r := range recs {
+		if r.StartOffsetSeconds-r.ScheduledOffsetSeconds > 0.010 {
+			late++
+		}
+	}
+	if c.LateSends != late || c.RequestsTotal != 100 || diff(c.RatePerSecond, 40) > 1e-9 {
+		t.Errorf("trace cell: %d requests, %d late sends (records say %d), rate %g; want 100, %d, 40/s", c.RequestsTotal, c.LateSends, late, c.RatePerSecond, late)
+	}
+}
+
+func writePlan(t *testing.T, dir, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, "plan.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func diff(a, b float64) float64 {
+	if a > b {
+		return a - b
+	}
+	return b - a
 }

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/openai"
+	"github.com/servebench/servebench/plan"
+	"github.com/servebench/servebench/runner"
+	"github.com/servebench/servebench/workload"
+)
+
+// requestControl sets the client's headers, sampling parameters and extra body from the plan.
+// Header values have ${NAME} expanded from the environment; the values of secret-looking
+// headers join the secrets every output is redacted of.
+func requestControl(cfg *openai.Config, rc servebench.RequestControl, getenv func(string) string, sec *secrets) error {
+	if len(rc.Headers) > 0 {
+		cfg.Headers = http.Header{}
+		for name, v := range rc.Headers {
+			var missing []string
+			v = os.Expand(v, func(k string) string {
+				x := getenv(k)
+				if x == "" {
+					missing = append(missing, k)
+				}
+				return x
+			})
+			if len(missing) > 0 {
+				return fmt.Errorf("header %s names the environment variable %s, which is not set: export it or write the value", name, strings.Join(missing, ", "))
+			}
+			cfg.Headers.Set(name, v)
+			if plan.SecretHeader(name) {
+				sec.add(v)
+				if _, after, ok := strings.Cut(v, " "); ok { // "Bearer sk-…": the token alone too
+					sec.add(after)
+				}
+			}
+		}
+	}
+	cfg.Temperature, cfg.TopP, cfg.Seed = rc.Temperature, rc.TopP, rc.Seed
+	if len(rc.ExtraBody) > 0 {
+		b, err := json.Marshal(rc.ExtraBody)
+		if err != nil {
+			return fmt.Errorf("request.extra_body: %v", err)
+		}
+		cfg.ExtraBody = b
+	}
+	return nil
+}
+
+// loadTrace reads the plan's trace (nil when none); prompts come from b.
+func loadTrace(t *servebench.TracePlan, b *workload.Builder) (*workload.TraceReplay, string, error) {
+	if t == nil {
+		return nil, "", nil
+	}
+	tr, err := workload.LoadTrace(t.Path)
+	if err != nil {
+		return nil, "", err
+	}
+	last := tr.Entries[len(tr.Entries)-1].At
+	note := fmt.Sprintf("trace %s: %d requests over %s, replayed at %g× speed, %d tokens per hash id", t.Path, len(tr.Entries), last, t.Speed, t.BlockTokens)
+	return &workload.TraceReplay{T: tr, B: b, Speed: t.Speed, BlockTokens: t.BlockTokens}, note, nil
+}
+
+// loadDataset reads the plan's dataset (nil when none) and says what it holds.
+func loadDataset(d *servebench.DatasetPlan) (*workload.Replay, string, error) {
+	if d == nil {
+		return nil, "", nil
+	}
+	ds, err := workload.LoadDataset(d.Path, workload.DatasetOptions{MinOutputTokens: d.MinOutputTokens,
+		MaxOutputTokens: d.MaxOutputTokens, MaxPromptChars: d.MaxPromptChars, Sample: d.Sample, Seed: d.Seed})
+	if err != nil {
+		return nil, "", err
+	}
+	note := fmt.Sprintf("dataset %s (%s): %d entries replayed in order, cycling", d.Path, ds.Format, len(ds.Entries))
+	if ds.Dropped > 0 {
+		note += fmt.Sprintf("; %d dropped by the length filters", ds.Dropped)
+	}
+	return workload.NewReplay(ds), note, nil
+}
+
+// level writes how a cell loads the target in progress lines: "c=4", or "2/s" for an uncapped
+// open loop.
+func level(k servebench.CellKey) string {
+	if k.Concurrency == 0 && k.RatePerSecond > 0 {
+		return fmt.Sprintf("%g/s", k.RatePerSecond)
+	}
+	return fmt.Sprintf("c=%d", k.Concurrency)
+}
+
+// workloads gives the runner the plan's dataset or trace, saying what it holds.
+func (s *session) workloads(rn *runner.Runner) error {
+	replay, note, err := loadDataset(s.man.Plan.Dataset)
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	if replay != nil {
+		rn.Dataset = replay
+		fmt.Fprintln(s.e.stderr, note)
+	}
+	trace, note, err := loadTrace(s.man.Plan.Trace, s.tg.prompts)
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	if trace != nil {
+		rn.Trace = trace
+		fmt.Fprintln(s.e.stderr, note)
+	}
+	return nil
+}

@@ -1,0 +1,311 @@
+package plan
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/servebench/servebench"
+)
+
+// workloadFlags are the flags that shape what is sent: prompts from a dataset or a trace,
+// request control, rate sweeps and objectives. --header may be given several times: its values
+// arrive joined by newlines.
+func workloadFlags() []Flag {
+	s := func(p *servebench.Plan) *servebench.Sweep { return &p.Sweep }
+	ds := func(p *servebench.Plan) *servebench.DatasetPlan {
+		if p.Dataset == nil {
+			p.Dataset = &servebench.DatasetPlan{}
+		}
+		return p.Dataset
+	}
+	tr := func(p *servebench.Plan) *servebench.TracePlan {
+		if p.Trace == nil {
+			p.Trace = &servebench.TracePlan{}
+		}
+		return p.Trace
+	}
+	return []Flag{
+		{Name: "rate", Key: "sweep.rate", Kind: "string", Usage: "arrival rate in requests/s; a list (2,4,8) measures one open-loop cell per rate (implies --mode rate)",
+			apply: func(p *servebench.Plan, v string) error {
+				var rates []float64 // their values are judged with the plan's (validate)
+				for _, part := range strings.Split(v, ",") {
+					x, err := parseFloat(part)
+					if err != nil {
+						return fmt.Errorf("%w: write requests per second, e.g. 4 or 2,4,8", err)
+					}
+					rates = append(rates, x)
+				}
+				sort.Float64s(rates)
+				s(p).Rate, s(p).Rates = rates[0], nil
+				if len(rates) > 1 {
+					s(p).Rate, s(p).Rates = 0, rates
+				}
+				if s(p).Mode == servebench.ModeSustained || s(p).Mode == "" {
+					s(p).Mode = servebench.ModeRate // a rate alone means an open loop at that rate
+				}
+				return nil
+			}},
+		flag("duration", "sweep.duration", "duration", "time bound per cell (rate mode without --requests sends rate × duration requests)", parseDuration, func(p *servebench.Plan) *servebench.Duration { return &s(p).Duration }),
+		{Name: "slo", Key: "slo", Kind: "string", Usage: "per-request objectives for goodput, e.g. ttft=2s,itl=50ms,e2e=10s (also first_answer=, speed= tok/s)",
+			apply: func(p *servebench.Plan, v string) error {
+				slo, err := ParseSLO(v)
+				p.SLO = &slo
+				return err
+			}},
+		{Name: "header", Key: "request.headers", Kind: "strings", Usage: "HTTP header sent with every request, 'Name: value' (repeatable; ${ENV} in a value is expanded; secret values are redacted everywhere)",
+			apply: func(p *servebench.Plan, v string) error {
+				for _, h := range strings.Split(v, "\n") {
+					name, value, err := ParseHeader(h)
+					if err != nil {
+						return err
+					}
+					if p.Request.Headers == nil {
+						p.Request.Headers = map[string]string{}
+					}
+					p.Request.Headers[name] = value
+				}
+				return nil
+			}},
+		{Name: "extra-body", Key: "request.extra_body", Kind: "string", Usage: "JSON object merged into every request body, e.g. '{\"top_k\": 20}'",
+			apply: func(p *servebench.Plan, v string) error {
+				var m map[string]any
+				if err := json.Unmarshal([]byte(v), &m); err != nil || m == nil {
+					return fmt.Errorf("%q is not a JSON object: write e.g. '{\"top_k\": 20}'", clipText(v, 60))
+				}
+				if p.Request.ExtraBody == nil {
+					p.Request.ExtraBody = map[string]any{}
+				}
+				for k, x := range m {
+					p.Request.ExtraBody[k] = x
+				}
+				return nil
+			}},
+		flag("temperature", "request.temperature", "float", "sampling temperature sent with every request", parseFloatPtr, func(p *servebench.Plan) **float64 { return &p.Request.Temperature }),
+		flag("top-p", "request.top_p", "float", "nucleus sampling top_p sent with every request", parseFloatPtr, func(p *servebench.Plan) **float64 { return &p.Request.TopP }),
+		{Name: "seed", Key: "request.seed", Kind: "int", Usage: "sampling seed sent with every request (and the --dataset-sample draw)",
+			apply: func(p *servebench.Plan, v string) error {
+				n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+				if err != nil {
+					return fmt.Errorf("%q is not a whole number", v)
+				}
+				p.Request.Seed = &n
+				if p.Dataset != nil {
+					p.Dataset.Seed = n
+				}
+				return nil
+			}},
+		flag("dataset", "dataset.path", "string", "replay prompts from a file: JSONL {\"messages\": [...]} or {\"prompt\": ...} lines with optional output_tokens, or ShareGPT JSON", parseString, func(p *servebench.Plan) *string { return &ds(p).Path }),
+		flag("dataset-sample", "dataset.sample", "int", "replay this many dataset entries, drawn with --seed (file order kept)", parseInt[int], func(p *servebench.Plan) *int { return &ds(p).Sample }),
+		flag("trace", "trace.path", "string", "replay a JSONL request trace on its schedule ({\"timestamp\": ms, \"input_length\", \"output_length\", \"hash_ids\"} lines, as the Mooncake traces)", parseString, func(p *servebench.Plan) *string { return &tr(p).Path }),
+		flag("trace-speed", "trace.speed", "float", "replay the trace this many times faster than recorded (default 1)", parseFloat, func(p *servebench.Plan) *float64 { return &tr(p).Speed }),
+	}
+}
+
+func parseFloatPtr(v string) (*float64, error) {
+	x, err := parseFloat(v)
+	return &x, err
+}
+
+func validateWorkloads(p *servebench.Plan, add func(string, ...any)) {
+	if len(p.Sweep.Rates) == 1 {
+		p.Sweep.Rate, p.Sweep.Rates = p.Sweep.Rates[0], nil
+	}
+	if d := p.Dataset; d != nil && d.Seed == 0 && p.Request.Seed != nil {
+		d.Seed = *p.Request.Seed // --seed also draws --dataset-sample
+	}
+	if t := p.Trace; t != nil {
+		if t.Speed == 0 {
+			t.Speed = 1
+		}
+		if t.BlockTokens == 0 {
+			t.BlockTokens = 512
+		}
+	}
+	for _, r := range p.Sweep.Rates {
+		if !(r > 0) || math.IsInf(r, 0) {
+			add("sweep.rates has %g: every rate must be a positive number of requests per second", r)
+		}
+	}
+	if len(p.Sweep.Rates) > 0 && p.Sweep.Mode != servebench.ModeRate {
+		add("sweep.rates needs sweep.mode rate (--mode rate): a rate sweep is open loop")
+	}
+	if p.Sweep.Duration < 0 {
+		add("sweep.duration must not be negative")
+	}
+	for name := range p.Request.Headers {
+		if name == "" || strings.ContainsAny(name, " :\r\n") {
+			add("request.headers has the name %q: a header name has no spaces or colons", name)
+		}
+	}
+	for _, k := range []string{"model", "messages", "prompt", "stream"} {
+		if _, ok := p.Request.ExtraBody[k]; ok {
+			add("request.extra_body cannot set %q: servebench sets model, messages, prompt and stream itself", k)
+		}
+	}
+	if t := p.Request.Temperature; t != nil && (*t < 0 || math.IsNaN(*t)) {
+		add("request.temperature must not be negative")
+	}
+	if t := p.Request.TopP; t != nil && !(*t > 0 && *t <= 1) {
+		add("request.top_p must be in (0, 1]")
+	}
+	if d := p.Dataset; d != nil {
+		if d.Path == "" {
+			add("dataset.path is empty: name a JSONL or ShareGPT JSON file")
+		} else if _, err := os.Stat(d.Path); err != nil {
+			add("dataset.path: %v", err)
+		}
+		if d.Sample < 0 || d.MinOutputTokens < 0 || d.MaxOutputTokens < 0 || d.MaxPromptChars < 0 {
+			add("dataset: sample and the length filters must not be negative")
+		}
+	}
+	if tr := p.Trace; tr != nil {
+		if tr.Path == "" {
+			add("trace.path is empty: name a JSONL trace")
+		} else if _, err := os.Stat(tr.Path); err != nil {
+			add("trace.path: %v", err)
+		}
+		if !(tr.Speed > 0) || math.IsInf(tr.Speed, 0) {
+			add("trace.speed %g must be positive (2 replays twice as fast as recorded)", tr.Speed)
+		}
+		if tr.BlockTokens < 1 {
+			add("trace.block_tokens must be at least 1")
+		}
+		if p.Dataset != nil {
+			add("trace and dataset both set: replay one of them")
+		}
+	}
+	if s := p.SLO; s != nil {
+		if *s == (servebench.Thresholds{}) {
+			add("slo sets no objective: give at least one of ttft, first_answer, itl, e2e, speed")
+		}
+		for name, v := range map[string]*float64{"ttft_seconds_max": s.TTFTSecondsMax, "first_content_seconds_max": s.FirstContentSecondsMax,
+			"itl_seconds_max": s.ITLSecondsMax, "e2e_latency_seconds_max": s.E2ELatencySecondsMax, "generation_speed_tps_min": s.GenerationSpeedTPSMin} {
+			if v != nil && !(*v > 0) {
+				add("slo.%s must be positive", name)
+			}
+		}
+	}
+}
+
+// ParseRates parses --rate: "4" or "2,4,8" (requests/s), sorted, without repeats.
+func ParseRates(s string) ([]float64, error) {
+	var out []float64
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		v, err := strconv.ParseFloat(part, 64)
+		if err != nil || !(v > 0) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("%q is not a rate: write requests per second, e.g. 4 or 2,4,8", part)
+		}
+		out = append(out, v)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no rate given: write requests per second, e.g. 4 or 2,4,8")
+	}
+	sort.Float64s(out)
+	uniq := out[:1]
+	for _, v := range out[1:] {
+		if v != uniq[len(uniq)-1] {
+			uniq = append(uniq, v)
+		}
+	}
+	return uniq, nil
+}
+
+// ParseSLO parses --slo: comma-separated objectives ttft=2s, first_answer=3s, itl=50ms,
+// e2e=10s (durations) and speed=20 (tokens/s per user, a minimum).
+func ParseSLO(s string) (servebench.Thresholds, error) {
+	var t servebench.Thresholds
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(part, "=")
+		k, v = strings.ToLower(strings.TrimSpace(k)), strings.TrimSpace(v)
+		if !ok {
+			return t, fmt.Errorf("%q: write name=value, e.g. ttft=2s,itl=50ms,e2e=10s", part)
+		}
+		switch k {
+		case "speed", "ttft", "first_answer", "first_content", "itl", "tpot", "e2e":
+		default:
+			return t, fmt.Errorf("unknown objective %q: use ttft, first_answer, itl, e2e or speed", k)
+		}
+		if k == "speed" {
+			x, err := strconv.ParseFloat(v, 64)
+			if err != nil || !(x > 0) {
+				return t, fmt.Errorf("speed=%s: write a positive generation speed in tokens/s, e.g. speed=20", v)
+			}
+			t.GenerationSpeedTPSMin = &x
+			continue
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return t, fmt.Errorf("%s=%s: write a positive duration, e.g. %s=2s or 500ms", k, v, k)
+		}
+		secs := d.Seconds()
+		switch k {
+		case "ttft":
+			t.TTFTSecondsMax = &secs
+		case "first_answer", "first_content":
+			t.FirstContentSecondsMax = &secs
+		case "itl", "tpot":
+			t.ITLSecondsMax = &secs
+		case "e2e":
+			t.E2ELatencySecondsMax = &secs
+		}
+	}
+	if t == (servebench.Thresholds{}) {
+		return t, fmt.Errorf("no objective given: write e.g. ttft=2s,itl=50ms,e2e=10s")
+	}
+	return t, nil
+}
+
+// ParseHeader parses --header 'Name: value'.
+func ParseHeader(s string) (name, value string, err error) {
+	name, value, ok := strings.Cut(s, ":")
+	name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+	if !ok || name == "" || strings.ContainsAny(name, " \t\r\n") || strings.ContainsAny(value, "\r\n") {
+		return "", "", fmt.Errorf("%q is not a header: write 'Name: value', e.g. 'X-Tenant: acme'", clipText(s, 60))
+	}
+	return name, value, nil
+}
+
+var secretHeader = regexp.MustCompile(`(?i)auth|key|token|secret|cookie|password|credential`)
+
+// SecretHeader reports whether a header's value should never be shown or saved: its name
+// mentions auth, key, token, secret, cookie, password or credential.
+func SecretHeader(name string) bool { return secretHeader.MatchString(name) }
+
+// RedactHeaders returns headers fit to show or save: a secret header's literal value becomes
+// [redacted]; values that only name environment variables (${NAME}) are kept, since they hold
+// no secret themselves.
+func RedactHeaders(h map[string]string) map[string]string {
+	if h == nil {
+		return nil
+	}
+	out := make(map[string]string, len(h))
+	for k, v := range h {
+		if SecretHeader(k) && v != "" && !strings.Contains(v, "${") {
+			v = servebench.Redacted
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,103 @@
+package plan
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/servebench/servebench"
+)
+
+func TestParseSLO(t *testing.T) {
+	s, err := ParseSLO("ttft=2s, itl=50ms,e2e=10s,first_answer=3s,speed=20")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *s.TTFTSecondsMax != 2 || *s.ITLSecondsMax != 0.05 || *s.E2ELatencySecondsMax != 10 || *s.FirstContentSecondsMax != 3 || *s.GenerationSpeedTPSMin != 20 {
+		t.Errorf("parsed %+v", s)
+	}
+	for in, want := range map[string]string{"": "no objective", "ttft": "name=value", "ttft=fast": "positive duration",
+		"ttft=-1s": "positive duration", "foo=1s": "unknown objective", "speed=0": "positive generation speed"} {
+		if _, err := ParseSLO(in); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: error %v, want %q", in, err, want)
+		}
+	}
+}
+
+func TestParseRatesAndHeader(t *testing.T) {
+	r, err := ParseRates("8, 2,4,2")
+	if err != nil || len(r) != 3 || r[0] != 2 || r[2] != 8 {
+		t.Errorf("rates %v %v, want [2 4 8]", r, err)
+	}
+	for _, bad := range []string{"", "0", "-1", "x", "inf"} {
+		if _, err := ParseRates(bad); err == nil {
+			t.Errorf("rate %q accepted", bad)
+		}
+	}
+	n, v, err := ParseHeader(" X-Tenant :  acme: west ")
+	if err != nil || n != "X-Tenant" || v != "acme: west" {
+		t.Errorf("header %q %q %v", n, v, err)
+	}
+	for _, bad := range []string{"novalue", ": v", "Bad Name: v", "X: a\nb"} {
+		if _, _, err := ParseHeader(bad); err == nil {
+			t.Errorf("header %q accepted", bad)
+		}
+	}
+	got := RedactHeaders(map[string]string{"Authorization": "Bearer sk-1234", "X-Api-Key": "${KEY}", "X-Tenant": "acme"})
+	if got["Authorization"] != servebench.Redacted || got["X-Api-Key"] != "${KEY}" || got["X-Tenant"] != "acme" {
+		t.Errorf("redacted headers %v", got)
+	}
+}
+
+// The workload settings resolve from the file and the flags (flags win), a rate list implies
+// rate mode, and every problem is named.
+func TestResolveWorkloads(t *testing.T) {
+	dir := t.TempDir()
+	ds := filepath.Join(dir, "d.jsonl")
+	os.WriteFile(ds, []byte(`{"prompt": "hi"}`+"\n"), 0o644)
+	f, err := ParseFile([]byte(`
+sweep:
+  rates: [1, 3]
+  mode: rate
+  duration: 30s
+request:
+  headers: {X-Tenant: acme}
+  extra_body: {top_k: 20}
+  temperature: 0.2
+dataset:
+  path: ` + ds + `
+  sample: 5
+slo:
+  ttft_seconds_max: 2
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Resolve(f, Overrides{"temperature": "0.7", "header": "X-Other: 1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Sweep.Mode != servebench.ModeRate || len(p.Sweep.Rates) != 2 || p.Sweep.Duration != servebench.Duration(30*time.Second) {
+		t.Errorf("sweep %+v", p.Sweep)
+	}
+	if *p.Request.Temperature != 0.7 || p.Request.Headers["X-Tenant"] != "acme" || p.Request.Headers["X-Other"] != "1" || p.Request.ExtraBody["top_k"] != uint64(20) && p.Request.ExtraBody["top_k"] != 20.0 {
+		t.Errorf("request %+v", p.Request)
+	}
+	if p.Dataset == nil || p.Dataset.Sample != 5 || p.SLO == nil || *p.SLO.TTFTSecondsMax != 2 {
+		t.Errorf("dataset %+v slo %+v", p.Dataset, p.SLO)
+	}
+	p, err = Resolve(nil, Overrides{"rate": "2,4", "requests": "16"})
+	if err != nil || p.Sweep.Mode != servebench.ModeRate || len(p.Sweep.Rates) != 2 {
+		t.Errorf("--rate 2,4: mode %s rates %v err %v", p.Sweep.Mode, p.Sweep.Rates, err)
+	}
+	_, err = Resolve(nil, Overrides{"extra-body": `{"stream": false}`, "dataset": filepath.Join(dir, "missing.jsonl"),
+		"slo": "ttft=soon", "header": "oops"})
+	for _, want := range []string{`cannot set "stream"`, "dataset.path", "--slo", "--header"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v lacks %q", err, want)
+		}
+	}
+}
+

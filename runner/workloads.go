@@ -1,0 +1,105 @@
+package runner
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/stats"
+)
+
+// Replayer hands out dataset entries in order, cycling: FillNext sets a request's conversation,
+// output length (defaultOut when the entry names none) and dataset index.
+type Replayer interface {
+	FillNext(req *servebench.Request, defaultOut int)
+}
+
+// DatasetScenario is the scenario name of the cells that replay a dataset.
+const DatasetScenario = "dataset"
+
+// TraceScenario is the scenario name of the cell that replays a trace.
+const TraceScenario = "trace"
+
+// TraceReplayer builds a trace's requests: Schedule is the send times from the cell's start,
+// Fill makes entry i (in schedule order) request seq.
+type TraceReplayer interface {
+	Schedule() []time.Duration
+	Fill(i int, seq int64, req *servebench.Request) error
+}
+
+// sweepKeys lists the sweep's cells: contexts × concurrency levels; a dataset replaces the
+// contexts (one context 0: the entries' own lengths) and a rate sweep the concurrency levels
+// (one open-loop cell per rate, concurrency 0: uncapped).
+func (r *Runner) sweepKeys() []servebench.CellKey {
+	s := r.Plan.Sweep
+	if r.Trace != nil {
+		sched := r.Trace.Schedule()
+		rate := 0.0
+		if n := len(sched); n > 1 && sched[n-1] > sched[0] {
+			rate = float64(n-1) / (sched[n-1] - sched[0]).Seconds() // the trace's mean arrival rate
+		}
+		return []servebench.CellKey{{Scenario: TraceScenario, LoadMode: servebench.ModeRate, RatePerSecond: rate}}
+	}
+	scenario := SweepScenario
+	contexts := make([]int, 0, len(s.Contexts))
+	for _, c := range s.Contexts {
+		contexts = append(contexts, int(c))
+	}
+	if r.Dataset != nil {
+		scenario, contexts = DatasetScenario, []int{0}
+	}
+	type level struct {
+		n    int
+		rate float64
+	}
+	var levels []level
+	switch {
+	case s.Mode == servebench.ModeRate && len(s.Rates) > 0:
+		for _, rate := range s.Rates {
+			levels = append(levels, level{0, rate})
+		}
+	case s.Mode == servebench.ModeRate:
+		levels = []level{{0, s.Rate}}
+	default:
+		for _, n := range s.Concurrency {
+			levels = append(levels, level{n, r.rateFor()})
+		}
+	}
+	var keys []servebench.CellKey
+	for _, c := range contexts {
+		for _, l := range levels {
+			keys = append(keys, servebench.CellKey{Scenario: scenario, LoadMode: s.Mode, ContextTokens: c,
+				OutputTokens: int(s.OutputTokens), Concurrency: l.n, RatePerSecond: l.rate})
+		}
+	}
+	return keys
+}
+
+// openLoopRequests is how many requests an open-loop cell of key sends: sweep.requests, else
+// ⌈rate × duration⌉.
+func (r *Runner) openLoopRequests(key servebench.CellKey) int {
+	s := r.Plan.Sweep
+	if r.Trace != nil && key.Scenario == TraceScenario {
+		return len(r.Trace.Schedule())
+	}
+	if s.Requests > 0 || s.Duration <= 0 || key.RatePerSecond <= 0 {
+		return s.Requests
+	}
+	return int(math.Ceil(key.RatePerSecond * float64(s.Duration) / 1e9))
+}
+
+// judgeWorkload adds the plan's objectives (goodput) and the open-loop verdicts to a measured
+// cell, and a note when an open-loop cell was past saturation.
+func (r *Runner) judgeWorkload(cell *servebench.CellResult, recs []servebench.Record) {
+	if r.Plan.SLO != nil {
+		stats.Goodput(cell, recs, *r.Plan.SLO)
+	}
+	stats.OpenLoop(cell, recs)
+	if cell.Saturated {
+		r.mu.Lock()
+		r.notes = append(r.notes, fmt.Sprintf("Cell %s is past saturation: %g requests/s were asked for, %.2f/s were sent and %.2f/s completed (%d late sends); the queue grew during the cell, so its latencies measure queue growth, not a steady state.",
+			cell.ID(), cell.RatePerSecond, cell.AchievedRatePerSecond, cell.RequestThroughputRPS, cell.LateSends))
+		r.mu.Unlock()
+	}
+}
