@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -166,11 +167,9 @@ func (b *builder) capacityUseCase(cr servebench.CapacityResult) {
 		b.add(id, useCaseHeading(cr), 2, blocks...)
 		return
 	}
-	// chart: thresholded metrics vs concurrency; time on the left axis, rates on the right.
-	ch := &Chart{ID: "chart-" + id, Title: useCaseHeading(cr), XName: "concurrent requests", YName: "seconds", Decimals: 3, Decimals2: 1}
-	for _, p := range pts {
-		ch.X = append(ch.X, strconv.Itoa(p.Concurrency))
-	}
+	// charts: thresholded metrics vs concurrency, one chart per unit (seconds, tok/s), so a
+	// line is only ever read against thresholds of its own quantity; concurrency to scale, with
+	// a marker at the capacity limit.
 	keys := []string{}
 	hasRate := false
 	for _, k := range ths {
@@ -180,40 +179,55 @@ func (b *builder) capacityUseCase(cr servebench.CapacityResult) {
 	if !hasRate {
 		keys = append(keys, capacity.MetricSystemThroughput)
 	}
-	leftUsed := false
+	var units []string
 	for _, key := range keys {
-		axis := 0
-		if capacity.MetricUnit(key) == "tok/s" {
-			axis = 1
-			ch.Y2Name = "tok/s"
-		} else {
-			leftUsed = true
+		if u := unitAxis(key); !slices.Contains(units, u) {
+			units = append(units, u)
 		}
-		s := Series{Name: metricName(key, ""), Axis: axis}
+	}
+	var marker []Marker
+	switch {
+	case cr.Limit != nil && cr.LimitKind == servebench.LimitLowerBound:
+		marker = []Marker{{Name: fmt.Sprintf("limit %s (ceiling passes)", capacity.LimitLabel(cr)), X: float64(*cr.Limit)}}
+	case cr.Limit != nil && *cr.Limit > 0:
+		marker = []Marker{{Name: "capacity limit " + capacity.LimitLabel(cr), X: float64(*cr.Limit)}}
+	}
+	for i, unit := range units {
+		cid := "chart-" + id
+		if i > 0 {
+			cid += "-" + slug(unit)
+		}
+		ch := &Chart{ID: cid, Title: useCaseHeading(cr), XName: "concurrent requests", YName: unit, XScale: "linear", Markers: marker}
+		ch.Decimals = 3
+		if unit == "tok/s" {
+			ch.Decimals = 1
+		}
 		for _, p := range pts {
-			if val, ok := p.Values[key]; ok {
-				s.Data = append(s.Data, ptr(val))
-			} else {
-				s.Data = append(s.Data, nil)
+			ch.X = append(ch.X, strconv.Itoa(p.Concurrency))
+			ch.XValues = append(ch.XValues, float64(p.Concurrency))
+		}
+		for _, key := range keys {
+			if unitAxis(key) != unit {
+				continue
+			}
+			s := Series{Name: metricName(key, "")}
+			for _, p := range pts {
+				if val, ok := p.Values[key]; ok {
+					s.Data = append(s.Data, ptr(val))
+				} else {
+					s.Data = append(s.Data, nil)
+				}
+			}
+			ch.Series = append(ch.Series, s)
+		}
+		for _, k := range ths {
+			if unitAxis(k.Metric) == unit {
+				ch.Thresholds = append(ch.Thresholds, Threshold{Name: describeCheck(k, ""), Value: k.Limit})
 			}
 		}
-		ch.Series = append(ch.Series, s)
+		ch.Caption = fmt.Sprintf("%s %s vs concurrency at %s context, concurrency to scale.", upperFirst(stat), joinAnd(seriesNames(ch)), ctxLabel(cr.ContextTokens))
+		blocks = append(blocks, chartB(ch))
 	}
-	if !leftUsed { // only rate metrics: put them on the left axis
-		ch.YName, ch.Y2Name, ch.Decimals = "tok/s", "", 1
-		for j := range ch.Series {
-			ch.Series[j].Axis = 0
-		}
-	}
-	for _, k := range ths {
-		axis := 0
-		if capacity.MetricUnit(k.Metric) == "tok/s" && leftUsed {
-			axis = 1
-		}
-		ch.Thresholds = append(ch.Thresholds, Threshold{Name: describeCheck(k, ""), Value: k.Limit, Axis: axis})
-	}
-	ch.Caption = fmt.Sprintf("%s %s vs concurrency at %s context. Dashed lines mark the thresholds.", upperFirst(stat), joinAnd(seriesNames(ch)), ctxLabel(cr.ContextTokens))
-	blocks = append(blocks, chartB(ch))
 
 	// table at 1 / limit / first failing (completed with measured levels to three columns)
 	cols := []int{1}
@@ -321,4 +335,12 @@ func slug(s string) string {
 		}
 	}
 	return strings.Trim(b.String(), "-")
+}
+
+// unitAxis is the axis a capacity metric is drawn on: "tok/s" for rates, "seconds" otherwise.
+func unitAxis(key string) string {
+	if capacity.MetricUnit(key) == "tok/s" {
+		return "tok/s"
+	}
+	return "seconds"
 }
