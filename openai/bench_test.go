@@ -105,7 +105,7 @@ func parse(api servebench.API, body []byte) (*stream, *failure) {
 	w := &watchdog{base: time.Now()}
 	sr := &stampReader{r: bytes.NewReader(body), w: w}
 	st := newStream(api, 0, nil)
-	return st, st.read(bufio.NewReaderSize(sr, readBufferBytes), sr)
+	return st, st.read(bufio.NewReaderSize(sr, lineBufferBytes), sr)
 }
 
 // FuzzParseStream feeds arbitrary bodies to both parsers: they must never panic, and what

@@ -27,11 +27,15 @@ const (
 	DefaultIdleTimeout = 60 * time.Second
 )
 
-// Transport buffer sizes: responses are read in blocks of up to readBufferBytes (one block =
-// one clock reading at most); prompts of a megabyte are written in few syscalls.
+// Buffer sizes, chosen so that a stream in flight costs the client well under 64 KiB, prompt
+// bytes aside (BenchmarkInFlightMemory): the connection is read in blocks of up to
+// readBufferBytes (one block = one stamp), the body is split into lines in a lineBufferBytes
+// buffer (a longer line is joined, see stream.read), and requests go out through a
+// writeBufferBytes buffer (a larger body bypasses it: one write call more at most).
 const (
-	readBufferBytes  = 64 << 10
-	writeBufferBytes = 256 << 10
+	readBufferBytes  = 8 << 10
+	lineBufferBytes  = 4 << 10
+	writeBufferBytes = 4 << 10
 )
 
 // Quirks turn off request fields a server rejects or ignores. Discover sets them for the
@@ -502,7 +506,7 @@ func (a *exchange) run(parent context.Context, tr *http.Transport, body []byte) 
 		return a.fail(servebench.ErrHTTPStatus, statusMessage(resp, []byte(c.redact(string(snippet))), c.base))
 	}
 
-	br := bufio.NewReaderSize(sr, readBufferBytes)
+	br := bufio.NewReaderSize(sr, lineBufferBytes)
 	st := newStream(c.cfg.API, a.req.MaxOutputTokens, func() { w.enter(phaseStream, c.cfg.IdleTimeout) })
 	st.contentType = resp.Header.Get("Content-Type")
 	f := st.read(br, sr)

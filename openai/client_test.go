@@ -602,7 +602,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.tr.MaxIdleConnsPerHost < 300 || !c.tr.DisableCompression || c.tr.ReadBufferSize != 64<<10 || c.tr.WriteBufferSize != 256<<10 || c.tr.Proxy != nil || c.tr.TLSNextProto == nil {
+	if c.tr.MaxIdleConnsPerHost < 300 || !c.tr.DisableCompression || c.tr.ReadBufferSize != readBufferBytes || c.tr.WriteBufferSize != writeBufferBytes || c.tr.Proxy != nil || c.tr.TLSNextProto == nil {
 		t.Errorf("transport not sized: %+v", c.tr)
 	}
 	if c.endpoint != "http://127.0.0.1:1/v1/chat/completions" {

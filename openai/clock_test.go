@@ -131,7 +131,7 @@ func TestKernelStampFollowsTheBytes(t *testing.T) {
 
 	sr := &stampReader{r: resp.Body, w: &watchdog{base: start}, kc: kc, from: start}
 	st := newStream(servebench.APIChat, 2, nil)
-	if f := st.read(bufio.NewReaderSize(sr, readBufferBytes), sr); f != nil {
+	if f := st.read(bufio.NewReaderSize(sr, lineBufferBytes), sr); f != nil {
 		t.Fatal(f.msg)
 	}
 	wallOf := func(at time.Time) int64 { return start.UnixNano() + int64(at.Sub(start)) }

@@ -147,7 +147,7 @@ func newStream(api servebench.API, maxOut int, onFirst func()) *stream {
 	if onFirst == nil {
 		onFirst = func() {}
 	}
-	return &stream{api: api, onFirst: onFirst, firstLag: -1, gaps: make([]float64, 0, min(max(maxOut, 16), 1<<16))}
+	return &stream{api: api, onFirst: onFirst, firstLag: -1, gaps: make([]float64, 0, min(max(maxOut, 16), 1<<10))}
 }
 
 // read consumes the body until the end signal (nil), the end of the body or a read error.

@@ -17,6 +17,7 @@ import (
 	"github.com/servebench/servebench"
 	"github.com/servebench/servebench/collect/gpu"
 	"github.com/servebench/servebench/collect/promscrape"
+	"github.com/servebench/servebench/host"
 	"github.com/servebench/servebench/openai"
 	"github.com/servebench/servebench/plan"
 	"github.com/servebench/servebench/runner"
@@ -224,6 +225,10 @@ type target struct {
 func (s *session) openTarget(ctx context.Context) error {
 	p := &s.plan
 	tg := &target{spec: p.Target, builtIn: p.Target.URL == "", metadata: p.Metadata, hc: &http.Client{Timeout: 2 * time.Minute}, stop: func() {}}
+	// one socket per concurrent request (two when the simulator runs in this process)
+	if err := host.EnsureOpenFiles(plan.MaxConcurrency(*p)*map[bool]int{false: 1, true: 2}[tg.builtIn] + host.SpareFiles); err != nil {
+		return withCode(exitUsage, err)
+	}
 	if tg.builtIn {
 		prof, err := sim.LookupProfile(p.Target.SimProfile)
 		if err != nil {
