@@ -199,8 +199,45 @@ type CellResult struct {
 	CacheContaminated bool `json:"cache_contaminated,omitempty"`
 	// Validity says how far the cell's numbers can be trusted, and why not where they cannot.
 	Validity Validity `json:"validity,omitzero"`
+	// Client says how the cell was timed and whether the client kept up (package stats,
+	// ClientTiming); nil in results from before it existed.
+	Client *ClientTiming `json:"client,omitempty"`
 	// Unavailable maps a field's JSON name to why it is null.
 	Unavailable map[string]string `json:"unavailable,omitempty"`
+}
+
+// ClientTiming is how a cell's responses were stamped and how far behind the client ran.
+type ClientTiming struct {
+	// ClockSource: ClockKernel when every measured request was stamped by the kernel,
+	// ClockUser when none was, "mixed" otherwise.
+	ClockSource string `json:"clock_source"`
+	// LagSeconds summarises Record.ClientLagSeconds (first-token client lag) over the
+	// successful measured requests that have one; nil when none has.
+	LagSeconds *Summary `json:"lag_seconds,omitempty"`
+	// LagMaxSeconds is the largest Record.ClientLagMaxSeconds over the measured requests.
+	LagMaxSeconds *float64 `json:"lag_max_seconds,omitempty"`
+	// CoalescedTTFTSeconds summarises, over the records with a kernel-stamped first token and a
+	// second event, how late that stamp could be: see stats.ClientTiming.
+	CoalescedTTFTSeconds *Summary `json:"coalesced_ttft_seconds,omitempty"`
+	// SchedLatency is the Go scheduler latency of the client process over the cell: how long
+	// goroutines waited, runnable, before they ran (a read or a send waits this long).
+	SchedLatency *HistogramSummary `json:"sched_latency_seconds,omitempty"`
+}
+
+// HistogramSummary describes a bucketed histogram (seconds): quantiles are the upper bound of
+// the bucket holding them, so they never understate.
+type HistogramSummary struct {
+	Count uint64  `json:"count"`
+	P50   float64 `json:"p50"`
+	P99   float64 `json:"p99"`
+	Max   float64 `json:"max"`
+}
+
+// Histogram is a bucketed histogram: Counts[i] values fell in [Buckets[i], Buckets[i+1]); the
+// first and last bounds may be infinite (runtime/metrics' Float64Histogram layout).
+type Histogram struct {
+	Counts  []uint64
+	Buckets []float64
 }
 
 // Thresholds of a use case; nil fields are not checked.

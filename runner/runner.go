@@ -17,6 +17,7 @@ import (
 	"github.com/servebench/servebench/capacity"
 	"github.com/servebench/servebench/collect/gpu"
 	"github.com/servebench/servebench/collect/promscrape"
+	"github.com/servebench/servebench/host"
 	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/stats"
 )
@@ -386,7 +387,9 @@ func (r *Runner) measure(ctx context.Context, key servebench.CellKey, phase stri
 			r.emit(Event{Kind: "note", Phase: phase, Cell: key, Message: key.ID() + ": " + err.Error()})
 		}
 	}
+	sched0 := host.SchedLatency()
 	out, runErr := load.Run(ctx, spec, r.Client, next, sink)
+	sched := stats.HistogramDelta(sched0, host.SchedLatency())
 	var readings []gpu.Reading
 	if meter != nil {
 		readings = meter.Stop()
@@ -404,6 +407,12 @@ func (r *Runner) measure(ctx context.Context, key servebench.CellKey, phase stri
 	}
 	w := stats.Window{Start: out.WindowStart, End: out.WindowEnd}
 	cell := stats.Cell(key, recs, w)
+	// how the cell was timed, and whether the client kept up
+	ct := stats.ClientTiming(recs, sched)
+	cell.Client = &ct
+	if bound, note := stats.ClientBound(ct, cell.LateSends); bound {
+		cell.Validity.Add(servebench.ReasonClientBound, servebench.VerdictLowConfidence, note)
+	}
 	cell.Unavailable = map[string]string{}
 	r.judgeWorkload(&cell, recs)
 
