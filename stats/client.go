@@ -20,13 +20,13 @@ const ClientBoundSeconds = 0.001
 //	lag_seconds    = Summarize(Record.ClientLagSeconds) over successful records that have one:
 //	                 user-space read time − kernel receive stamp of the first token (s)
 //	lag_max_seconds = max Record.ClientLagMaxSeconds (s)
-//	coalesced_ttft_seconds = Summarize(d) over successful records with a lag and a chunk gap (s),
-//	                 d = 0 when client lag < first chunk gap, else min(client lag, median chunk
-//	                 gap) (the lag alone when that median is 0). The kernel stamps bytes that
-//	                 queued up unread with the newest arrival: a client that read the first token
-//	                 only after the next event had arrived (lag ≥ the measured gap, which is then
-//	                 often 0) stamped it with that event's arrival, late by about one gap between
-//	                 events, and never by more than its own lag. d is that possible lateness.
+//	coalesced_ttft_seconds = Summarize(d) over successful records with a lag and a chunk gap (s):
+//	                 d = z × m, where z counts the leading chunk gaps that are exactly 0 and m is
+//	                 the median of the record's non-zero gaps (the server's cadence; the lag
+//	                 when every gap is 0). The kernel stamps bytes that queued up unread with the
+//	                 newest arrival: a first token that shares its stamp with the z events after
+//	                 it was read only after they had all arrived, and its stamp is late by about
+//	                 z gaps between events. d = 0 when the first token has a stamp of its own.
 //	sched_latency_seconds = HistogramSummarize(sched)
 func ClientTiming(recs []servebench.Record, sched servebench.Histogram) servebench.ClientTiming {
 	var ct servebench.ClientTiming
@@ -52,14 +52,7 @@ func ClientTiming(recs []servebench.Record, sched servebench.Histogram) serveben
 		}
 		lags = append(lags, *r.ClientLagSeconds)
 		if g := r.ChunkGapsSeconds; len(g) > 0 {
-			d, lag := 0.0, *r.ClientLagSeconds
-			if lag >= g[0] {
-				d = lag
-				if m := Percentile(sortedCopy(g), 0.5); m > 0 {
-					d = math.Min(lag, m)
-				}
-			}
-			coalesced = append(coalesced, d)
+			coalesced = append(coalesced, coalescedLateness(g, *r.ClientLagSeconds))
 		}
 	}
 	switch {
@@ -181,8 +174,24 @@ func HistogramSummarize(h servebench.Histogram) servebench.HistogramSummary {
 	return s
 }
 
-func sortedCopy(v []float64) []float64 {
-	c := slices.Clone(v)
-	slices.Sort(c)
-	return c
+// coalescedLateness is d of coalesced_ttft_seconds (see ClientTiming) for one record.
+func coalescedLateness(gaps []float64, lag float64) float64 {
+	z := 0
+	for z < len(gaps) && gaps[z] == 0 {
+		z++
+	}
+	if z == 0 {
+		return 0
+	}
+	var nonzero []float64
+	for _, g := range gaps {
+		if g > 0 {
+			nonzero = append(nonzero, g)
+		}
+	}
+	if len(nonzero) == 0 {
+		return lag
+	}
+	slices.Sort(nonzero)
+	return float64(z) * Percentile(nonzero, 0.5)
 }

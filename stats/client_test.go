@@ -33,11 +33,7 @@ func TestHistogramSummarize(t *testing.T) {
 func TestClientTimingAndBound(t *testing.T) {
 	f := servebench.Float
 	rec := func(clock string, lag *float64, gap0 float64) servebench.Record {
-		r := servebench.Record{ClockSource: clock, ClientLagSeconds: lag, ClientLagMaxSeconds: lag}
-		if gap0 > 0 {
-			r.ChunkGapsSeconds = []float64{gap0, 0.02}
-		}
-		return r
+		return servebench.Record{ClockSource: clock, ClientLagSeconds: lag, ClientLagMaxSeconds: lag, ChunkGapsSeconds: []float64{gap0, 0.02, 0.02}}
 	}
 	inf := math.Inf(1)
 	calm := servebench.Histogram{Buckets: []float64{0, 0.0001, 0.01, inf}, Counts: []uint64{100, 0, 0}}
@@ -51,10 +47,10 @@ func TestClientTimingAndBound(t *testing.T) {
 		bound  bool
 		reason string
 	}{
-		// lag 5 ms but the next event came 20 ms later: the stamp is exact
-		{"kernel, lag below the gap", []servebench.Record{rec("kernel", f(0.005), 0.020), rec("kernel", f(0.0001), 0.020)}, calm, 0, "kernel", false, ""},
-		// lag 5 ms, next event 3 ms after the first: the first-token stamp may be 3 ms late
-		{"kernel, lag above the gap", []servebench.Record{rec("kernel", f(0.005), 0.003)}, calm, 0, "kernel", true, "TTFT may be late"},
+		// the first token has a stamp of its own: exact, whatever the lag
+		{"kernel, own stamp", []servebench.Record{rec("kernel", f(0.005), 0.020), rec("kernel", f(0.0001), 0.003)}, calm, 0, "kernel", false, ""},
+		// the first token shares its stamp with the next event: late by about one 20 ms gap
+		{"kernel, coalesced", []servebench.Record{rec("kernel", f(0.0002), 0)}, calm, 0, "kernel", true, "TTFT may be late by up to 20.00 ms"},
 		{"kernel, busy scheduler", []servebench.Record{rec("kernel", f(0.0001), 0.020)}, busy, 0, "kernel", true, "left later"},
 		{"kernel, late sends", []servebench.Record{rec("kernel", f(0.0001), 0.020)}, calm, 2, "kernel", true, "after their scheduled time"},
 		{"user, calm", []servebench.Record{rec("user", nil, 0.02)}, calm, 0, "user", false, ""},
@@ -72,7 +68,24 @@ func TestClientTimingAndBound(t *testing.T) {
 		}
 	}
 	ct := ClientTiming([]servebench.Record{rec("kernel", f(0.005), 0.003), rec("kernel", f(0.001), 0.020), {Warmup: true, ClockSource: "user"}}, calm)
-	if ct.LagSeconds == nil || ct.LagSeconds.Count != 2 || *ct.LagMaxSeconds != 0.005 || ct.CoalescedTTFTSeconds.Max != 0.005 {
+	if ct.LagSeconds == nil || ct.LagSeconds.Count != 2 || *ct.LagMaxSeconds != 0.005 || ct.CoalescedTTFTSeconds.Max != 0 {
 		t.Errorf("summaries %+v %+v %v", ct.LagSeconds, ct.CoalescedTTFTSeconds, ct.LagMaxSeconds)
+	}
+}
+
+func TestCoalescedLateness(t *testing.T) {
+	cases := []struct {
+		gaps []float64
+		lag  float64
+		want float64
+	}{
+		{[]float64{0.01, 0.01}, 0.5, 0},              // own stamp: exact
+		{[]float64{0, 0, 0.01, 0.03, 0.01}, 0, 0.02}, // two events coalesced, cadence 10 ms
+		{[]float64{0, 0}, 0.004, 0.004},              // all coalesced: only the lag is known
+	}
+	for _, c := range cases {
+		if got := coalescedLateness(c.gaps, c.lag); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("gaps %v lag %v: %v, want %v", c.gaps, c.lag, got, c.want)
+		}
 	}
 }
