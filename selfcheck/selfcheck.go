@@ -1,0 +1,196 @@
+// Package selfcheck measures whether this machine can measure a planned load: it streams the
+// load from a zero-latency server inside this process to servebench's own client, and reports
+// the client's stamp error (first-token stamp − the moment the server's write returned), the
+// Go scheduler's latency and the CPU the process used. The server sharing the process makes the
+// check pessimistic: a real run carries only the client.
+package selfcheck
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/host"
+	"github.com/servebench/servebench/openai"
+	"github.com/servebench/servebench/stats"
+)
+
+// Limits a load must stay within to be measurable: stamp error and scheduler latency at p99
+// (seconds), and the share of the machine's CPU the process may use.
+const (
+	MaxStampErrorSeconds = 0.001
+	MaxSchedSeconds      = 0.001
+	MaxCPUShare          = 0.7
+)
+
+// eventsPerStream is the number of token events in each response.
+const eventsPerStream = 16
+
+// Config is the load to check.
+type Config struct {
+	// Concurrency is the number of streams in flight; EventsPerSecond the token events per
+	// second over all of them.
+	Concurrency     int
+	EventsPerSecond float64
+	// Duration is how long the load runs (default 5 s).
+	Duration time.Duration
+}
+
+// Result is what the check saw.
+type Result struct {
+	Config
+	ClockSource string
+	// Requests completed, and the events per second actually delivered.
+	Requests             int
+	AchievedEventsPerSec float64
+	// StampError summarises first-token stamp − the server's post-write time (s), over requests.
+	StampError servebench.Summary
+	Sched      servebench.HistogramSummary
+	// CPUShare = process CPU time / (wall time × cores); -1 when unknown.
+	CPUShare float64
+	// OK says whether this machine can measure the load; Problems says why not.
+	OK       bool
+	Problems []string
+}
+
+// Run runs the check.
+func Run(ctx context.Context, cfg Config) (Result, error) {
+	if cfg.Concurrency < 1 || cfg.EventsPerSecond <= 0 {
+		return Result{}, fmt.Errorf("selfcheck needs --concurrency ≥ 1 and --events-per-second > 0 (got %d and %g)", cfg.Concurrency, cfg.EventsPerSecond)
+	}
+	if cfg.Duration <= 0 {
+		cfg.Duration = 5 * time.Second
+	}
+	if err := host.EnsureOpenFiles(2*cfg.Concurrency + host.SpareFiles); err != nil {
+		return Result{}, err
+	}
+	gap := time.Duration(float64(cfg.Concurrency) / cfg.EventsPerSecond * float64(time.Second))
+	srv := &server{gap: gap, written: map[string]int64{}}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return Result{}, err
+	}
+	hs := &http.Server{Handler: srv}
+	go func() { _ = hs.Serve(ln) }()
+	defer hs.Close()
+
+	c, err := openai.New(openai.Config{BaseURL: "http://" + ln.Addr().String() + "/v1", Model: "selfcheck", MaxConnections: cfg.Concurrency})
+	if err != nil {
+		return Result{}, err
+	}
+	defer c.Close()
+	if _, err := c.Prewarm(ctx, cfg.Concurrency); err != nil {
+		return Result{}, err
+	}
+	res := Result{Config: cfg, ClockSource: c.ClockSource(), CPUShare: -1}
+	cpu0, cpuOK := host.CPUTime()
+	sched0 := host.SchedLatency()
+	start := time.Now()
+	var mu sync.Mutex
+	var recs []servebench.Record
+	var wg sync.WaitGroup
+	for range cfg.Concurrency {
+		wg.Go(func() {
+			for ctx.Err() == nil && time.Since(start) < cfg.Duration {
+				rec := c.Do(ctx, &servebench.Request{Prompt: "selfcheck", PromptTokens: 1, MaxOutputTokens: eventsPerStream})
+				mu.Lock()
+				recs = append(recs, rec)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	wall := time.Since(start)
+	res.Sched = stats.HistogramSummarize(stats.HistogramDelta(sched0, host.SchedLatency()))
+	if cpu1, ok := host.CPUTime(); ok && cpuOK {
+		res.CPUShare = (cpu1 - cpu0).Seconds() / (wall.Seconds() * float64(runtime.GOMAXPROCS(0)))
+	}
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	var errs []float64
+	events := 0
+	srv.mu.Lock()
+	for i := range recs {
+		r := &recs[i]
+		if !r.OK() {
+			return res, fmt.Errorf("selfcheck request failed: %s (%s)", r.Error, r.ErrorClass)
+		}
+		events += r.Chunks
+		if w, ok := srv.written[r.ResponseID]; ok {
+			stamp := float64(r.StartUnixNano) + r.TTFTSeconds*1e9
+			errs = append(errs, (stamp-float64(w))/1e9)
+		}
+	}
+	srv.mu.Unlock()
+	res.Requests = len(recs)
+	res.AchievedEventsPerSec = float64(events) / wall.Seconds()
+	slices.Sort(errs)
+	res.StampError = stats.Summarize(errs)
+	res.OK = true
+	p99 := res.StampError.Max
+	if res.StampError.P99 != nil {
+		p99 = *res.StampError.P99
+	}
+	ms := func(s float64) string { return fmt.Sprintf("%.2f ms", s*1000) }
+	if p99 > MaxStampErrorSeconds {
+		res.OK = false
+		res.Problems = append(res.Problems, fmt.Sprintf("first-token stamps trail the server's writes by %s at p99 (limit %s)", ms(p99), ms(MaxStampErrorSeconds)))
+	}
+	if res.Sched.P99 > MaxSchedSeconds {
+		res.OK = false
+		res.Problems = append(res.Problems, fmt.Sprintf("goroutines waited %s to run at p99 (limit %s): the CPU is short", ms(res.Sched.P99), ms(MaxSchedSeconds)))
+	}
+	if res.CPUShare > MaxCPUShare {
+		res.OK = false
+		res.Problems = append(res.Problems, fmt.Sprintf("the process used %.0f%% of the machine's CPU (limit %.0f%%)", res.CPUShare*100, MaxCPUShare*100))
+	}
+	if res.AchievedEventsPerSec < 0.9*cfg.EventsPerSecond {
+		res.OK = false
+		res.Problems = append(res.Problems, fmt.Sprintf("only %.0f of the planned %.0f events/s were delivered", res.AchievedEventsPerSec, cfg.EventsPerSecond))
+	}
+	return res, nil
+}
+
+// server streams eventsPerStream token events per request, gap apart, and notes when the
+// write of each first token returned.
+type server struct {
+	gap     time.Duration
+	n       atomic.Int64
+	mu      sync.Mutex
+	written map[string]int64 // response id → unix ns after the first token's write
+}
+
+func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/v1/chat/completions" {
+		_, _ = w.Write([]byte(`{"object":"list","data":[{"id":"selfcheck","object":"model"}]}`))
+		return
+	}
+	id := fmt.Sprintf("sc-%d", s.n.Add(1))
+	w.Header().Set("Content-Type", "text/event-stream")
+	fl := w.(http.Flusher)
+	event := []byte(`data: {"id":"` + id + `","choices":[{"index":0,"delta":{"content":"x"}}]}` + "\n\n")
+	next := time.Now()
+	for i := range eventsPerStream {
+		if i > 0 {
+			next = next.Add(s.gap)
+			time.Sleep(time.Until(next))
+		}
+		_, _ = w.Write(event)
+		fl.Flush()
+		if i == 0 {
+			t := time.Now().UnixNano()
+			s.mu.Lock()
+			s.written[id] = t
+			s.mu.Unlock()
+		}
+	}
+	fmt.Fprintf(w, "data: {\"id\":\"%s\",\"choices\":[],\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":%d}}\n\ndata: [DONE]\n\n", id, eventsPerStream)
+}
