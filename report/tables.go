@@ -268,6 +268,7 @@ var Definitions = []Field{
 	{"prefill_speed_tps", "Mean input tokens / mean prefill_seconds (tokens/s per user)."},
 	{"gpu_power_watts", "Mean = energy over the window / window length where an energy counter exists, otherwise the time-weighted mean of sampled power; peak = highest sample (W)."},
 	{"energy_joules", "joules_per_output_token = Joules / output tokens produced in the window; cost_usd_per_hour = mean watts / 1000 × electricity price (USD/kWh); cost_usd_per_million_output_tokens = (Joules / 3.6e6 kWh) × price / output tokens × 1e6."},
+	{"client_lag_seconds", "Per request: the time the read that delivered the first token returned in user space − the kernel's receive stamp of those bytes (s); how far behind the network the client was. Only with the kernel clock."},
 	{"Capacity limit", "The largest concurrency at which every threshold of a use case holds on its statistic: measured (limit passed, limit+1 failed), interpolated (~N, between two measured levels more than one apart, on the limiting metric), lower bound (N+, the ceiling still passed) or not viable (concurrency 1 already fails)."},
 }
 
@@ -280,7 +281,27 @@ func (b *builder) sectionMethodology() {
 	if tool == "" {
 		tool = "unknown version"
 	}
-	b.add("methodology", "Methodology and Definitions", 1,
-		para("Measured with servebench %s against %s (%s). Every per-request record is kept in requests.jsonl, so any figure here can be recomputed from the run folder.", tool, orDefault(b.rep.Run.Target, "an unnamed target"), orDefault(b.rep.Run.API, "openai-chat")),
-		tableB(t))
+	blocks := []Block{para("Measured with servebench %s against %s (%s). Every per-request record is kept in requests.jsonl, so any figure here can be recomputed from the run folder.", tool, orDefault(b.rep.Run.Target, "an unnamed target"), orDefault(b.rep.Run.API, "openai-chat"))}
+	if tb, ok := b.timingBlock(); ok {
+		blocks = append(blocks, tb)
+	}
+	b.add("methodology", "Methodology and Definitions", 1, append(blocks, tableB(t))...)
+}
+
+// timingBlock says how responses were timed and how the tool knows it kept up; false for runs
+// that did not record their clock.
+func (b *builder) timingBlock() (Block, bool) {
+	bound := 0
+	for _, c := range b.res.Cells {
+		if c.Validity.Has(servebench.ReasonClientBound) {
+			bound++
+		}
+	}
+	switch b.man.ClockSource {
+	case servebench.ClockKernel:
+		return para("Timing: every response read was stamped by the kernel when its bytes reached the socket (Linux receive timestamps, mapped onto the run's monotonic clock at each read), so the client's own scheduling delays do not enter the figures. Request start is stamped just before the request's first byte is written, and each cell's connections are opened before its measured phase. Whether the client kept up is measured in every cell (results.json, cells[].client): the client lag per request (read time − kernel stamp), first tokens that share their stamp with later events (read late, so stamped late by about one gap between events), and the Go scheduler's latency over the cell. A cell where any of these could move a figure by more than 1 ms is marked client-bound: %d cell(s) in this run.", bound), true
+	case servebench.ClockUser:
+		return para("Timing: responses were stamped with the time each read returned in user space (kernel receive timestamps were unavailable), so delays of the client itself enter the figures. The Go scheduler's latency over each cell (results.json, cells[].client) bounds them; a cell where it exceeded 1 ms at p99 is marked client-bound: %d cell(s) in this run.", bound), true
+	}
+	return Block{}, false
 }
