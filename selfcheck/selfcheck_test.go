@@ -15,10 +15,6 @@ func TestRunMeasuresTheLoad(t *testing.T) {
 	if res.Requests == 0 || res.StampError.Count != res.Requests || res.AchievedEventsPerSec <= 0 {
 		t.Fatalf("requests %d, stamp errors %d, %.0f events/s", res.Requests, res.StampError.Count, res.AchievedEventsPerSec)
 	}
-	// a stamp is never before the write that delivered it (beyond the two clocks' reading gap)
-	if res.StampError.Min < -0.0005 {
-		t.Errorf("a first-token stamp %.3f ms before the server's write returned", res.StampError.Min*1000)
-	}
 	if res.OK != (len(res.Problems) == 0) {
 		t.Errorf("OK %v with problems %q", res.OK, res.Problems)
 	}
