@@ -102,6 +102,9 @@ type Sweep struct {
 	// TTFTTimeout and IdleTimeout bound a request (defaults 10m and 60s).
 	TTFTTimeout Duration `json:"ttft_timeout" yaml:"ttft_timeout"`
 	IdleTimeout Duration `json:"idle_timeout" yaml:"idle_timeout"`
+	// OutageTimeout is how long the run waits, paused, for a server that stopped answering
+	// before it stops (default 5m; the run can then be resumed).
+	OutageTimeout Duration `json:"outage_timeout,omitempty" yaml:"outage_timeout"`
 }
 
 // CapacityPlan bounds the capacity search.
@@ -271,6 +274,9 @@ type Manifest struct {
 	// Status: "running", "completed", "interrupted", "failed".
 	Status string `json:"status"`
 	Error  string `json:"error,omitempty"`
+	// Attempts lists every invocation on this run folder, the first run and each resume, in
+	// order; StartedAt and Command above stay those of the first.
+	Attempts []Attempt `json:"attempts,omitempty"`
 }
 
 // Sample is one telemetry point (telemetry.jsonl): a server gauge or a GPU reading.

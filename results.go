@@ -124,6 +124,10 @@ type CellResult struct {
 	// Skipped cells were not run (Note says why, e.g. context above the model's maximum).
 	Skipped bool   `json:"skipped,omitempty"`
 	Note    string `json:"note,omitempty"`
+	// Attempt is which attempt of the cell this result measured (0 = the first); earlier
+	// attempts were discarded because of an outage (Results.Outages). The records that count
+	// are those of this cell with Record.CellAttempt == Attempt.
+	Attempt int `json:"attempt,omitempty"`
 
 	RequestsTotal     int                `json:"requests_total"`
 	RequestsSucceeded int                `json:"requests_succeeded"`
@@ -306,6 +310,8 @@ type Results struct {
 	// Notes are run-level facts the report must state (e.g. "the server cannot force output
 	// length: 12 requests stopped short").
 	Notes []string `json:"notes,omitempty"`
+	// Outages lists the periods the server stopped answering; each discarded a cell attempt.
+	Outages []Outage `json:"outages,omitempty"`
 }
 
 // Float returns a pointer to v (for optional result fields).

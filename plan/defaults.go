@@ -85,6 +85,8 @@ func Defaults(simulated bool) servebench.Plan {
 			Arrivals:     "poisson",
 			TTFTTimeout:  servebench.Duration(10 * time.Minute),
 			IdleTimeout:  servebench.Duration(60 * time.Second),
+			// how long a run waits, paused, for a server that stopped answering
+			OutageTimeout: servebench.Duration(5 * time.Minute),
 		},
 		UseCases: DefaultUseCases(),
 		Capacity: servebench.CapacityPlan{MaxConcurrency: 128},

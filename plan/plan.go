@@ -241,6 +241,9 @@ func validate(p *servebench.Plan, probs *Problems) {
 	if p.Sweep.IdleTimeout <= 0 {
 		add("%s must be a positive duration, e.g. 60s", k("sweep.idle_timeout"))
 	}
+	if p.Sweep.OutageTimeout <= 0 {
+		add("%s must be a positive duration, e.g. 5m", k("sweep.outage_timeout"))
+	}
 	if p.Capacity.MaxConcurrency < 1 {
 		add("%s must be at least 1 (got %d)", k("capacity.max_concurrency"), p.Capacity.MaxConcurrency)
 	}

@@ -92,10 +92,21 @@ type Runner struct {
 	Done []servebench.CellResult
 	// Events receives progress events; may be nil.
 	Events func(Event)
+<<<<<<< HEAD
 	// Dataset, when set, supplies the sweep's prompts (see Replayer); nil: synthetic prompts.
 	Dataset Replayer
 	// Trace, when set, replaces the sweep by one open-loop cell replaying it.
 	Trace TraceReplayer
+=======
+	// Probe asks whether the server answers again (nil error: it does). With a Probe, a request
+	// that cannot connect (or a burst of broken streams) pauses the run: the cell's attempt is
+	// discarded, the server probed with backoff for up to OutageTimeout, and the cell measured
+	// again from its start. Nil disables outage handling.
+	Probe func(ctx context.Context) error
+	// OutageTimeout is how long an outage may last before the run stops with ErrServerGone
+	// (default 5 minutes).
+	OutageTimeout time.Duration
+>>>>>>> 141317c (outages: a refused connection (or a burst of broken streams) pauses the run, the server is probed (/health, /v1/models) with backoff up to --outage-timeout (default 5m, plan sweep.outage_timeout), the interrupted cell's attempt is discarded (records kept with cell_attempt) and measured again; results.json lists outages and the report notes them; a server that never returns stops the run with exit 3 and a resume hint; a failed write stops the run at once as interrupted and resumable)
 
 	seq   atomic.Int64
 	total atomic.Int64
@@ -103,6 +114,7 @@ type Runner struct {
 	cells []servebench.CellResult
 	caps  []servebench.CapacityResult
 	notes []string
+	outs  []servebench.Outage
 	spent map[string]int
 	short atomic.Int64
 }
@@ -139,6 +151,7 @@ func (r *Runner) Results() servebench.Results {
 		Cells:         cells,
 		Capacity:      append([]servebench.CapacityResult(nil), r.caps...),
 		Notes:         notes,
+		Outages:       append([]servebench.Outage(nil), r.outs...),
 	}
 	if len(res.Capacity) > 0 {
 		sz := capacity.Size(res.Capacity, capacity.SizingInput{Plan: r.Plan.Sizing, DeclaredGPU: r.Plan.Metadata.GPU, Cells: cells})
@@ -311,19 +324,32 @@ func (r *Runner) flush() {
 // largest a marker can hold, so it cannot collide with a real request's.
 const warmSeq = 1<<32 - 1
 
-// errWrite marks a failure to persist records: the run must stop rather than lose data.
-var errWrite = errors.New("writing requests.jsonl failed")
+// ErrWrite marks a failure to persist records: the run stops rather than lose data.
+var ErrWrite = errors.New("writing requests.jsonl failed")
 
-// measure runs one cell and returns its result and how many requests it sent.
-func (r *Runner) measure(ctx context.Context, key servebench.CellKey, phase string, idx, count int) (servebench.CellResult, int, error) {
+// measureOnce runs one attempt at a cell and returns its result and how many requests it sent.
+// An outage ends the attempt early with an *outageError.
+func (r *Runner) measureOnce(ctx context.Context, key servebench.CellKey, phase string, idx, count, attempt int) (servebench.CellResult, int, error) {
 	// Build one prompt of this length before the clock matters, so counting calls to the
 	// server (tokenize, calibration) never overlap the measured phase.
+<<<<<<< HEAD
 	replay := r.Dataset != nil && key.Scenario == DatasetScenario
 	trace := r.Trace != nil && key.Scenario == TraceScenario
 	firstSeq := r.seq.Load()
 	if _, err := r.Prompts.Prompt(ctx, warmSeq, key.ContextTokens); err != nil && !replay && !trace {
+=======
+	if _, err := r.Prompts.Prompt(ctx, warmSeq, key.ContextTokens); err != nil {
+		if r.Probe != nil && ctx.Err() == nil && r.Probe(ctx) != nil {
+			return servebench.CellResult{}, 0, &outageError{at: time.Now(), cause: "building a prompt: " + err.Error()}
+		}
+>>>>>>> 141317c (outages: a refused connection (or a burst of broken streams) pauses the run, the server is probed (/health, /v1/models) with backoff up to --outage-timeout (default 5m, plan sweep.outage_timeout), the interrupted cell's attempt is discarded (records kept with cell_attempt) and measured again; results.json lists outages and the report notes them; a server that never returns stops the run with exit 3 and a resume hint; a failed write stops the run at once as interrupted and resumable)
 		return servebench.CellResult{}, 0, fmt.Errorf("cell %s: building a %d-token prompt: %w", key.ID(), key.ContextTokens, err)
 	}
+	// The attempt stops early (no new requests) when a write fails or the server goes away.
+	cellCtx, stopCell := context.WithCancelCause(ctx)
+	defer stopCell(nil)
+	watch := outageWatch{concurrency: key.Concurrency}
+	var outage *outageError
 	var before *promscrape.Snapshot
 	var scrapeErr error
 	if r.Metrics != nil {
@@ -340,11 +366,17 @@ func (r *Runner) measure(ctx context.Context, key servebench.CellKey, phase stri
 	var writeErr error
 	planned := r.planned(key)
 	sink := func(rec servebench.Record) {
+		rec.CellAttempt = attempt
 		mu.Lock()
 		recs = append(recs, rec)
 		n := len(recs)
 		if err := r.Recorder.Append(rec); err != nil && writeErr == nil {
 			writeErr = err
+			stopCell(err)
+		}
+		if r.Probe != nil && outage == nil && watch.see(rec) {
+			outage = &outageError{at: time.Unix(0, rec.StartUnixNano), cause: string(rec.ErrorClass) + ": " + rec.Error}
+			stopCell(outage)
 		}
 		mu.Unlock()
 		r.total.Add(1)
@@ -386,7 +418,7 @@ func (r *Runner) measure(ctx context.Context, key servebench.CellKey, phase stri
 			r.emit(Event{Kind: "note", Phase: phase, Cell: key, Message: key.ID() + ": " + err.Error()})
 		}
 	}
-	out, runErr := load.Run(ctx, spec, r.Client, next, sink)
+	out, runErr := load.Run(cellCtx, spec, r.Client, next, sink)
 	var readings []gpu.Reading
 	if meter != nil {
 		readings = meter.Stop()
@@ -394,7 +426,15 @@ func (r *Runner) measure(ctx context.Context, key servebench.CellKey, phase stri
 	mu.Lock()
 	defer mu.Unlock()
 	if writeErr != nil {
-		return servebench.CellResult{}, len(recs), fmt.Errorf("%w: %v (nothing measured so far is lost; fix the disk problem and --resume the run)", errWrite, writeErr)
+		return servebench.CellResult{}, len(recs), fmt.Errorf("%w: %w (nothing measured so far is lost; fix the disk problem and --resume the run)", ErrWrite, writeErr)
+	}
+	if outage != nil && ctx.Err() == nil {
+		for _, rec := range recs {
+			if !rec.OK() {
+				outage.failed++
+			}
+		}
+		return servebench.CellResult{}, len(recs), outage
 	}
 	if runErr != nil && ctx.Err() == nil {
 		return servebench.CellResult{}, len(recs), fmt.Errorf("cell %s: %w", key.ID(), runErr)

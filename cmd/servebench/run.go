@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -213,6 +214,7 @@ type target struct {
 	model              string
 	info               servebench.ServerInfo
 	prompts            *workload.Builder
+	apiKey             string // used, never stored or printed
 	hc                 *http.Client
 	origin             time.Time
 	stop               func()
@@ -263,6 +265,7 @@ func (s *session) openTarget(ctx context.Context) error {
 		apiKey = urlKey
 	}
 	s.sec.add(apiKey)
+	tg.apiKey = apiKey
 	tg.origin = time.Now()
 	ccfg := openai.Config{BaseURL: tg.spec.URL, API: tg.spec.API, Model: tg.spec.Model, APIKey: apiKey, Origin: tg.origin,
 		TTFTTimeout: time.Duration(p.Sweep.TTFTTimeout), IdleTimeout: time.Duration(p.Sweep.IdleTimeout),
@@ -370,7 +373,9 @@ func (s *session) measure(ctx context.Context) (*runner.Runner, error) {
 	view := newProgress(e.stderr, s.f.quiet)
 	rn := &runner.Runner{Plan: s.man.Plan, Server: tg.info, Client: tg.client, Prompts: tg.prompts, Recorder: s.run,
 		MetricsNote: tel.metricsNote, GPUNote: tel.gpuNote, Origin: tg.origin, Events: view.handle, Notes: tg.notes,
-		RunInfo: servebench.RunInfo{ID: s.id, Target: tg.spec.URL, API: tg.spec.API, Model: tg.model, Simulated: tg.simulated, StartedAt: s.man.StartedAt}}
+		Probe:         serverProbe(&http.Client{Timeout: 5 * time.Second}, tg.spec.URL, tg.spec.API, tg.apiKey),
+		OutageTimeout: time.Duration(s.man.Plan.Sweep.OutageTimeout),
+		RunInfo:       servebench.RunInfo{ID: s.id, Target: tg.spec.URL, API: tg.spec.API, Model: tg.model, Simulated: tg.simulated, StartedAt: s.man.StartedAt}}
 	if tel.metrics != nil {
 		rn.Metrics = tel.metrics
 	}
@@ -412,18 +417,29 @@ func (s *session) finish(ctx context.Context, res servebench.Results, runErr err
 	man.FinishedAt = time.Now().UTC()
 	man.Status = "completed"
 	code := exitOK
+	resumable := false // the run stopped for a reason --resume overcomes
 	switch {
 	case runErr != nil && ctx.Err() != nil:
-		man.Status, code = "interrupted", exitInterrupted
+		man.Status, code, resumable = "interrupted", exitInterrupted, true
+	case errors.Is(runErr, runner.ErrServerGone):
+		man.Status, man.Error, code, resumable = "interrupted", runErr.Error(), exitUnreachable, true
+	case errors.Is(runErr, runner.ErrWrite):
+		man.Status, man.Error, code, resumable = "interrupted", runErr.Error(), exitError, true
 	case runErr != nil:
 		man.Status, man.Error, code = "failed", runErr.Error(), exitError
 	}
 	man = redactValue(s.sec, man)
+	// Results, manifest and report are written even when one of them fails (a full disk):
+	// each failure is said, and the resume hint still comes.
+	var saveErrs []error
 	if err := run.WriteResults(res); err != nil {
-		return withCode(exitError, err)
+		saveErrs = append(saveErrs, err)
 	}
 	if err := run.WriteManifest(man); err != nil {
-		return withCode(exitError, err)
+		saveErrs = append(saveErrs, err)
+	}
+	for _, err := range saveErrs {
+		fmt.Fprintln(e.stderr, "servebench: could not save:", err)
 	}
 	if !f.noReport {
 		if err := renderRun(context.WithoutCancel(ctx), e, run.Dir(), man, res, s.formats); err != nil {
@@ -434,10 +450,13 @@ func (s *session) finish(ctx context.Context, res servebench.Results, runErr err
 	indexRun(e, f.index, run.Dir(), man, res)
 	fmt.Fprintf(e.stderr, "run folder: %s\n", run.Dir())
 	if runErr != nil {
-		if code == exitInterrupted {
+		if resumable {
 			fmt.Fprintf(e.stderr, "interrupted: resume with  servebench run --resume %s\n", run.Dir())
 		}
 		return withCode(code, runErr)
+	}
+	if len(saveErrs) > 0 {
+		return withCode(exitError, fmt.Errorf("the run completed but its results could not all be saved (%w); free the disk and complete it with  servebench run --resume %s", errors.Join(saveErrs...), run.Dir()))
 	}
 	if rate := stats.FailureRate(res.Cells); rate > f.maxFailureRate {
 		return withCode(exitFailures, fmt.Errorf("completed, but %.1f%% of measured requests failed (allowed %.1f%%, --max-failure-rate); see error classes in results.json", 100*rate, 100*f.maxFailureRate))
