@@ -92,12 +92,10 @@ type Runner struct {
 	Done []servebench.CellResult
 	// Events receives progress events; may be nil.
 	Events func(Event)
-<<<<<<< HEAD
 	// Dataset, when set, supplies the sweep's prompts (see Replayer); nil: synthetic prompts.
 	Dataset Replayer
 	// Trace, when set, replaces the sweep by one open-loop cell replaying it.
 	Trace TraceReplayer
-=======
 	// Probe asks whether the server answers again (nil error: it does). With a Probe, a request
 	// that cannot connect (or a burst of broken streams) pauses the run: the cell's attempt is
 	// discarded, the server probed with backoff for up to OutageTimeout, and the cell measured
@@ -106,7 +104,6 @@ type Runner struct {
 	// OutageTimeout is how long an outage may last before the run stops with ErrServerGone
 	// (default 5 minutes).
 	OutageTimeout time.Duration
->>>>>>> 141317c (outages: a refused connection (or a burst of broken streams) pauses the run, the server is probed (/health, /v1/models) with backoff up to --outage-timeout (default 5m, plan sweep.outage_timeout), the interrupted cell's attempt is discarded (records kept with cell_attempt) and measured again; results.json lists outages and the report notes them; a server that never returns stops the run with exit 3 and a resume hint; a failed write stops the run at once as interrupted and resumable)
 
 	seq   atomic.Int64
 	total atomic.Int64
@@ -332,17 +329,13 @@ var ErrWrite = errors.New("writing requests.jsonl failed")
 func (r *Runner) measureOnce(ctx context.Context, key servebench.CellKey, phase string, idx, count, attempt int) (servebench.CellResult, int, error) {
 	// Build one prompt of this length before the clock matters, so counting calls to the
 	// server (tokenize, calibration) never overlap the measured phase.
-<<<<<<< HEAD
 	replay := r.Dataset != nil && key.Scenario == DatasetScenario
 	trace := r.Trace != nil && key.Scenario == TraceScenario
 	firstSeq := r.seq.Load()
 	if _, err := r.Prompts.Prompt(ctx, warmSeq, key.ContextTokens); err != nil && !replay && !trace {
-=======
-	if _, err := r.Prompts.Prompt(ctx, warmSeq, key.ContextTokens); err != nil {
 		if r.Probe != nil && ctx.Err() == nil && r.Probe(ctx) != nil {
 			return servebench.CellResult{}, 0, &outageError{at: time.Now(), cause: "building a prompt: " + err.Error()}
 		}
->>>>>>> 141317c (outages: a refused connection (or a burst of broken streams) pauses the run, the server is probed (/health, /v1/models) with backoff up to --outage-timeout (default 5m, plan sweep.outage_timeout), the interrupted cell's attempt is discarded (records kept with cell_attempt) and measured again; results.json lists outages and the report notes them; a server that never returns stops the run with exit 3 and a resume hint; a failed write stops the run at once as interrupted and resumable)
 		return servebench.CellResult{}, 0, fmt.Errorf("cell %s: building a %d-token prompt: %w", key.ID(), key.ContextTokens, err)
 	}
 	// The attempt stops early (no new requests) when a write fails or the server goes away.
