@@ -85,7 +85,7 @@ func (r *Runner) outageTimeout() time.Duration {
 	return 5 * time.Minute
 }
 
-// awaitServer probes the server with backoff (100 ms doubling to 5 s) until it answers, and
+// awaitServer probes the server with backoff (100 ms doubling to 2 s) until it answers, and
 // returns when it did; after the outage timeout it returns ErrServerGone.
 func (r *Runner) awaitServer(ctx context.Context) (time.Time, error) {
 	timeout := r.outageTimeout()
@@ -112,7 +112,7 @@ func (r *Runner) awaitServer(ctx context.Context) (time.Time, error) {
 			return time.Time{}, ctx.Err()
 		case <-t.C:
 		}
-		wait = min(2*wait, 5*time.Second)
+		wait = min(2*wait, 2*time.Second)
 	}
 }
 

@@ -490,6 +490,7 @@ func (r *Runner) attributeServer(ctx context.Context, cell *servebench.CellResul
 	}
 	var att promscrape.Attribution
 	haveAtt := false
+	restarted := "" // why the server evidently restarted between the scrapes
 	if r.Metrics != nil && before != nil {
 		n := 0
 		for i := range recs {
@@ -499,8 +500,9 @@ func (r *Runner) attributeServer(ctx context.Context, cell *servebench.CellResul
 		}
 		after, err := r.Metrics.WaitFinished(ctx, before, n, 10*time.Second)
 		if err == nil && after != nil {
+			restarted = promscrape.Restarted(before, after)
 			att = promscrape.Attribute(before, after)
-			haveAtt = true
+			haveAtt = restarted == ""
 		} else if err != nil {
 			scrapeErr = err
 		}
@@ -541,6 +543,15 @@ func (r *Runner) attributeServer(ctx context.Context, cell *servebench.CellResul
 		cell.PrefillSpeedTPS = &servebench.ServerValue{Mean: stats.PrefillSpeedTPS(cell.InputTokensMean, cell.PrefillSeconds.Mean),
 			Source: cell.PrefillSeconds.Source, Requests: cell.PrefillSeconds.Requests}
 		delete(cell.Unavailable, "prefill_speed_tps")
+	}
+	if restarted != "" {
+		// numbers from before and after a restart do not describe the cell's requests
+		cell.QueueWaitSeconds, cell.PrefillSeconds, cell.PrefillSpeedTPS = nil, nil, nil
+		for _, k := range []string{"queue_wait_seconds", "prefill_seconds", "prefill_speed_tps"} {
+			cell.Unavailable[k] = restarted
+		}
+		cell.Validity.Add(servebench.ReasonServerRestart, servebench.VerdictInvalid, restarted)
+		sawCached = false
 	}
 	if sawCached {
 		cell.CacheHitTokens = servebench.Int(cached)
