@@ -73,6 +73,14 @@ func Create(dir string, m servebench.Manifest) (*Run, error) {
 	if _, err := os.Stat(filepath.Join(dir, ManifestFile)); err == nil {
 		return nil, fmt.Errorf("%s already holds a run: choose another --out, or continue it with --resume %s", dir, dir)
 	}
+	// a folder of the user's own files is never written into (report.html, appends)
+	entries, err := os.ReadDir(dir)
+	switch {
+	case err == nil && len(entries) > 0:
+		return nil, fmt.Errorf("%s is not empty and holds no servebench run: choose a new or empty folder for --out", dir)
+	case err != nil && !errors.Is(err, os.ErrNotExist):
+		return nil, err
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -101,36 +109,65 @@ func (r *Run) open() error {
 	return nil
 }
 
-// OpenForResume reopens an interrupted run: its manifest and the records it has. A torn last
-// line (a crash in the middle of a write) is cut away so appends continue on a clean line.
+// OpenForResume reopens an interrupted run: its manifest and the records it has (ReadRun), then
+// the folder for appending (Reopen).
 func OpenForResume(dir string) (*Run, servebench.Manifest, []servebench.Record, error) {
-	var m servebench.Manifest
-	if err := readJSON(filepath.Join(dir, ManifestFile), &m); err != nil {
-		return nil, m, nil, fmt.Errorf("%s has no readable %s: %w", dir, ManifestFile, err)
-	}
-	path := filepath.Join(dir, RecordsFile)
-	recs, good, torn, err := readRecords(path)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	m, recs, err := ReadForResume(dir)
+	if err != nil {
 		return nil, m, nil, err
+	}
+	r, err := Reopen(dir)
+	return r, m, recs, err
+}
+
+// ReadForResume reads a run folder's manifest and records without writing anything. A folder
+// whose run.json is missing or is not a servebench manifest is refused.
+func ReadForResume(dir string) (servebench.Manifest, []servebench.Record, error) {
+	var m servebench.Manifest
+	b, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return m, nil, fmt.Errorf("%s is not a servebench run folder (it has no %s)", dir, ManifestFile)
+		}
+		return m, nil, err
+	}
+	if err := json.Unmarshal(b, &m); err != nil || m.ID == "" || m.SchemaVersion < 1 || m.Status == "" {
+		return m, nil, fmt.Errorf("%s is not a servebench run folder: its %s is not a servebench run manifest (no id, schema_version or status)", dir, ManifestFile)
+	}
+	recs, _, _, err := readRecords(filepath.Join(dir, RecordsFile))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return m, nil, err
+	}
+	return m, recs, nil
+}
+
+// Reopen opens a run folder for appending. A torn last line (a crash in the middle of a
+// write) is cut away, and a torn line in the middle repaired, so appends continue on a clean
+// line.
+func Reopen(dir string) (*Run, error) {
+	path := filepath.Join(dir, RecordsFile)
+	_, good, torn, err := readRecords(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
 	}
 	if err == nil {
 		if torn > 0 {
 			// a torn line in the middle (a write that failed, then later appends): rewrite the
 			// file with only whole records, so appends never follow a broken line
 			if err := repairRecords(path); err != nil {
-				return nil, m, nil, fmt.Errorf("repairing %s: %w", path, err)
+				return nil, fmt.Errorf("repairing %s: %w", path, err)
 			}
 		} else if st, err := os.Stat(path); err == nil && st.Size() > good {
 			if err := os.Truncate(path, good); err != nil {
-				return nil, m, nil, err
+				return nil, err
 			}
 		}
 	}
 	r := &Run{dir: dir}
 	if err := r.open(); err != nil {
-		return nil, m, nil, err
+		return nil, err
 	}
-	return r, m, recs, nil
+	return r, nil
 }
 
 // Dir is the run folder.
