@@ -31,7 +31,13 @@ func newResumeState(man servebench.Manifest, recs []servebench.Record) resumeSta
 // its first attempt from its start time, command and server.
 func (st resumeState) attempts() []servebench.Attempt {
 	if len(st.man.Attempts) > 0 {
-		return append([]servebench.Attempt(nil), st.man.Attempts...)
+		atts := append([]servebench.Attempt(nil), st.man.Attempts...)
+		for i := range atts {
+			if atts[i].Status == "running" { // it never closed the run: killed, or the machine stopped
+				atts[i].Status, atts[i].Error = "interrupted", "the process ended without closing the run (killed?)"
+			}
+		}
+		return atts
 	}
 	m := st.man
 	return []servebench.Attempt{{ID: "1", StartedAt: m.StartedAt, FinishedAt: m.FinishedAt, Command: m.Command,
