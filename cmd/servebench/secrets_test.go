@@ -72,6 +72,8 @@ func TestAPIKeyNeverInAnyOutput(t *testing.T) {
 		{"env", "http://HOST/v1", map[string]string{"OPENAI_API_KEY": envKey}, envKey},
 		// the key as the password of the URL: used, never stored
 		{"url", "http://bench:" + urlKey + "@HOST/v1", nil, urlKey},
+		// a key as the user name alone
+		{"user", "http://" + urlKey + "@HOST/v1", nil, urlKey},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -114,6 +116,9 @@ func TestAPIKeyNeverInAnyOutput(t *testing.T) {
 			}
 			if tt.name == "url" && bytes.Contains(mustRead(t, filepath.Join(dir, "run.json")), []byte("bench:")) {
 				t.Errorf("the URL's credentials are stored in run.json")
+			}
+			if tt.name == "url" && strings.Contains(stdout, "serve[redacted]") {
+				t.Errorf("the URL's user name garbles ordinary text:\n%s", stdout)
 			}
 		})
 	}
