@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"io"
@@ -36,35 +35,28 @@ func (l *promptLog) dups() int {
 
 func promptLoggingServer(t *testing.T) (*httptest.Server, *promptLog) {
 	t.Helper()
-	prof, err := sim.LookupProfile("fast")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := sim.New(prof, sim.Options{Seed: 1})
-	s.Start(context.Background())
-	t.Cleanup(s.Close)
-	h := s.Handler()
 	log := &promptLog{seen: map[[32]byte]int{}}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasSuffix(r.URL.Path, "/chat/completions") {
-			body, _ := io.ReadAll(r.Body)
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			var req struct {
-				Stream   bool `json:"stream"`
-				Messages []struct {
-					Content string `json:"content"`
-				} `json:"messages"`
+	srv := simBehind(t, sim.Options{Seed: 1}, func(h http.Handler) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasSuffix(r.URL.Path, "/chat/completions") {
+				body, _ := io.ReadAll(r.Body)
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				var req struct {
+					Stream   bool `json:"stream"`
+					Messages []struct {
+						Content string `json:"content"`
+					} `json:"messages"`
+				}
+				// only benchmark requests (streamed); calibration probes repeat by design
+				if json.Unmarshal(body, &req) == nil && req.Stream && len(req.Messages) > 0 {
+					log.mu.Lock()
+					log.seen[sha256.Sum256([]byte(req.Messages[len(req.Messages)-1].Content))]++
+					log.mu.Unlock()
+				}
 			}
-			// only benchmark requests (streamed); calibration probes repeat by design
-			if json.Unmarshal(body, &req) == nil && req.Stream && len(req.Messages) > 0 {
-				log.mu.Lock()
-				log.seen[sha256.Sum256([]byte(req.Messages[len(req.Messages)-1].Content))]++
-				log.mu.Unlock()
-			}
+			h.ServeHTTP(w, r)
 		}
-		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
+	})
 	return srv, log
 }
 
