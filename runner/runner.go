@@ -90,6 +90,8 @@ type Runner struct {
 	Origin time.Time
 	// Done holds cells already measured (resume): they are kept and not re-run.
 	Done []servebench.CellResult
+	// PastOutages are the outages earlier attempts recorded (resume): kept in the results.
+	PastOutages []servebench.Outage
 	// Events receives progress events; may be nil.
 	Events func(Event)
 	// Dataset, when set, supplies the sweep's prompts (see Replayer); nil: synthetic prompts.
@@ -188,6 +190,10 @@ func (r *Runner) Run(ctx context.Context) error {
 	for _, c := range r.Done {
 		done[c.CellKey] = c
 		r.cells = append(r.cells, c)
+	}
+	for _, o := range r.PastOutages {
+		r.outs = append(r.outs, o)
+		r.notes = append(r.notes, r.outageNote(o))
 	}
 	maxLen := r.Server.MaxModelLen
 

@@ -414,7 +414,7 @@ func (s *session) measure(ctx context.Context) (*runner.Runner, error) {
 		rn.GPU = tel.gpu
 	}
 	if s.resume != nil {
-		rn.Done = s.resume.done
+		rn.Done, rn.PastOutages = s.resume.done, s.resume.outages
 		rn.SeqStart(s.resume.nextSeq) // after the highest number ever written: no seq twice
 	}
 	if tg.builtIn {
