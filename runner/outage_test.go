@@ -69,9 +69,9 @@ func (l *switchListener) probe(context.Context) error {
 // downAt > 0 the server dies at that (virtual) time and comes back downFor later.
 func outageRun(t *testing.T, downAt, downFor, timeout time.Duration) (servebench.Results, []servebench.Record, time.Duration, error) {
 	const ceiling = 32
-	url, none, contexts, conc, outTok, minReq, rounds := "http://127.0.0.1:8000/v1", "none", "256", "1,2,4", 16, 4, 2
-	p, err := plan.Resolve(nil, plan.Overrides{URL: &url, Contexts: &contexts, Concurrency: &conc, OutputTokens: &outTok,
-		UseCases: &none, MinRequests: &minReq, Rounds: &rounds})
+	url := "http://127.0.0.1:8000/v1"
+	p, err := plan.Resolve(nil, plan.Overrides{"url": url, "contexts": "256", "concurrency": "1,2,4",
+		"output-tokens": "16", "use-cases": "none", "min-requests": "4", "rounds": "2"})
 	if err != nil {
 		t.Fatal(err)
 	}
