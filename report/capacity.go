@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -166,11 +167,9 @@ func (b *builder) capacityUseCase(cr servebench.CapacityResult) {
 		b.add(id, useCaseHeading(cr), 2, blocks...)
 		return
 	}
-	// chart: thresholded metrics vs concurrency; time on the left axis, rates on the right.
-	ch := &Chart{ID: "chart-" + id, Title: useCaseHeading(cr), XName: "concurrent requests", YName: "seconds", Decimals: 3, Decimals2: 1}
-	for _, p := range pts {
-		ch.X = append(ch.X, strconv.Itoa(p.Concurrency))
-	}
+	// charts: thresholded metrics vs concurrency, one chart per unit (seconds, tok/s), so a
+	// line is only ever read against thresholds of its own quantity; concurrency to scale, with
+	// a marker at the capacity limit.
 	keys := []string{}
 	hasRate := false
 	for _, k := range ths {
@@ -180,40 +179,55 @@ func (b *builder) capacityUseCase(cr servebench.CapacityResult) {
 	if !hasRate {
 		keys = append(keys, capacity.MetricSystemThroughput)
 	}
-	leftUsed := false
+	var units []string
 	for _, key := range keys {
-		axis := 0
-		if capacity.MetricUnit(key) == "tok/s" {
-			axis = 1
-			ch.Y2Name = "tok/s"
-		} else {
-			leftUsed = true
+		if u := unitAxis(key); !slices.Contains(units, u) {
+			units = append(units, u)
 		}
-		s := Series{Name: metricName(key, ""), Axis: axis}
+	}
+	var marker []Marker
+	switch {
+	case cr.Limit != nil && cr.LimitKind == servebench.LimitLowerBound:
+		marker = []Marker{{Name: fmt.Sprintf("limit %s (ceiling passes)", capacity.LimitLabel(cr)), X: float64(*cr.Limit)}}
+	case cr.Limit != nil && *cr.Limit > 0:
+		marker = []Marker{{Name: "capacity limit " + capacity.LimitLabel(cr), X: float64(*cr.Limit)}}
+	}
+	for i, unit := range units {
+		cid := "chart-" + id
+		if i > 0 {
+			cid += "-" + slug(unit)
+		}
+		ch := &Chart{ID: cid, Title: useCaseHeading(cr), XName: "concurrent requests", YName: unit, XScale: "linear", Markers: marker}
+		ch.Decimals = 3
+		if unit == "tok/s" {
+			ch.Decimals = 1
+		}
 		for _, p := range pts {
-			if val, ok := p.Values[key]; ok {
-				s.Data = append(s.Data, ptr(val))
-			} else {
-				s.Data = append(s.Data, nil)
+			ch.X = append(ch.X, strconv.Itoa(p.Concurrency))
+			ch.XValues = append(ch.XValues, float64(p.Concurrency))
+		}
+		for _, key := range keys {
+			if unitAxis(key) != unit {
+				continue
+			}
+			s := Series{Name: metricName(key, "")}
+			for _, p := range pts {
+				if val, ok := p.Values[key]; ok {
+					s.Data = append(s.Data, ptr(val))
+				} else {
+					s.Data = append(s.Data, nil)
+				}
+			}
+			ch.Series = append(ch.Series, s)
+		}
+		for _, k := range ths {
+			if unitAxis(k.Metric) == unit {
+				ch.Thresholds = append(ch.Thresholds, Threshold{Name: describeCheck(k, ""), Value: k.Limit})
 			}
 		}
-		ch.Series = append(ch.Series, s)
+		ch.Caption = fmt.Sprintf("%s %s vs concurrency at %s context, concurrency to scale.", upperFirst(stat), joinAnd(seriesNames(ch)), ctxLabel(cr.ContextTokens))
+		blocks = append(blocks, chartB(ch))
 	}
-	if !leftUsed { // only rate metrics: put them on the left axis
-		ch.YName, ch.Y2Name, ch.Decimals = "tok/s", "", 1
-		for j := range ch.Series {
-			ch.Series[j].Axis = 0
-		}
-	}
-	for _, k := range ths {
-		axis := 0
-		if capacity.MetricUnit(k.Metric) == "tok/s" && leftUsed {
-			axis = 1
-		}
-		ch.Thresholds = append(ch.Thresholds, Threshold{Name: describeCheck(k, ""), Value: k.Limit, Axis: axis})
-	}
-	ch.Caption = fmt.Sprintf("%s %s vs concurrency at %s context. Dashed lines mark the thresholds.", upperFirst(stat), joinAnd(seriesNames(ch)), ctxLabel(cr.ContextTokens))
-	blocks = append(blocks, chartB(ch))
 
 	// table at 1 / limit / first failing (completed with measured levels to three columns)
 	cols := []int{1}
@@ -283,8 +297,25 @@ func (b *builder) capacityUseCase(cr servebench.CapacityResult) {
 	}
 	if cr.DenseGridRequests > cr.RequestsSpent {
 		saved := 1 - float64(cr.RequestsSpent)/float64(cr.DenseGridRequests)
-		blocks = append(blocks, para("The search measured %s (%d reused from the sweep) and spent %s requests; measuring every level from 1 to %d would have cost %s (%s saved).",
-			plural(len(pts), "concurrency level"), reused, fmtInt(cr.RequestsSpent), pts[len(pts)-1].Concurrency, fmtInt(cr.DenseGridRequests), fmtPct0(math.Max(saved, 0))))
+		top := cr.Ceiling
+		if cr.FirstFailing != nil {
+			top = *cr.FirstFailing
+		}
+		spentTime, denseTime := "", ""
+		if cr.ServerSecondsSpent > 0 && cr.DenseGridServerSeconds > 0 {
+			spentTime, denseTime = " (about "+fmtDur(cr.ServerSecondsSpent)+" of server time)", " (about "+fmtDur(cr.DenseGridServerSeconds)+")"
+		}
+		sure, how := "", ""
+		if r := cr.LimitRange; r != nil {
+			how = ", stopping each as soon as its verdict was settled at 95% confidence,"
+			if r[0] == r[1] {
+				sure = " Both sides of the limit are settled at 95% confidence."
+			} else {
+				sure = fmt.Sprintf(" At 95%% confidence the data cannot tell the limit apart from %d–%d concurrent requests.", r[0], r[1])
+			}
+		}
+		blocks = append(blocks, para("The search measured %s (%d reused from the sweep)%s and spent %s requests%s; measuring every level from 1 to %d would have cost %s%s (%s saved).%s",
+			plural(len(pts), "concurrency level"), reused, how, fmtInt(cr.RequestsSpent), spentTime, top, fmtInt(cr.DenseGridRequests), denseTime, fmtPct0(math.Max(saved, 0)), sure))
 	}
 	if cr.ContextTokens >= 32*1024 && b.man.Plan.Sweep.SharedPrefix == 0 {
 		blocks = append(blocks, note("About caching: users who build context incrementally (multi-turn chat, agents) hit the prefix cache on every turn when it is enabled, so only new tokens need prefill. These results are worst-case TTFT, with the whole context processed at once."))
@@ -321,4 +352,12 @@ func slug(s string) string {
 		}
 	}
 	return strings.Trim(b.String(), "-")
+}
+
+// unitAxis is the axis a capacity metric is drawn on: "tok/s" for rates, "seconds" otherwise.
+func unitAxis(key string) string {
+	if capacity.MetricUnit(key) == "tok/s" {
+		return "tok/s"
+	}
+	return "seconds"
 }

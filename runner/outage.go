@@ -48,12 +48,12 @@ func (w *outageWatch) see(rec servebench.Record) bool {
 }
 
 // measure runs one cell and returns its result and how many requests it sent (over every
-// attempt). An attempt an outage interrupts is discarded: the run pauses (no new requests),
+// attempt; settled as in measureOnce). An attempt an outage interrupts is discarded: the run pauses (no new requests),
 // probes the server until it answers, and measures the cell again from its start.
-func (r *Runner) measure(ctx context.Context, key servebench.CellKey, phase string, idx, count int) (servebench.CellResult, int, error) {
+func (r *Runner) measure(ctx context.Context, key servebench.CellKey, phase string, idx, count int, settled func(servebench.CellResult) bool) (servebench.CellResult, int, error) {
 	sent := 0
 	for attempt := 0; ; attempt++ {
-		cell, n, err := r.measureOnce(ctx, key, phase, idx, count, attempt)
+		cell, n, err := r.measureOnce(ctx, key, phase, idx, count, attempt, settled)
 		sent += n
 		var oe *outageError
 		if !errors.As(err, &oe) {

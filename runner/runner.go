@@ -8,6 +8,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -221,7 +223,7 @@ func (r *Runner) Run(ctx context.Context) error {
 			continue
 		}
 		r.emit(Event{Kind: "cell-start", Phase: "sweep", Cell: key, CellIndex: i + 1, CellCount: len(sweep), Planned: r.planned(key)})
-		res, _, err := r.measure(ctx, key, "sweep", i+1, len(sweep))
+		res, _, err := r.measure(ctx, key, "sweep", i+1, len(sweep), nil)
 		if err != nil {
 			return err
 		}
@@ -256,7 +258,7 @@ func (r *Runner) Run(ctx context.Context) error {
 				return c, 0, nil
 			}
 			r.emit(Event{Kind: "cell-start", Phase: phase, Cell: key, Planned: r.planned(key)})
-			c, sent, err := r.measure(ctx, key, phase, 0, 0)
+			c, sent, err := r.measure(ctx, key, phase, 0, 0, func(c servebench.CellResult) bool { return capacity.Settled(uc, c) })
 			if err != nil {
 				return c, sent, err
 			}
@@ -279,11 +281,21 @@ func (r *Runner) rateFor() float64 {
 	return 0
 }
 
-// levelCost is the number of requests a sustained level of concurrency n costs: a warm-up of n
-// plus max(min_requests, rounds × n) measured.
-func (r *Runner) levelCost(n int) int {
-	return n + max(r.Plan.Sweep.MinRequests, r.Plan.Sweep.Rounds*n)
+// sizing is the load.Sizing of a sustained cell: the sweep's floors, precision and caps; a
+// capacity level (search) has no count floors, since it stops as soon as its verdict is settled.
+func (r *Runner) sizing(search bool) load.Sizing {
+	s := r.Plan.Sweep
+	z := load.Sizing{MinRequests: s.MinRequests, Rounds: s.Rounds, MinDuration: time.Duration(s.MinDuration),
+		RelHalfWidth: s.Precision, MaxRequests: s.MaxRequests, MaxDuration: time.Duration(s.MaxDuration)}
+	if search {
+		z.MinRequests, z.Rounds, z.MinDuration = 0, 0, 0
+	}
+	return z
 }
+
+// levelCost is the fewest requests a sustained sweep level of concurrency n costs
+// (load.Sizing.Minimum: a warm-up of n plus max(min_requests, rounds × n, 2 × n) measured).
+func (r *Runner) levelCost(n int) int { return r.sizing(false).Minimum(n) }
 
 func (r *Runner) planned(key servebench.CellKey) int {
 	s := r.Plan.Sweep
@@ -331,8 +343,10 @@ const warmSeq = 1<<32 - 1
 var ErrWrite = errors.New("writing requests.jsonl failed")
 
 // measureOnce runs one attempt at a cell and returns its result and how many requests it sent.
-// An outage ends the attempt early with an *outageError.
-func (r *Runner) measureOnce(ctx context.Context, key servebench.CellKey, phase string, idx, count, attempt int) (servebench.CellResult, int, error) {
+// An outage ends the attempt early with an *outageError. settled, when set, makes it a capacity
+// level: it may stop as soon as settled says the level's verdict is certain (within the window
+// rule and the caps of load.Sizing).
+func (r *Runner) measureOnce(ctx context.Context, key servebench.CellKey, phase string, idx, count, attempt int, settled func(servebench.CellResult) bool) (servebench.CellResult, int, error) {
 	// Build one prompt of this length before the clock matters, so counting calls to the
 	// server (tokenize, calibration) never overlap the measured phase.
 	replay := r.Dataset != nil && key.Scenario == DatasetScenario
@@ -401,9 +415,13 @@ func (r *Runner) measureOnce(ctx context.Context, key servebench.CellKey, phase 
 		return &servebench.Request{Cell: key, Seq: seq, Warmup: warmup, Prompt: text, PromptTokens: key.ContextTokens, MaxOutputTokens: key.OutputTokens}, nil
 	}
 	s := r.Plan.Sweep
+	bursts := s.Bursts
+	if bursts <= 0 {
+		bursts = s.Rounds
+	}
 	spec := load.Spec{
-		Key: key, MinRequests: s.MinRequests, Rounds: s.Rounds, MinDuration: time.Duration(s.MinDuration),
-		Bursts: s.Bursts, Requests: s.Requests, Rate: key.RatePerSecond, Poisson: s.Arrivals != "constant",
+		Key: key, Sizing: r.sizing(settled != nil), Judge: judge(key, &mu, &recs, settled),
+		Bursts: bursts, Requests: s.Requests, Rate: key.RatePerSecond, Poisson: s.Arrivals != "constant",
 		MaxDuration: time.Duration(s.Duration),
 		Seed:        int64(key.ContextTokens)*7919 + int64(key.Concurrency), NextSeq: &r.seq,
 		Clock: func() time.Duration { return time.Since(r.Origin) },
@@ -450,6 +468,8 @@ func (r *Runner) measureOnce(ctx context.Context, key servebench.CellKey, phase 
 	r.attributeServer(ctx, &cell, recs, before, scrapeErr)
 	// GPU power and energy over the measured window
 	r.attributePower(&cell, readings, w)
+	// how far the numbers can be trusted
+	stats.Assess(&cell, recs, w, s.Precision)
 	if len(cell.Unavailable) == 0 {
 		cell.Unavailable = nil
 	}
@@ -610,5 +630,48 @@ func (r *Runner) attributePower(cell *servebench.CellResult, readings []gpu.Read
 	}
 	if e == nil {
 		cell.Unavailable["energy_joules"] = why
+	}
+}
+
+// judge reports a sustained cell's statistical progress to its driver (load.Spec.Judge) from
+// the records so far (recs, guarded by mu): the relative half-widths of the mean-TTFT and
+// output-throughput intervals and, for a capacity level, whether its verdict is settled.
+// Throughput is judged over [windowStart, now − the longest end-to-end latency seen], the part
+// of the window whose requests have all finished. It recomputes only when at least a tenth more
+// records (and one more) have arrived since the last time.
+func judge(key servebench.CellKey, mu *sync.Mutex, recs *[]servebench.Record, settled func(servebench.CellResult) bool) func(ws, now float64) load.Progress {
+	if key.LoadMode != servebench.ModeSustained && key.LoadMode != "" {
+		return nil
+	}
+	var last load.Progress
+	seen := -1
+	return func(ws, now float64) load.Progress {
+		mu.Lock()
+		n := len(*recs)
+		if seen >= 0 && n < seen+max(1, seen/10) {
+			mu.Unlock()
+			return last
+		}
+		rs := slices.Clone(*recs)
+		mu.Unlock()
+		seen = n
+		var longest float64
+		for i := range rs {
+			if !rs[i].Warmup && rs[i].OK() {
+				longest = max(longest, rs[i].E2ELatencySeconds)
+			}
+		}
+		c := stats.Cell(key, rs, stats.Window{Start: ws, End: now})
+		last = load.Progress{TTFTRelHalfWidth: c.TTFTSeconds.CI95RelHalfWidth(), ThroughputRelHalfWidth: math.Inf(1)}
+		if end := now - longest; end > ws {
+			part := stats.Cell(key, rs, stats.Window{Start: ws, End: end})
+			if iv := part.SystemOutputThroughputCI95; iv != nil {
+				last.ThroughputRelHalfWidth = iv.RelHalfWidth(part.SystemOutputThroughputTPS)
+			}
+		}
+		if settled != nil {
+			last.Settled = settled(c)
+		}
+		return last
 	}
 }
