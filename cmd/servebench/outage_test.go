@@ -37,7 +37,7 @@ func TestServerGoneExitsThreeAndResumeCompletes(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	common := []string{"--quiet", "--index", "none", "--no-report"}
 	code, _, stderr := runCLI(t, append([]string{"run", "--url", srv.URL + "/v1", "--contexts", "1k", "--concurrency", "1,2,3",
-		"--output-tokens", "16", "--min-requests", "6", "--rounds", "1", "--use-cases", "none", "--scenarios", "none",
+		"--output-tokens", "16", "--min-requests", "6", "--max-requests", "6", "--rounds", "1", "--use-cases", "none", "--scenarios", "none",
 		"--outage-timeout", "1s", "--out", dir}, common...)...)
 	if code != exitUnreachable || !strings.Contains(stderr, "--resume "+dir) || !strings.Contains(stderr, "stopped answering") {
 		t.Fatalf("exit %d, want %d with a resume hint\n%s", code, exitUnreachable, stderr)
