@@ -76,11 +76,19 @@ type Sweep struct {
 	Concurrency  []int    `json:"concurrency" yaml:"concurrency"`
 	OutputTokens Tokens   `json:"output_tokens" yaml:"output_tokens"`
 	Mode         LoadMode `json:"mode" yaml:"mode"`
-	// MinRequests and Rounds size a sustained cell's measured phase:
-	// max(MinRequests, Rounds × N) completions, and at least MinDuration.
+	// MinRequests, Rounds and MinDuration are floors of a sustained sweep cell: at least
+	// max(MinRequests, Rounds × N) measured requests and a window of MinDuration. Every
+	// sustained cell also measures a window of at least 2 × its mean end-to-end latency and
+	// 2 × N requests.
 	MinRequests int      `json:"min_requests" yaml:"min_requests"`
 	Rounds      int      `json:"rounds" yaml:"rounds"`
 	MinDuration Duration `json:"min_duration,omitempty" yaml:"min_duration"`
+	// Precision is the relative half-width a sustained cell aims for in the 95% intervals of
+	// its output throughput and mean TTFT (0.05 = ±5%); it keeps measuring until both are that
+	// tight or MaxRequests measured requests / a MaxDuration window are reached.
+	Precision   float64  `json:"precision,omitempty" yaml:"precision"`
+	MaxRequests int      `json:"max_requests,omitempty" yaml:"max_requests"`
+	MaxDuration Duration `json:"max_duration,omitempty" yaml:"max_duration"`
 	// Requests is the prompt count of fixed mode and the request count of rate mode.
 	Requests int `json:"requests,omitempty" yaml:"requests"`
 	// Rate is the arrival rate (requests/s) of rate mode and of a paced fixed mode; Poisson
@@ -102,6 +110,9 @@ type Sweep struct {
 	// TTFTTimeout and IdleTimeout bound a request (defaults 10m and 60s).
 	TTFTTimeout Duration `json:"ttft_timeout" yaml:"ttft_timeout"`
 	IdleTimeout Duration `json:"idle_timeout" yaml:"idle_timeout"`
+	// OutageTimeout is how long the run waits, paused, for a server that stopped answering
+	// before it stops (default 5m; the run can then be resumed).
+	OutageTimeout Duration `json:"outage_timeout,omitempty" yaml:"outage_timeout"`
 }
 
 // CapacityPlan bounds the capacity search.
@@ -271,6 +282,9 @@ type Manifest struct {
 	// Status: "running", "completed", "interrupted", "failed".
 	Status string `json:"status"`
 	Error  string `json:"error,omitempty"`
+	// Attempts lists every invocation on this run folder, the first run and each resume, in
+	// order; StartedAt and Command above stay those of the first.
+	Attempts []Attempt `json:"attempts,omitempty"`
 }
 
 // Sample is one telemetry point (telemetry.jsonl): a server gauge or a GPU reading.

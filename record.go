@@ -173,6 +173,9 @@ type Record struct {
 	CellKey
 	Seq    int64 `json:"seq"`
 	Warmup bool  `json:"warmup"`
+	// CellAttempt numbers the attempts at measuring this cell (0 = the first); an attempt an
+	// outage interrupted is discarded (see Outage, CellResult.Attempt).
+	CellAttempt int `json:"cell_attempt,omitempty"`
 	// StartUnixNano is the wall-clock time the request started (for correlating with logs).
 	StartUnixNano int64 `json:"start_unix_nano"`
 	// StartOffsetSeconds is request start (just before the request is written) relative to the

@@ -1,6 +1,9 @@
 package servebench
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // SchemaVersion is the version of the run folder's public files (run.json, requests.jsonl,
 // results.json). Any incompatible change bumps it.
@@ -65,6 +68,15 @@ func (s Summary) Pick(st Statistic) (float64, bool) {
 	return *p, true
 }
 
+// CI95RelHalfWidth is the mean interval's half-width relative to the mean (0.05 = ±5%); +Inf
+// when there is no interval.
+func (s Summary) CI95RelHalfWidth() float64 {
+	if s.CI95 == nil {
+		return math.Inf(1)
+	}
+	return s.CI95.RelHalfWidth(s.Mean)
+}
+
 // PickCI95 returns the 95% interval of the statistic (of the mean when unknown); nil when
 // there is none (a withheld percentile, fewer than two values).
 func (s Summary) PickCI95(st Statistic) *Interval {
@@ -124,6 +136,10 @@ type CellResult struct {
 	// Skipped cells were not run (Note says why, e.g. context above the model's maximum).
 	Skipped bool   `json:"skipped,omitempty"`
 	Note    string `json:"note,omitempty"`
+	// Attempt is which attempt of the cell this result measured (0 = the first); earlier
+	// attempts were discarded because of an outage (Results.Outages). The records that count
+	// are those of this cell with Record.CellAttempt == Attempt.
+	Attempt int `json:"attempt,omitempty"`
 
 	RequestsTotal     int                `json:"requests_total"`
 	RequestsSucceeded int                `json:"requests_succeeded"`
@@ -288,9 +304,22 @@ type CapacityPoint struct {
 	Pass   bool               `json:"pass"`
 	// Failing lists the metrics whose threshold failed at this level.
 	Failing []string `json:"failing,omitempty"`
+	// CI95 holds the 95% interval of each thresholded metric's value (same keys as Values;
+	// absent where there is none, e.g. a withheld percentile).
+	CI95 map[string]Interval `json:"ci95,omitempty"`
+	// Settled is set when the level's verdict cannot change with more requests at 95%
+	// confidence (every interval wholly on one side of its threshold, or one wholly failing).
+	Settled bool `json:"settled"`
 	// Reused is set when the point came from a sweep cell instead of a capacity run.
 	Reused bool   `json:"reused,omitempty"`
 	CellID string `json:"cell_id"`
+	// E2ESeconds is the level's mean end-to-end latency (s), used to estimate server time.
+	E2ESeconds float64 `json:"e2e_latency_seconds_mean,omitempty"`
+	// RequestsSpent and ServerSeconds are what measuring this level cost the search (0 when
+	// reused): requests sent, warm-up included, and the estimated time the server was busy,
+	// requests × mean end-to-end latency / concurrency (s).
+	RequestsSpent int     `json:"requests_spent,omitempty"`
+	ServerSeconds float64 `json:"server_seconds,omitempty"`
 }
 
 // CapacityResult is one use case's verdict.
@@ -312,12 +341,26 @@ type CapacityResult struct {
 	FirstFailing *int            `json:"first_failing"`
 	Ceiling      int             `json:"ceiling"`
 	Points       []CapacityPoint `json:"points"`
+	// LimitRange is [low, high], the concurrency levels the data cannot tell apart from the
+	// limit at 95% confidence: low is the highest level at or below the limit whose pass is
+	// settled, high is one below the lowest level above the limit whose failure is settled
+	// (Ceiling when none). [limit, limit] when both sides of the boundary are settled; nil for a
+	// lower bound or a use case not viable.
+	LimitRange *[2]int `json:"limit_range,omitempty"`
 	// RequestsSpent counts requests sent by the search (warm-up included, reused cells not);
-	// DenseGridRequests is what measuring every level 1..max(measured) would have cost.
-	RequestsSpent     int    `json:"requests_spent"`
-	DenseGridRequests int    `json:"dense_grid_requests"`
-	Skipped           bool   `json:"skipped,omitempty"`
-	Note              string `json:"note,omitempty"`
+	// DenseGridRequests is what measuring every level 1 … first failing (Ceiling for a lower
+	// bound) would have cost at the sweep's cell sizing, less the reused levels.
+	RequestsSpent     int `json:"requests_spent"`
+	DenseGridRequests int `json:"dense_grid_requests"`
+	// ServerSecondsSpent is the estimated time the server was busy with the search's levels
+	// (Σ CapacityPoint.ServerSeconds; × the server's GPUs for GPU time), and
+	// DenseGridServerSeconds the same estimate for the dense grid, each unmeasured level
+	// costing requests × end-to-end latency / concurrency with the latency interpolated
+	// linearly between measured levels.
+	ServerSecondsSpent     float64 `json:"server_seconds_spent,omitempty"`
+	DenseGridServerSeconds float64 `json:"dense_grid_server_seconds,omitempty"`
+	Skipped                bool    `json:"skipped,omitempty"`
+	Note                   string  `json:"note,omitempty"`
 }
 
 // RunInfo identifies a run in results.json.
@@ -343,6 +386,8 @@ type Results struct {
 	// Notes are run-level facts the report must state (e.g. "the server cannot force output
 	// length: 12 requests stopped short").
 	Notes []string `json:"notes,omitempty"`
+	// Outages lists the periods the server stopped answering; each discarded a cell attempt.
+	Outages []Outage `json:"outages,omitempty"`
 }
 
 // Float returns a pointer to v (for optional result fields).

@@ -98,6 +98,8 @@ func Evaluate(uc servebench.UseCase, c servebench.CellResult) servebench.Capacit
 	p := servebench.CapacityPoint{
 		Concurrency: c.Concurrency,
 		CellID:      c.ID(),
+		E2ESeconds:  c.E2ELatencySeconds.Mean,
+		Settled:     Settled(uc, c),
 		Values: map[string]float64{
 			MetricSuccessRate:      c.SuccessRate,
 			MetricSystemThroughput: c.SystemOutputThroughputTPS,
@@ -111,6 +113,12 @@ func Evaluate(uc servebench.UseCase, c servebench.CellResult) servebench.Capacit
 			continue
 		}
 		p.Values[k.Metric] = v
+		if iv := s.PickCI95(uc.Statistic); iv != nil {
+			if p.CI95 == nil {
+				p.CI95 = map[string]servebench.Interval{}
+			}
+			p.CI95[k.Metric] = *iv
+		}
 		if !k.Holds(v) {
 			p.Failing = append(p.Failing, k.Metric)
 		}

@@ -23,40 +23,40 @@ type SearchConfig struct {
 	// (Reused = true, not counted in RequestsSpent) and never measured again. Skipped or empty
 	// cells and levels above Ceiling are ignored.
 	Known map[int]servebench.CellResult
-	// RequestsAt is what measuring one level costs in requests, used only to estimate
-	// DenseGridRequests; for a sustained cell it is the warm-up N plus max(min_requests,
-	// rounds × N) measured. Nil means DefaultRequestsAt.
+	// RequestsAt is what measuring one level of the dense grid costs in requests, used only
+	// to estimate DenseGridRequests: the sweep's cell sizing (load.Sizing.Minimum). Nil means
+	// DefaultRequestsAt.
 	RequestsAt func(concurrency int) int
 }
 
-// DefaultRequestsAt is the cost of a sustained level with the SPEC's default sizing: a warm-up
+// DefaultRequestsAt is the cost of a dense-grid level at the default sweep sizing: a warm-up
 // of n plus max(10, 3 × n) measured requests.
 func DefaultRequestsAt(n int) int { return n + max(10, 3*n) }
 
-// Search finds the capacity limit of uc: the largest concurrency at which Evaluate passes.
-//
-// The rule, which spends as few requests as possible while assuming quality only degrades as
-// concurrency grows:
+// Search finds the capacity limit of uc: the largest concurrency at which Evaluate passes,
+// assuming quality only degrades as concurrency grows. It is sequential: measure (the runner)
+// keeps each level measuring only until Settled says its verdict is certain at 95%, and Search
+// picks each next level from a model of the measured ones (nextLevel):
 //
 //  1. Known cells (up to Ceiling) are evaluated first, for free.
-//  2. Let hi be the lowest failing level seen and lo the highest passing level below hi (0 if
+//  2. Let hi be the lowest failing level seen and lo the highest passing level below it (0 if
 //     none); with no failure yet, lo is the highest passing level.
-//  3. With no failure: lo = Ceiling ends the search (lower bound, "Ceiling+"); otherwise measure
-//     the next level of the growing grid 1, 2, 4, 8, … above lo, capped at Ceiling (so the
-//     ceiling itself is measured last when it is not a power of two).
-//  4. With a failure: hi = 1 ends it (not viable). When hi − lo ≤ max(1, ⌊lo/8⌋) it ends: with
-//     hi = lo + 1 the limit lo is measured; otherwise (levels 16 and up, gaps within 12.5 %) the
-//     limit is interpolated. Otherwise measure the midpoint lo + ⌊(hi − lo)/2⌋ and repeat.
+//  3. It ends when hi = lo + 1 (the limit lo is measured: it passes, lo + 1 fails), when hi = 1
+//     (not viable), or when lo = Ceiling with no failure (lower bound "Ceiling+").
+//  4. Otherwise the next level comes from Predict: each thresholded metric is taken as linear in
+//     concurrency between two measured levels (TTFT, end-to-end latency and ITL as they are,
+//     per-user speed as its reciprocal, the time per token), through lo and hi when the limit is
+//     bracketed and through the two highest passing levels when not; the predicted limit is
+//     ⌊the lowest crossing of a threshold⌋. The next level is that prediction, or lo + 1 when the
+//     prediction is lo (confirming the boundary), kept inside (lo, hi), at most 4 × lo while no
+//     level has failed, and at most Ceiling. Levels 1 and 2 start an empty search (two points
+//     to fit); when a bound moved twice in a row without the other, or the model has nothing to
+//     say (a metric that does not change, a failure on success rate), the step bisects
+//     (lo + ⌊(hi − lo)/2⌋, or doubles lo when nothing failed yet).
 //
-// No level is measured twice. The interpolated limit linearly interpolates the limiting metric
-// between its values at lo and hi to the threshold, x = lo + (T − v_lo)/(v_hi − v_lo)·(hi − lo),
-// and takes ⌊x⌋ clamped to [lo, hi − 1] (lo when the metric has no value at either level).
-//
-// LimitingMetric is the failing metric at FirstFailing with the largest relative violation
-// ((v − max)/max, (min − v)/min, or for the success rate (0.99 − v)/0.01, the failures over
-// the allowance); RequestsSpent sums what measure reported;
-// DenseGridRequests is Σ RequestsAt(n) for n = 1 … hi (Ceiling for a lower bound), less the
-// levels reused from Known, which a dense grid would have reused too.
+// No level is measured twice. The verdict is Decide's. RequestsSpent and ServerSecondsSpent sum
+// the measured levels' costs (what measure reported; server time estimated as requests × mean
+// end-to-end latency / concurrency).
 //
 // On an error from measure or a canceled ctx, Search returns the points gathered so far (no
 // verdict) with the error.
@@ -83,38 +83,178 @@ func Search(ctx context.Context, uc servebench.UseCase, cfg SearchConfig, measur
 		p.Concurrency, p.Reused = n, true
 		points[n] = p
 	}
+	var moved []bool // per measured level: did it move lo (true) or hi (false)
 	for {
-		lo, hi := bounds(points)
-		var next int
-		switch {
-		case hi == 0 && lo >= cfg.Ceiling:
-			return finish(uc, cfg, res, points, lo, 0), nil
-		case hi == 0:
-			next = nextGrid(lo, cfg.Ceiling)
-		case hi == 1 || hi-lo <= max(1, lo/8):
-			return finish(uc, cfg, res, points, lo, hi), nil
-		default:
-			next = lo + (hi-lo)/2
+		next, done := nextLevel(uc, cfg.Ceiling, points, moved)
+		if done {
+			out := Decide(uc, cfg.Ceiling, sorted(points), cfg.RequestsAt)
+			out.UseCase, out.Title, out.ContextTokens, out.OutputTokens = res.UseCase, res.Title, res.ContextTokens, res.OutputTokens
+			for _, p := range out.Points {
+				out.RequestsSpent += p.RequestsSpent
+				out.ServerSecondsSpent += p.ServerSeconds
+			}
+			return out, nil
 		}
 		if _, seen := points[next]; seen {
-			// Impossible by construction (see bounds); guard against looping forever.
-			return collect(res, points), fmt.Errorf("capacity search for %q: level %d proposed twice (internal error)", uc.Name, next)
+			// Impossible by construction (see nextLevel); guard against looping forever.
+			res.Points = sorted(points)
+			return res, fmt.Errorf("capacity search for %q: level %d proposed twice (internal error)", uc.Name, next)
 		}
 		if err := ctx.Err(); err != nil {
-			return collect(res, points), err
+			res.Points = sorted(points)
+			return res, err
 		}
 		if measure == nil {
-			return collect(res, points), fmt.Errorf("capacity search for %q: level %d must be measured but no measure function was given", uc.Name, next)
+			res.Points = sorted(points)
+			return res, fmt.Errorf("capacity search for %q: level %d must be measured but no measure function was given", uc.Name, next)
 		}
 		cell, spent, err := measure(ctx, next)
-		res.RequestsSpent += spent
 		if err != nil {
-			return collect(res, points), err
+			res.Points = sorted(points)
+			for _, p := range res.Points {
+				res.RequestsSpent += p.RequestsSpent
+			}
+			res.RequestsSpent += spent
+			return res, err
 		}
 		p := Evaluate(uc, cell)
-		p.Concurrency = next
+		p.Concurrency, p.RequestsSpent = next, spent
+		if spent > 0 {
+			p.ServerSeconds = float64(spent) * cell.E2ELatencySeconds.Mean / float64(next)
+		}
 		points[next] = p
+		moved = append(moved, p.Pass)
 	}
+}
+
+// nextLevel is the level Search measures next, or done when the limit is established (see
+// Search for the rule).
+func nextLevel(uc servebench.UseCase, ceiling int, points map[int]servebench.CapacityPoint, moved []bool) (next int, done bool) {
+	lo, hi := bounds(points)
+	switch {
+	case hi == 1, hi == 0 && lo >= ceiling, hi > 0 && hi == lo+1:
+		return 0, true
+	}
+	var fallback int
+	if hi == 0 {
+		fallback = min(max(1, 2*lo), ceiling)
+	} else {
+		fallback = lo + (hi-lo)/2
+	}
+	free := func(n int) bool {
+		_, seen := points[n]
+		return !seen && n >= 1 && n <= ceiling && (hi == 0 || n < hi) && n > lo
+	}
+	if k := len(moved); k >= 2 && moved[k-1] == moved[k-2] && hi > 0 && free(fallback) {
+		// The same bound moved twice in a row: the model keeps landing on one side; halve.
+		return fallback, false
+	}
+	x := Predict(uc, sorted(points), lo, hi)
+	cand := fallback
+	switch {
+	case lo == 0 && hi == 0:
+		cand = 1
+	case math.IsNaN(x):
+	case hi == 0:
+		l := x
+		if l > float64(4*lo) {
+			l = float64(4 * lo)
+		}
+		cand = max(int(math.Floor(l)), lo+1)
+		cand = min(cand, ceiling)
+	case x >= float64(hi):
+		// The model says hi should pass, yet it failed (success rate, or a metric that jumps):
+		// it has nothing useful to say inside the bracket.
+	default:
+		l := int(math.Floor(max(x, float64(lo))))
+		cand = max(l, lo+1)
+	}
+	if !free(cand) {
+		cand = fallback
+	}
+	if !free(cand) {
+		// Bracketed with nothing free between lo and hi is impossible (hi > lo + 1); with no
+		// failure, lo < ceiling so lo + 1 is free.
+		cand = lo + 1
+	}
+	return cand, false
+}
+
+// Predict is the concurrency (a real number) at which the first of uc's thresholds is crossed,
+// by the model of Search step 4: each metric linear in concurrency between two measured levels
+// (per-user speed as its reciprocal). The two levels are lo and hi when both are measured
+// (hi > 0, lo > 0), otherwise the two highest measured levels at or below lo (with hi = 0) or
+// the two lowest at or above hi (with lo = 0). NaN when no metric can be modelled; +Inf when no
+// modelled metric ever crosses its threshold.
+func Predict(uc servebench.UseCase, points []servebench.CapacityPoint, lo, hi int) float64 {
+	byN := map[int]servebench.CapacityPoint{}
+	var levels []int
+	for _, p := range points {
+		byN[p.Concurrency] = p
+		levels = append(levels, p.Concurrency)
+	}
+	sort.Ints(levels)
+	var a, b int
+	switch {
+	case lo > 0 && hi > 0:
+		a, b = lo, hi
+	case hi == 0:
+		var below []int
+		for _, n := range levels {
+			if n <= lo {
+				below = append(below, n)
+			}
+		}
+		if len(below) < 2 {
+			return math.NaN()
+		}
+		a, b = below[len(below)-2], below[len(below)-1]
+	default:
+		var above []int
+		for _, n := range levels {
+			if n >= hi {
+				above = append(above, n)
+			}
+		}
+		if len(above) < 2 {
+			return math.NaN()
+		}
+		a, b = above[0], above[1]
+	}
+	pa, pb := byN[a], byN[b]
+	best, any := math.Inf(1), false
+	for _, k := range Checks(uc.Thresholds) {
+		va, okA := pa.Values[k.Metric]
+		vb, okB := pb.Values[k.Metric]
+		if !okA || !okB {
+			continue
+		}
+		// f grows as quality degrades; f ≤ t holds.
+		f := func(v float64) float64 { return v }
+		if !k.Upper {
+			f = func(v float64) float64 { return 1 / v }
+		}
+		fa, fb, t := f(va), f(vb), f(k.Limit)
+		if math.IsNaN(fa) || math.IsNaN(fb) || math.IsInf(fa, 0) || math.IsInf(fb, 0) {
+			continue
+		}
+		any = true
+		if fb == fa {
+			if fb > t {
+				best = min(best, float64(a)) // fails and does not move: crossed at or before a
+			}
+			continue
+		}
+		x := float64(a) + (t-fa)*float64(b-a)/(fb-fa)
+		if fb < fa && fb <= t {
+			continue // improving and holding: no crossing ahead
+		}
+		best = min(best, x)
+	}
+	if !any {
+		return math.NaN()
+	}
+	return best
 }
 
 // bounds returns hi, the lowest failing level (0 if none), and lo, the highest passing level
@@ -133,60 +273,133 @@ func bounds(points map[int]servebench.CapacityPoint) (lo, hi int) {
 	return lo, hi
 }
 
-// nextGrid is the smallest power of two above lo, capped at ceiling.
-func nextGrid(lo, ceiling int) int {
-	g := 1
-	for g <= lo {
-		g *= 2
-	}
-	return min(g, ceiling)
-}
-
-// collect copies the points into res sorted by concurrency.
-func collect(res servebench.CapacityResult, points map[int]servebench.CapacityPoint) servebench.CapacityResult {
-	res.Points = make([]servebench.CapacityPoint, 0, len(points))
+// sorted returns the points ordered by concurrency.
+func sorted(points map[int]servebench.CapacityPoint) []servebench.CapacityPoint {
+	out := make([]servebench.CapacityPoint, 0, len(points))
 	for _, p := range points {
-		res.Points = append(res.Points, p)
+		out = append(out, p)
 	}
-	sort.Slice(res.Points, func(i, j int) bool { return res.Points[i].Concurrency < res.Points[j].Concurrency })
-	return res
+	sort.Slice(out, func(i, j int) bool { return out[i].Concurrency < out[j].Concurrency })
+	return out
 }
 
-// finish writes the verdict for lo (highest passing) and hi (lowest failing, 0 for none).
-func finish(uc servebench.UseCase, cfg SearchConfig, res servebench.CapacityResult, points map[int]servebench.CapacityPoint, lo, hi int) servebench.CapacityResult {
-	res = collect(res, points)
+// Decide is the verdict of uc from measured points (any order; Concurrency, Pass, Values,
+// Settled and Reused as Evaluate and Search set them) under the given ceiling: the one decision
+// used by Search and by recomputing results from disk. cost is a level's price in requests for
+// the dense-grid comparison (nil: DefaultRequestsAt). It fills Limit, LimitKind,
+// LimitingMetric, FirstFailing, LimitRange, Points (sorted), DenseGridRequests and
+// DenseGridServerSeconds; RequestsSpent and the identity fields are the caller's.
+//
+//   - no failure and the highest passing level lo = ceiling: lower bound, limit lo;
+//     no failure below the ceiling: lower bound at lo as well (the search stopped early);
+//   - level 1 fails: not viable;
+//   - hi = lo + 1: measured, limit lo; a wider gap: interpolated (see interpolate).
+//
+// LimitingMetric is the failing metric at FirstFailing with the largest relative violation
+// ((v − max)/max, (min − v)/min, or for the success rate (0.99 − v)/0.01). DenseGridRequests
+// is Σ cost(n) for n = 1 … hi (ceiling for a lower bound), less the reused levels, and
+// DenseGridServerSeconds the same levels' estimated server time (ServerSeconds where measured,
+// else cost(n) × end-to-end latency / n with the latency interpolated between measured levels).
+func Decide(uc servebench.UseCase, ceiling int, points []servebench.CapacityPoint, cost func(int) int) servebench.CapacityResult {
+	res := servebench.CapacityResult{UseCase: uc.Name, Title: uc.Title, ContextTokens: int(uc.ContextTokens), OutputTokens: int(uc.OutputTokens),
+		Statistic: uc.Statistic, Thresholds: uc.Thresholds, Ceiling: ceiling}
+	if res.Statistic == "" {
+		res.Statistic = servebench.StatMean
+	}
+	byN := map[int]servebench.CapacityPoint{}
+	for _, p := range points {
+		byN[p.Concurrency] = p
+	}
+	res.Points = sorted(byN)
+	lo, hi := bounds(byN)
 	top := hi
 	switch {
+	case len(byN) == 0:
+		res.LimitKind = servebench.LimitLowerBound
+		res.Limit = servebench.Int(0)
+		top = 0
 	case hi == 0:
 		res.LimitKind = servebench.LimitLowerBound
 		res.Limit = servebench.Int(lo)
-		top = cfg.Ceiling
+		top = ceiling
 	case hi == 1:
 		res.LimitKind = servebench.LimitNotViable
 		res.FirstFailing = servebench.Int(1)
-		res.LimitingMetric = limitingMetric(uc, points[1])
+		res.LimitingMetric = limitingMetric(uc, byN[1])
 	default:
 		res.FirstFailing = servebench.Int(hi)
-		res.LimitingMetric = limitingMetric(uc, points[hi])
+		res.LimitingMetric = limitingMetric(uc, byN[hi])
 		if hi == lo+1 {
 			res.LimitKind = servebench.LimitMeasured
 			res.Limit = servebench.Int(lo)
 		} else {
 			res.LimitKind = servebench.LimitInterpolated
-			res.Limit = servebench.Int(interpolate(uc, points[lo], points[hi], res.LimitingMetric))
+			res.Limit = servebench.Int(interpolate(uc, byN[lo], byN[hi], res.LimitingMetric))
 		}
+		res.LimitRange = limitRange(byN, *res.Limit, ceiling)
 	}
-	cost := cfg.RequestsAt
 	if cost == nil {
 		cost = DefaultRequestsAt
 	}
 	for n := 1; n <= top; n++ {
-		if p, ok := points[n]; ok && p.Reused {
+		if p, ok := byN[n]; ok && p.Reused {
 			continue
 		}
 		res.DenseGridRequests += cost(n)
+		if p, ok := byN[n]; ok && p.ServerSeconds > 0 {
+			res.DenseGridServerSeconds += p.ServerSeconds
+		} else if e := e2eAt(res.Points, n); e > 0 {
+			res.DenseGridServerSeconds += float64(cost(n)) * e / float64(n)
+		}
 	}
 	return res
+}
+
+// limitRange is [low, high] of CapacityResult.LimitRange for a limit between measured levels.
+func limitRange(byN map[int]servebench.CapacityPoint, limit, ceiling int) *[2]int {
+	low, high := 0, ceiling
+	for n, p := range byN {
+		if n <= limit && p.Pass && p.Settled && n > low {
+			low = n
+		}
+		if n > limit && !p.Pass && p.Settled && n-1 < high {
+			high = n - 1
+		}
+	}
+	if low == 0 {
+		low = 1
+	}
+	return &[2]int{low, max(high, low)}
+}
+
+// e2eAt is the mean end-to-end latency at level n, interpolated linearly between the nearest
+// measured levels around it (the nearest one's value outside them); 0 when none has one.
+func e2eAt(points []servebench.CapacityPoint, n int) float64 {
+	var a, b *servebench.CapacityPoint
+	for i := range points {
+		p := &points[i]
+		if p.E2ESeconds <= 0 {
+			continue
+		}
+		if p.Concurrency <= n && (a == nil || p.Concurrency > a.Concurrency) {
+			a = p
+		}
+		if p.Concurrency >= n && (b == nil || p.Concurrency < b.Concurrency) {
+			b = p
+		}
+	}
+	switch {
+	case a == nil && b == nil:
+		return 0
+	case a == nil:
+		return b.E2ESeconds
+	case b == nil:
+		return a.E2ESeconds
+	case a.Concurrency == b.Concurrency:
+		return a.E2ESeconds
+	}
+	t := float64(n-a.Concurrency) / float64(b.Concurrency-a.Concurrency)
+	return a.E2ESeconds + t*(b.E2ESeconds-a.E2ESeconds)
 }
 
 // interpolate estimates the largest level in [lo, hi−1] at which metric m still meets its

@@ -111,41 +111,41 @@ func TestSearch(t *testing.T) {
 		denseSkip []int
 	}{
 		{
-			// speed 200/n ≥ 15 ⇔ n ≤ 13.3: grid to 16, then 12, 14, 13 → measured 13.
+			// speed 200/n ≥ 15 ⇔ n ≤ 13.3: 1 and 2 start the fit, which predicts 13 but may
+			// jump only to 4 × 2 = 8; refitted through 2 and 8 it predicts 13: 13 passes, 14 fails.
 			name: "speed-bound, measured", uc: general, ceiling: 64,
 			m:    model{ttft: func(n int) float64 { return 1 }, speed: func(n int) float64 { return 200 / float64(n) }},
 			kind: servebench.LimitMeasured, limit: 13, first: 14, limiting: capacity.MetricGenerationSpeed,
-			calls: []int{1, 2, 4, 8, 16, 12, 14, 13},
+			calls: []int{1, 2, 8, 13, 14},
 		},
 		{
-			// TTFT 0.5 + 0.2n ≤ 8 ⇔ n ≤ 37.5: grid to 64, bisect 48, 40, 36; 40 − 36 ≤ 36/8
-			// stops; interpolating 7.7 s @36 … 8.5 s @40 to 8 s gives 37.5 → ~37.
-			name: "TTFT-bound, interpolated", uc: general, ceiling: 128,
+			// TTFT 0.5 + 0.2n ≤ 8 ⇔ n ≤ 37.5: jumps of at most 4× (8, 32), then the fit lands on
+			// 37 and 38 confirms the boundary.
+			name: "TTFT-bound, boundary confirmed far up", uc: general, ceiling: 128,
 			m:    model{ttft: func(n int) float64 { return 0.5 + 0.2*float64(n) }, speed: func(int) float64 { return 50 }},
-			kind: servebench.LimitInterpolated, limit: 37, first: 40, limiting: capacity.MetricTTFT,
-			calls: []int{1, 2, 4, 8, 16, 32, 64, 48, 40, 36},
+			kind: servebench.LimitMeasured, limit: 37, first: 38, limiting: capacity.MetricTTFT,
+			calls: []int{1, 2, 8, 32, 37, 38},
 		},
 		{
 			// e2e 0.5 + n/8 ≤ 2 ⇔ n ≤ 12 (12 is exactly at the threshold and holds).
 			name: "e2e-bound, measured, value at threshold holds", uc: code, ceiling: 128,
 			m:    model{e2e: func(n int) float64 { return 0.5 + float64(n)/8 }},
 			kind: servebench.LimitMeasured, limit: 12, first: 13, limiting: capacity.MetricE2ELatency,
-			calls: []int{1, 2, 4, 8, 16, 12, 14, 13},
+			calls: []int{1, 2, 8, 12, 13},
 		},
 		{
-			// e2e 0.5 + n/64 ≤ 2 ⇔ n ≤ 96: 64 passes, 128 fails, 96 passes (exactly 2 s), 112
-			// fails, 104 fails → 104 − 96 ≤ 96/8 stops → interpolated 96 + (2−2)/… = 96.
-			name: "e2e-bound, interpolated at a measured passing level", uc: code, ceiling: 200,
+			// e2e 0.5 + n/64 ≤ 2 ⇔ n ≤ 96 (exactly 2 s at 96, which holds).
+			name: "e2e-bound, limit exactly at the threshold far up", uc: code, ceiling: 200,
 			m:    model{e2e: func(n int) float64 { return 0.5 + float64(n)/64 }},
-			kind: servebench.LimitInterpolated, limit: 96, first: 104, limiting: capacity.MetricE2ELatency,
-			calls: []int{1, 2, 4, 8, 16, 32, 64, 128, 96, 112, 104},
+			kind: servebench.LimitMeasured, limit: 96, first: 97, limiting: capacity.MetricE2ELatency,
+			calls: []int{1, 2, 8, 32, 96, 97},
 		},
 		{
-			// Everything holds: the grid climbs to the ceiling, which is measured last.
+			// Everything holds: the search climbs by at most 4× to the ceiling, measured last.
 			name: "lower bound at a ceiling off the grid", uc: chat, ceiling: 100,
 			m:    model{ttft: func(n int) float64 { return 1 }, speed: func(int) float64 { return 30 }},
 			kind: servebench.LimitLowerBound, limit: 100, first: -1, limiting: "",
-			calls: []int{1, 2, 4, 8, 16, 32, 64, 100},
+			calls: []int{1, 2, 8, 32, 100},
 		},
 		{
 			// TTFT 11 s already at one request.
@@ -162,11 +162,11 @@ func TestSearch(t *testing.T) {
 			calls: []int{1},
 		},
 		{
-			// The sweep measured 1..5: reused, never re-run; the grid resumes at 8.
+			// The sweep measured 1..5: reused, never re-run; the fit through 4 and 5 predicts 13.
 			name: "known cells reused", uc: general, ceiling: 64, known: []int{1, 2, 3, 4, 5},
 			m:    model{ttft: func(n int) float64 { return 1 }, speed: func(n int) float64 { return 200 / float64(n) }},
 			kind: servebench.LimitMeasured, limit: 13, first: 14, limiting: capacity.MetricGenerationSpeed,
-			calls: []int{8, 16, 12, 14, 13}, denseSkip: []int{1, 2, 3, 4, 5},
+			calls: []int{13, 14}, denseSkip: []int{1, 2, 3, 4, 5},
 		},
 		{
 			// The sweep already brackets the limit (2 passes, 3 fails): nothing is measured.
@@ -176,12 +176,14 @@ func TestSearch(t *testing.T) {
 			calls: nil, denseSkip: []int{1, 2, 3},
 		},
 		{
-			// Falling success rate limits: 1 − n/256 ≥ 0.99 ⇔ n ≤ 2.56.
+			// Falling success rate limits: 1 − n/256 ≥ 0.99 ⇔ n ≤ 2.56. The model (flat TTFT and
+			// speed) cannot see it: 8 fails, then the fit says nothing inside (2, 8) and the
+			// search bisects to 5, then 3.
 			name: "success rate below 99 % fails", uc: chat, ceiling: 32,
 			m: model{ttft: func(int) float64 { return 1 }, speed: func(int) float64 { return 30 },
 				rate: func(n int) float64 { return 1 - float64(n)/256 }},
 			kind: servebench.LimitMeasured, limit: 2, first: 3, limiting: capacity.MetricSuccessRate,
-			calls: []int{1, 2, 4, 3},
+			calls: []int{1, 2, 8, 5, 3},
 		},
 		{
 			// Ceiling 1 that holds: a lower bound of 1 after one measurement.
@@ -295,12 +297,12 @@ func TestSearchErrors(t *testing.T) {
 	res, err := capacity.Search(context.Background(), uc, capacity.SearchConfig{Ceiling: 64},
 		func(_ context.Context, n int) (servebench.CellResult, int, error) {
 			calls = append(calls, n)
-			if n == 4 {
+			if n == 8 {
 				return servebench.CellResult{}, 3, boom
 			}
 			return m.cell(uc, n), 10, nil
 		})
-	if !errors.Is(err, boom) || len(res.Points) != 2 || res.RequestsSpent != 23 || !slices.Equal(calls, []int{1, 2, 4}) {
+	if !errors.Is(err, boom) || len(res.Points) != 2 || res.RequestsSpent != 23 || !slices.Equal(calls, []int{1, 2, 8}) {
 		t.Errorf("err %v, points %d, spent %d, calls %v", err, len(res.Points), res.RequestsSpent, calls)
 	}
 

@@ -81,12 +81,8 @@ func Reconsider(uc servebench.UseCase, ceiling int, cells []servebench.CellResul
 		points[p.Concurrency] = p
 	}
 	out.Lo, out.Hi = bounds(points)
-	// Search measures the midpoint of the bracket (or the next grid level with no failure).
-	if out.Hi == 0 {
-		next = nextGrid(out.Lo, top)
-	} else {
-		next = out.Lo + (out.Hi-out.Lo)/2
-	}
+	// The level Search would measure next, by its own rule.
+	next, _ = nextLevel(uc, top, points, nil)
 	out.Next = next
 	out.Note = "the measured levels do not decide the limit for these thresholds"
 	if out.Hi == 0 {

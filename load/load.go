@@ -28,11 +28,13 @@ type Sink func(rec servebench.Record)
 // Spec sizes one cell.
 type Spec struct {
 	Key servebench.CellKey
-	// MinRequests and Rounds size a sustained cell's measured phase: max(MinRequests, Rounds×N)
-	// requests (defaults 10 and 3), continued until MinDuration has passed.
-	MinRequests, Rounds int
-	MinDuration         time.Duration
-	// Bursts is the number of measured bursts of a dedicated cell (default Rounds); one warm-up
+	// Sizing decides when a sustained cell has measured enough (see Sizing.Enough).
+	Sizing Sizing
+	// Judge, when set, reports the statistical side of a sustained cell's progress (interval
+	// widths, a settled decision) over the window so far; the driver fills in the counts.
+	// Without it a sustained cell stops as soon as the floors of Sizing hold.
+	Judge func(windowStart, now float64) Progress
+	// Bursts is the number of measured bursts of a dedicated cell (default 3); one warm-up
 	// burst comes first.
 	Bursts int
 	// Requests is the prompt count of fixed mode and the request count of rate mode.
@@ -88,11 +90,8 @@ func Run(ctx context.Context, spec Spec, c servebench.Client, next Source, sink 
 		t0 := time.Now()
 		spec.Clock = func() time.Duration { return time.Since(t0) }
 	}
-	if spec.MinRequests <= 0 {
-		spec.MinRequests = 10
-	}
-	if spec.Rounds <= 0 {
-		spec.Rounds = 3
+	if spec.Bursts <= 0 {
+		spec.Bursts = 3
 	}
 	d := &driver{spec: spec, client: c, next: next, sink: sink}
 	d.begin = spec.Clock()
@@ -120,6 +119,8 @@ type driver struct {
 	mu  sync.Mutex
 	out Outcome
 	err error
+	// done, when set, sees every record before the sink (the sustained driver's progress).
+	done func(servebench.Record)
 }
 
 func (d *driver) now() float64 { return d.spec.Clock().Seconds() }
@@ -159,31 +160,70 @@ func (d *driver) oneSeq(ctx context.Context, seq int64, warmup bool, scheduled t
 	}
 	d.mu.Unlock()
 	rec := d.client.Do(ctx, req)
+	if d.done != nil {
+		d.done(rec)
+	}
 	d.sink(rec)
 	return true
 }
 
 // sustained keeps exactly N requests in flight: the first N launched are the warm-up, then
-// max(MinRequests, Rounds×N) measured requests (and until MinDuration), each slot starting its
-// next request the moment its previous one ends.
+// measured requests until Sizing.Enough says the cell has measured enough, each slot starting
+// its next request the moment its previous one ends. The rule is checked each time a slot
+// looks for its next request: a slot that finds no more work ends the window.
 func (d *driver) sustained(ctx context.Context) (Outcome, error) {
 	n := d.spec.Key.Concurrency
-	measured := max(d.spec.MinRequests, d.spec.Rounds*n)
 	var tickets atomic.Int64
 	var warmLeft atomic.Int64
 	warmLeft.Store(int64(n))
 	var windowStart, windowEnd atomic.Value // float64
-	// more reports whether a slot may take ticket t: always during warm-up and the measured
-	// quota, then only while MinDuration has not yet passed since the window started.
+	var mu sync.Mutex
+	var measured int // measured tickets taken
+	var e2eSum float64
+	var e2eN int
+	stopped := false
+	// more reports whether a slot may take ticket t: always during warm-up and until the
+	// window has started, then while the sizing rule asks for more. Once the rule has said
+	// "enough", no slot takes more work.
 	more := func(t int64) bool {
 		if t >= int64(n) && d.expired() {
 			return false // the time bound ends the measured phase (never the warm-up)
 		}
-		if t < int64(n+measured) {
+		if t < int64(n) {
 			return true
 		}
+		mu.Lock()
+		defer mu.Unlock()
 		ws, ok := windowStart.Load().(float64)
-		return d.spec.MinDuration > 0 && (!ok || d.now()-ws < d.spec.MinDuration.Seconds())
+		if !ok {
+			measured++
+			return true
+		}
+		if stopped {
+			return false
+		}
+		now := d.now()
+		p := Progress{}
+		if d.spec.Judge != nil {
+			p = d.spec.Judge(ws, now)
+		}
+		p.Measured, p.WindowSeconds = measured, now-ws
+		if e2eN > 0 {
+			p.MeanE2ESeconds = e2eSum / float64(e2eN)
+		}
+		if stopped = d.spec.Sizing.Enough(n, p); !stopped {
+			measured++
+		}
+		return !stopped
+	}
+	d.done = func(rec servebench.Record) {
+		if rec.Warmup || !rec.OK() {
+			return
+		}
+		mu.Lock()
+		e2eSum += rec.E2ELatencySeconds
+		e2eN++
+		mu.Unlock()
 	}
 	var wg sync.WaitGroup
 	for range n {
@@ -220,9 +260,6 @@ func (d *driver) sustained(ctx context.Context) (Outcome, error) {
 func (d *driver) dedicated(ctx context.Context) (Outcome, error) {
 	n := d.spec.Key.Concurrency
 	bursts := d.spec.Bursts
-	if bursts <= 0 {
-		bursts = d.spec.Rounds
-	}
 	var start, end float64
 	for b := 0; b <= bursts && ctx.Err() == nil && d.err == nil && (b < 2 || !d.expired()); b++ {
 		warm := b == 0

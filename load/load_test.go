@@ -50,6 +50,7 @@ func (f *fake) Do(ctx context.Context, req *servebench.Request) servebench.Recor
 	f.events = append(f.events, event{end.Seconds(), -1})
 	f.mu.Unlock()
 	rec.EndOffsetSeconds = end.Seconds()
+	rec.E2ELatencySeconds = (end - start).Seconds()
 	return rec
 }
 
@@ -69,7 +70,7 @@ func source(ctx context.Context, seq int64, warmup bool) (*servebench.Request, e
 }
 
 func spec(mode servebench.LoadMode, n int, f *fake) Spec {
-	return Spec{Key: servebench.CellKey{LoadMode: mode, Concurrency: n}, MinRequests: 10, Rounds: 3, Clock: f.clock}
+	return Spec{Key: servebench.CellKey{LoadMode: mode, Concurrency: n}, Sizing: Sizing{MinRequests: 10, Rounds: 3}, Clock: f.clock}
 }
 
 // inFlightDuring returns the minimum and maximum number of requests in flight during [a, b].
@@ -131,7 +132,7 @@ func TestSustainedMinDuration(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := &fake{origin: time.Now(), dur: time.Second}
 		s := spec(servebench.ModeSustained, 2, f)
-		s.MinDuration = 10 * time.Second
+		s.Sizing.MinDuration = 10 * time.Second
 		out, err := Run(context.Background(), s, f, source, (&collector{}).sink)
 		if err != nil {
 			t.Fatal(err)
@@ -284,7 +285,7 @@ func TestMaxDuration(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := &fake{origin: time.Now(), dur: time.Second}
 		s := spec(servebench.ModeSustained, 2, f)
-		s.MinRequests, s.MaxDuration = 1000, 5*time.Second
+		s.Sizing.MinRequests, s.MaxDuration = 1000, 5*time.Second
 		out, err := Run(context.Background(), s, f, source, (&collector{}).sink)
 		if err != nil {
 			t.Fatal(err)

@@ -55,6 +55,9 @@ func (r *rxReader) recv(fd uintptr) bool {
 			break
 		}
 	}
+	if r.err == nil && r.n > 0 {
+		raceIOSync(fd)
+	}
 	return r.err != syscall.EAGAIN
 }
 

@@ -82,9 +82,14 @@ func Defaults(simulated bool) servebench.Plan {
 			Mode:         servebench.ModeSustained,
 			MinRequests:  10,
 			Rounds:       3,
+			Precision:    0.05,
+			MaxRequests:  1000,
+			MaxDuration:  servebench.Duration(10 * time.Minute),
 			Arrivals:     "poisson",
 			TTFTTimeout:  servebench.Duration(10 * time.Minute),
 			IdleTimeout:  servebench.Duration(60 * time.Second),
+			// how long a run waits, paused, for a server that stopped answering
+			OutageTimeout: servebench.Duration(5 * time.Minute),
 		},
 		UseCases: DefaultUseCases(),
 		Capacity: servebench.CapacityPlan{MaxConcurrency: 128},
@@ -97,6 +102,8 @@ func Defaults(simulated bool) servebench.Plan {
 		p.Sweep.Concurrency = []int{1, 2, 4}
 		p.Sweep.MinRequests = 2
 		p.Sweep.Rounds = 1
+		p.Sweep.MaxDuration = servebench.Duration(2 * time.Second)
+		p.Sweep.Bursts = 3
 		p.Capacity.MaxConcurrency = 8
 		p.Scenarios = DemoScenarios()
 	}

@@ -229,6 +229,12 @@ func validate(p *servebench.Plan, probs *Problems) {
 	if p.Sweep.Rounds < 1 {
 		add("%s must be at least 1 (got %d)", k("sweep.rounds"), p.Sweep.Rounds)
 	}
+	if p.Sweep.Precision < 0 || p.Sweep.Precision >= 1 {
+		add("%s %g is out of range: write the relative half-width aimed for, e.g. 0.05 for ±5%%", k("sweep.precision"), p.Sweep.Precision)
+	}
+	if p.Sweep.MaxRequests < 0 || p.Sweep.MaxDuration < 0 {
+		add("%s and %s must not be negative", k("sweep.max_requests"), k("sweep.max_duration"))
+	}
 	if p.Sweep.Bursts < 0 {
 		add("sweep.bursts must not be negative (got %d); leave it out to use sweep.rounds", p.Sweep.Bursts)
 	}
@@ -240,6 +246,9 @@ func validate(p *servebench.Plan, probs *Problems) {
 	}
 	if p.Sweep.IdleTimeout <= 0 {
 		add("%s must be a positive duration, e.g. 60s", k("sweep.idle_timeout"))
+	}
+	if p.Sweep.OutageTimeout <= 0 {
+		add("%s must be a positive duration, e.g. 5m", k("sweep.outage_timeout"))
 	}
 	if p.Capacity.MaxConcurrency < 1 {
 		add("%s must be at least 1 (got %d)", k("capacity.max_concurrency"), p.Capacity.MaxConcurrency)

@@ -269,10 +269,10 @@ func (b *builder) highlights() {
 }
 
 func (b *builder) summaryTable() {
-	t := Table{Caption: "Sweep summary (means unless noted)", Header: []string{"CONTEXT", "CONC", "TTFT MEAN", "TTFT P99", "SPEED/USER", "SYSTEM TOK/S", "SUCCESS"}}
+	t := Table{Caption: "Sweep summary (means unless noted; ± is the 95% interval)", Header: []string{"CONTEXT", "CONC", "TTFT MEAN", "TTFT P99", "SPEED/USER", "SYSTEM TOK/S", "SUCCESS", "VALIDITY"}}
 	for _, c := range b.sweep.ordered() {
-		t.Rows = append(t.Rows, []string{ctxLabel(c.ContextTokens), fmt.Sprint(c.Concurrency), fmtDur(c.TTFTSeconds.Mean), fmtOpt(c.TTFTSeconds.P99, fmtDur),
-			fmtTPS(c.GenerationSpeedTPS.Mean), fmtTPS(c.SystemOutputThroughputTPS), fmtPct(c.SuccessRate)})
+		t.Rows = append(t.Rows, []string{ctxLabel(c.ContextTokens), fmt.Sprint(c.Concurrency), fmtDur(c.TTFTSeconds.Mean) + plusMinus(c.TTFTSeconds.CI95RelHalfWidth()), fmtOpt(c.TTFTSeconds.P99, fmtDur),
+			fmtTPS(c.GenerationSpeedTPS.Mean), fmtTPS(c.SystemOutputThroughputTPS) + plusMinusIv(c.SystemOutputThroughputCI95, c.SystemOutputThroughputTPS), fmtPct(c.SuccessRate), validityLabel(c.Validity)})
 	}
 	b.workloadSummaryRows(&t)
 	b.rep.Summary = t
@@ -445,7 +445,13 @@ func (b *builder) testParameters() string {
 	}
 	switch mode {
 	case servebench.ModeSustained:
-		parts = append(parts, fmt.Sprintf("Load mode: sustained (closed loop, exactly N requests in flight; first N completions are warm-up; at least max(%d, %d × N) measured completions per cell).", p.Sweep.MinRequests, p.Sweep.Rounds))
+		aim := ""
+		if p.Sweep.MaxRequests > 0 || p.Sweep.MaxDuration > 0 {
+			aim = fmt.Sprintf(", then until throughput and mean TTFT are known within ±%s at 95%% or a cap (%s requests, a %s window) is reached",
+				fmtPct(orPrecision(p.Sweep.Precision)), orDefault(intOrEmpty(p.Sweep.MaxRequests), "no cap on"), orDefault(durOrEmpty(p.Sweep.MaxDuration), "no cap on the"))
+		}
+		parts = append(parts, fmt.Sprintf("Load mode: sustained (closed loop, exactly N requests in flight; first N completions are warm-up; each cell measures a window of at least 2 × its mean end-to-end latency and at least max(%d, %d × N, 2 × N) requests%s).",
+			p.Sweep.MinRequests, p.Sweep.Rounds, aim))
 	case servebench.ModeDedicated:
 		parts = append(parts, "Load mode: dedicated bursts (N requests released together; the next burst waits for all of them).")
 	case servebench.ModeFixed:
@@ -460,6 +466,28 @@ func (b *builder) testParameters() string {
 	}
 	parts = append(parts, fmt.Sprintf("Requests: %s measured (%s warm-up) over %s.", fmtInt(total), fmtInt(warm), plural(countMeasured(b.res.Cells), "cell")))
 	return strings.Join(parts, " ")
+}
+
+func intOrEmpty(v int) string {
+	if v <= 0 {
+		return ""
+	}
+	return fmtInt(v)
+}
+
+func durOrEmpty(d servebench.Duration) string {
+	if d <= 0 {
+		return ""
+	}
+	return time.Duration(d).String()
+}
+
+// orPrecision is the precision a plan aims for (0: stats.DefaultRelHalfWidth).
+func orPrecision(v float64) float64 {
+	if v <= 0 {
+		return stats.DefaultRelHalfWidth
+	}
+	return v
 }
 
 func orDefault(s, d string) string {

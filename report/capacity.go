@@ -297,8 +297,25 @@ func (b *builder) capacityUseCase(cr servebench.CapacityResult) {
 	}
 	if cr.DenseGridRequests > cr.RequestsSpent {
 		saved := 1 - float64(cr.RequestsSpent)/float64(cr.DenseGridRequests)
-		blocks = append(blocks, para("The search measured %s (%d reused from the sweep) and spent %s requests; measuring every level from 1 to %d would have cost %s (%s saved).",
-			plural(len(pts), "concurrency level"), reused, fmtInt(cr.RequestsSpent), pts[len(pts)-1].Concurrency, fmtInt(cr.DenseGridRequests), fmtPct0(math.Max(saved, 0))))
+		top := cr.Ceiling
+		if cr.FirstFailing != nil {
+			top = *cr.FirstFailing
+		}
+		spentTime, denseTime := "", ""
+		if cr.ServerSecondsSpent > 0 && cr.DenseGridServerSeconds > 0 {
+			spentTime, denseTime = " (about "+fmtDur(cr.ServerSecondsSpent)+" of server time)", " (about "+fmtDur(cr.DenseGridServerSeconds)+")"
+		}
+		sure, how := "", ""
+		if r := cr.LimitRange; r != nil {
+			how = ", stopping each as soon as its verdict was settled at 95% confidence,"
+			if r[0] == r[1] {
+				sure = " Both sides of the limit are settled at 95% confidence."
+			} else {
+				sure = fmt.Sprintf(" At 95%% confidence the data cannot tell the limit apart from %d–%d concurrent requests.", r[0], r[1])
+			}
+		}
+		blocks = append(blocks, para("The search measured %s (%d reused from the sweep)%s and spent %s requests%s; measuring every level from 1 to %d would have cost %s%s (%s saved).%s",
+			plural(len(pts), "concurrency level"), reused, how, fmtInt(cr.RequestsSpent), spentTime, top, fmtInt(cr.DenseGridRequests), denseTime, fmtPct0(math.Max(saved, 0)), sure))
 	}
 	if cr.ContextTokens >= 32*1024 && b.man.Plan.Sweep.SharedPrefix == 0 {
 		blocks = append(blocks, note("About caching: users who build context incrementally (multi-turn chat, agents) hit the prefix cache on every turn when it is enabled, so only new tokens need prefill. These results are worst-case TTFT, with the whole context processed at once."))

@@ -140,3 +140,34 @@ func rangeLabel(lo, hi string) string {
 }
 
 func ptr(v float64) *float64 { return &v }
+
+// plusMinus writes a relative half-width as " ±4%" ("" when there is none).
+func plusMinus(rel float64) string {
+	if math.IsInf(rel, 0) || math.IsNaN(rel) {
+		return ""
+	}
+	return " ±" + fmtPct0(rel)
+}
+
+// plusMinusIv is plusMinus of an interval around center.
+func plusMinusIv(iv *servebench.Interval, center float64) string {
+	if iv == nil {
+		return ""
+	}
+	return plusMinus(iv.RelHalfWidth(center))
+}
+
+// validityLabel writes a cell's verdict with its reasons: "low-confidence: too-few-samples".
+func validityLabel(v servebench.Validity) string {
+	if v.Verdict == "" {
+		return "—"
+	}
+	if len(v.Reasons) == 0 {
+		return string(v.Verdict)
+	}
+	var rs []string
+	for _, r := range v.Reasons {
+		rs = append(rs, string(r))
+	}
+	return string(v.Verdict) + ": " + strings.Join(rs, ", ")
+}

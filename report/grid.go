@@ -120,14 +120,22 @@ func (g grid) chart(id, title, what, yName string, decimals int, val func(*serve
 	for _, n := range g.concs {
 		s := Series{Name: seriesName(n)}
 		any := false
-		for _, x := range g.ctxs {
+		marks := make([]string, len(g.ctxs))
+		marked := false
+		for i, x := range g.ctxs {
 			var p *float64
 			if c := g.at(x, n); c != nil {
 				if v, ok := val(c); ok {
 					p, any = ptr(v), true
+					if !c.Validity.Trusted() {
+						marks[i], marked = string(c.Validity.Verdict), true
+					}
 				}
 			}
 			s.Data = append(s.Data, p)
+		}
+		if marked {
+			s.Marks = marks
 		}
 		if any {
 			ch.Series = append(ch.Series, s)

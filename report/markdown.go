@@ -142,7 +142,11 @@ func chartTable(c *Chart) *Table {
 				if s.Axis == 1 {
 					d = c.Decimals2
 				}
-				row = append(row, fmtNum(*s.Data[i], d))
+				v := fmtNum(*s.Data[i], d)
+				if i < len(s.Marks) && s.Marks[i] != "" {
+					v += " (" + s.Marks[i] + ")"
+				}
+				row = append(row, v)
 			} else {
 				row = append(row, "—")
 			}

@@ -183,6 +183,9 @@ type Series struct {
 	Axis  int        `json:"axis"`
 	Data  []*float64 `json:"data"`
 	Style string     `json:"style,omitempty"` // "" solid, "band" for min/max bands
+	// Marks[i] is the validity verdict of the cell behind Data[i] when it is not valid
+	// ("low-confidence" or "invalid"), "" otherwise; nil when every point is valid.
+	Marks []string `json:"marks,omitempty"`
 }
 
 // Threshold is a dashed horizontal line at Value on axis Axis.

@@ -8,6 +8,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -91,12 +93,22 @@ type Runner struct {
 	Origin time.Time
 	// Done holds cells already measured (resume): they are kept and not re-run.
 	Done []servebench.CellResult
+	// PastOutages are the outages earlier attempts recorded (resume): kept in the results.
+	PastOutages []servebench.Outage
 	// Events receives progress events; may be nil.
 	Events func(Event)
 	// Dataset, when set, supplies the sweep's prompts (see Replayer); nil: synthetic prompts.
 	Dataset Replayer
 	// Trace, when set, replaces the sweep by one open-loop cell replaying it.
 	Trace TraceReplayer
+	// Probe asks whether the server answers again (nil error: it does). With a Probe, a request
+	// that cannot connect (or a burst of broken streams) pauses the run: the cell's attempt is
+	// discarded, the server probed with backoff for up to OutageTimeout, and the cell measured
+	// again from its start. Nil disables outage handling.
+	Probe func(ctx context.Context) error
+	// OutageTimeout is how long an outage may last before the run stops with ErrServerGone
+	// (default 5 minutes).
+	OutageTimeout time.Duration
 
 	seq   atomic.Int64
 	total atomic.Int64
@@ -104,6 +116,7 @@ type Runner struct {
 	cells []servebench.CellResult
 	caps  []servebench.CapacityResult
 	notes []string
+	outs  []servebench.Outage
 	spent map[string]int
 	short atomic.Int64
 }
@@ -140,6 +153,7 @@ func (r *Runner) Results() servebench.Results {
 		Cells:         cells,
 		Capacity:      append([]servebench.CapacityResult(nil), r.caps...),
 		Notes:         notes,
+		Outages:       append([]servebench.Outage(nil), r.outs...),
 	}
 	if len(res.Capacity) > 0 {
 		sz := capacity.Size(res.Capacity, capacity.SizingInput{Plan: r.Plan.Sizing, DeclaredGPU: r.Plan.Metadata.GPU, Cells: cells})
@@ -180,6 +194,10 @@ func (r *Runner) Run(ctx context.Context) error {
 		done[c.CellKey] = c
 		r.cells = append(r.cells, c)
 	}
+	for _, o := range r.PastOutages {
+		r.outs = append(r.outs, o)
+		r.notes = append(r.notes, r.outageNote(o))
+	}
 	maxLen := r.Server.MaxModelLen
 
 	// 1. the sweep
@@ -206,7 +224,7 @@ func (r *Runner) Run(ctx context.Context) error {
 			continue
 		}
 		r.emit(Event{Kind: "cell-start", Phase: "sweep", Cell: key, CellIndex: i + 1, CellCount: len(sweep), Planned: r.planned(key)})
-		res, _, err := r.measure(ctx, key, "sweep", i+1, len(sweep))
+		res, _, err := r.measure(ctx, key, "sweep", i+1, len(sweep), nil)
 		if err != nil {
 			return err
 		}
@@ -241,7 +259,7 @@ func (r *Runner) Run(ctx context.Context) error {
 				return c, 0, nil
 			}
 			r.emit(Event{Kind: "cell-start", Phase: phase, Cell: key, Planned: r.planned(key)})
-			c, sent, err := r.measure(ctx, key, phase, 0, 0)
+			c, sent, err := r.measure(ctx, key, phase, 0, 0, func(c servebench.CellResult) bool { return capacity.Settled(uc, c) })
 			if err != nil {
 				return c, sent, err
 			}
@@ -264,11 +282,21 @@ func (r *Runner) rateFor() float64 {
 	return 0
 }
 
-// levelCost is the number of requests a sustained level of concurrency n costs: a warm-up of n
-// plus max(min_requests, rounds × n) measured.
-func (r *Runner) levelCost(n int) int {
-	return n + max(r.Plan.Sweep.MinRequests, r.Plan.Sweep.Rounds*n)
+// sizing is the load.Sizing of a sustained cell: the sweep's floors, precision and caps; a
+// capacity level (search) has no count floors, since it stops as soon as its verdict is settled.
+func (r *Runner) sizing(search bool) load.Sizing {
+	s := r.Plan.Sweep
+	z := load.Sizing{MinRequests: s.MinRequests, Rounds: s.Rounds, MinDuration: time.Duration(s.MinDuration),
+		RelHalfWidth: s.Precision, MaxRequests: s.MaxRequests, MaxDuration: time.Duration(s.MaxDuration)}
+	if search {
+		z.MinRequests, z.Rounds, z.MinDuration = 0, 0, 0
+	}
+	return z
 }
+
+// levelCost is the fewest requests a sustained sweep level of concurrency n costs
+// (load.Sizing.Minimum: a warm-up of n plus max(min_requests, rounds × n, 2 × n) measured).
+func (r *Runner) levelCost(n int) int { return r.sizing(false).Minimum(n) }
 
 func (r *Runner) planned(key servebench.CellKey) int {
 	s := r.Plan.Sweep
@@ -312,19 +340,30 @@ func (r *Runner) flush() {
 // largest a marker can hold, so it cannot collide with a real request's.
 const warmSeq = 1<<32 - 1
 
-// errWrite marks a failure to persist records: the run must stop rather than lose data.
-var errWrite = errors.New("writing requests.jsonl failed")
+// ErrWrite marks a failure to persist records: the run stops rather than lose data.
+var ErrWrite = errors.New("writing requests.jsonl failed")
 
-// measure runs one cell and returns its result and how many requests it sent.
-func (r *Runner) measure(ctx context.Context, key servebench.CellKey, phase string, idx, count int) (servebench.CellResult, int, error) {
+// measureOnce runs one attempt at a cell and returns its result and how many requests it sent.
+// An outage ends the attempt early with an *outageError. settled, when set, makes it a capacity
+// level: it may stop as soon as settled says the level's verdict is certain (within the window
+// rule and the caps of load.Sizing).
+func (r *Runner) measureOnce(ctx context.Context, key servebench.CellKey, phase string, idx, count, attempt int, settled func(servebench.CellResult) bool) (servebench.CellResult, int, error) {
 	// Build one prompt of this length before the clock matters, so counting calls to the
 	// server (tokenize, calibration) never overlap the measured phase.
 	replay := r.Dataset != nil && key.Scenario == DatasetScenario
 	trace := r.Trace != nil && key.Scenario == TraceScenario
 	firstSeq := r.seq.Load()
 	if _, err := r.Prompts.Prompt(ctx, warmSeq, key.ContextTokens); err != nil && !replay && !trace {
+		if r.Probe != nil && ctx.Err() == nil && r.Probe(ctx) != nil {
+			return servebench.CellResult{}, 0, &outageError{at: time.Now(), cause: "building a prompt: " + err.Error()}
+		}
 		return servebench.CellResult{}, 0, fmt.Errorf("cell %s: building a %d-token prompt: %w", key.ID(), key.ContextTokens, err)
 	}
+	// The attempt stops early (no new requests) when a write fails or the server goes away.
+	cellCtx, stopCell := context.WithCancelCause(ctx)
+	defer stopCell(nil)
+	watch := outageWatch{concurrency: key.Concurrency}
+	var outage *outageError
 	var before *promscrape.Snapshot
 	var scrapeErr error
 	if r.Metrics != nil {
@@ -341,11 +380,17 @@ func (r *Runner) measure(ctx context.Context, key servebench.CellKey, phase stri
 	var writeErr error
 	planned := r.planned(key)
 	sink := func(rec servebench.Record) {
+		rec.CellAttempt = attempt
 		mu.Lock()
 		recs = append(recs, rec)
 		n := len(recs)
 		if err := r.Recorder.Append(rec); err != nil && writeErr == nil {
 			writeErr = err
+			stopCell(err)
+		}
+		if r.Probe != nil && outage == nil && watch.see(rec) {
+			outage = &outageError{at: time.Unix(0, rec.StartUnixNano), cause: string(rec.ErrorClass) + ": " + rec.Error}
+			stopCell(outage)
 		}
 		mu.Unlock()
 		r.total.Add(1)
@@ -371,9 +416,13 @@ func (r *Runner) measure(ctx context.Context, key servebench.CellKey, phase stri
 		return &servebench.Request{Cell: key, Seq: seq, Warmup: warmup, Prompt: text, PromptTokens: key.ContextTokens, MaxOutputTokens: key.OutputTokens}, nil
 	}
 	s := r.Plan.Sweep
+	bursts := s.Bursts
+	if bursts <= 0 {
+		bursts = s.Rounds
+	}
 	spec := load.Spec{
-		Key: key, MinRequests: s.MinRequests, Rounds: s.Rounds, MinDuration: time.Duration(s.MinDuration),
-		Bursts: s.Bursts, Requests: s.Requests, Rate: key.RatePerSecond, Poisson: s.Arrivals != "constant",
+		Key: key, Sizing: r.sizing(settled != nil), Judge: judge(key, &mu, &recs, settled),
+		Bursts: bursts, Requests: s.Requests, Rate: key.RatePerSecond, Poisson: s.Arrivals != "constant",
 		MaxDuration: time.Duration(s.Duration),
 		Seed:        int64(key.ContextTokens)*7919 + int64(key.Concurrency), NextSeq: &r.seq,
 		Clock: func() time.Duration { return time.Since(r.Origin) },
@@ -388,7 +437,7 @@ func (r *Runner) measure(ctx context.Context, key servebench.CellKey, phase stri
 		}
 	}
 	sched0 := host.SchedLatency()
-	out, runErr := load.Run(ctx, spec, r.Client, next, sink)
+	out, runErr := load.Run(cellCtx, spec, r.Client, next, sink)
 	sched := stats.HistogramDelta(sched0, host.SchedLatency())
 	var readings []gpu.Reading
 	if meter != nil {
@@ -397,7 +446,15 @@ func (r *Runner) measure(ctx context.Context, key servebench.CellKey, phase stri
 	mu.Lock()
 	defer mu.Unlock()
 	if writeErr != nil {
-		return servebench.CellResult{}, len(recs), fmt.Errorf("%w: %v (nothing measured so far is lost; fix the disk problem and --resume the run)", errWrite, writeErr)
+		return servebench.CellResult{}, len(recs), fmt.Errorf("%w: %w (nothing measured so far is lost; fix the disk problem and --resume the run)", ErrWrite, writeErr)
+	}
+	if outage != nil && ctx.Err() == nil {
+		for _, rec := range recs {
+			if !rec.OK() {
+				outage.failed++
+			}
+		}
+		return servebench.CellResult{}, len(recs), outage
 	}
 	if runErr != nil && ctx.Err() == nil {
 		return servebench.CellResult{}, len(recs), fmt.Errorf("cell %s: %w", key.ID(), runErr)
@@ -420,6 +477,8 @@ func (r *Runner) measure(ctx context.Context, key servebench.CellKey, phase stri
 	r.attributeServer(ctx, &cell, recs, before, scrapeErr)
 	// GPU power and energy over the measured window
 	r.attributePower(&cell, readings, w)
+	// how far the numbers can be trusted
+	stats.Assess(&cell, recs, w, s.Precision)
 	if len(cell.Unavailable) == 0 {
 		cell.Unavailable = nil
 	}
@@ -466,6 +525,7 @@ func (r *Runner) attributeServer(ctx context.Context, cell *servebench.CellResul
 	}
 	var att promscrape.Attribution
 	haveAtt := false
+	restarted := "" // why the server evidently restarted between the scrapes
 	if r.Metrics != nil && before != nil {
 		n := 0
 		for i := range recs {
@@ -475,8 +535,9 @@ func (r *Runner) attributeServer(ctx context.Context, cell *servebench.CellResul
 		}
 		after, err := r.Metrics.WaitFinished(ctx, before, n, 10*time.Second)
 		if err == nil && after != nil {
+			restarted = promscrape.Restarted(before, after)
 			att = promscrape.Attribute(before, after)
-			haveAtt = true
+			haveAtt = restarted == ""
 		} else if err != nil {
 			scrapeErr = err
 		}
@@ -517,6 +578,15 @@ func (r *Runner) attributeServer(ctx context.Context, cell *servebench.CellResul
 		cell.PrefillSpeedTPS = &servebench.ServerValue{Mean: stats.PrefillSpeedTPS(cell.InputTokensMean, cell.PrefillSeconds.Mean),
 			Source: cell.PrefillSeconds.Source, Requests: cell.PrefillSeconds.Requests}
 		delete(cell.Unavailable, "prefill_speed_tps")
+	}
+	if restarted != "" {
+		// numbers from before and after a restart do not describe the cell's requests
+		cell.QueueWaitSeconds, cell.PrefillSeconds, cell.PrefillSpeedTPS = nil, nil, nil
+		for _, k := range []string{"queue_wait_seconds", "prefill_seconds", "prefill_speed_tps"} {
+			cell.Unavailable[k] = restarted
+		}
+		cell.Validity.Add(servebench.ReasonServerRestart, servebench.VerdictInvalid, restarted)
+		sawCached = false
 	}
 	if sawCached {
 		cell.CacheHitTokens = servebench.Int(cached)
@@ -569,5 +639,48 @@ func (r *Runner) attributePower(cell *servebench.CellResult, readings []gpu.Read
 	}
 	if e == nil {
 		cell.Unavailable["energy_joules"] = why
+	}
+}
+
+// judge reports a sustained cell's statistical progress to its driver (load.Spec.Judge) from
+// the records so far (recs, guarded by mu): the relative half-widths of the mean-TTFT and
+// output-throughput intervals and, for a capacity level, whether its verdict is settled.
+// Throughput is judged over [windowStart, now − the longest end-to-end latency seen], the part
+// of the window whose requests have all finished. It recomputes only when at least a tenth more
+// records (and one more) have arrived since the last time.
+func judge(key servebench.CellKey, mu *sync.Mutex, recs *[]servebench.Record, settled func(servebench.CellResult) bool) func(ws, now float64) load.Progress {
+	if key.LoadMode != servebench.ModeSustained && key.LoadMode != "" {
+		return nil
+	}
+	var last load.Progress
+	seen := -1
+	return func(ws, now float64) load.Progress {
+		mu.Lock()
+		n := len(*recs)
+		if seen >= 0 && n < seen+max(1, seen/10) {
+			mu.Unlock()
+			return last
+		}
+		rs := slices.Clone(*recs)
+		mu.Unlock()
+		seen = n
+		var longest float64
+		for i := range rs {
+			if !rs[i].Warmup && rs[i].OK() {
+				longest = max(longest, rs[i].E2ELatencySeconds)
+			}
+		}
+		c := stats.Cell(key, rs, stats.Window{Start: ws, End: now})
+		last = load.Progress{TTFTRelHalfWidth: c.TTFTSeconds.CI95RelHalfWidth(), ThroughputRelHalfWidth: math.Inf(1)}
+		if end := now - longest; end > ws {
+			part := stats.Cell(key, rs, stats.Window{Start: ws, End: end})
+			if iv := part.SystemOutputThroughputCI95; iv != nil {
+				last.ThroughputRelHalfWidth = iv.RelHalfWidth(part.SystemOutputThroughputTPS)
+			}
+		}
+		if settled != nil {
+			last.Settled = settled(c)
+		}
+		return last
 	}
 }

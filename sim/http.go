@@ -634,6 +634,8 @@ func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.c.metrics.write(&b)
 	s.mu.Unlock()
+	// as Python's prometheus_client (vLLM, SGLang) exposes it: a restart changes it
+	fmt.Fprintf(&b, "# HELP process_start_time_seconds Start time of the process since unix epoch in seconds.\n# TYPE process_start_time_seconds gauge\nprocess_start_time_seconds %.3f\n", s.originUnix)
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	io.Copy(w, &b)
 }

@@ -1,6 +1,8 @@
 package stats
 
 import (
+	"math"
+
 	"github.com/servebench/servebench"
 )
 
@@ -208,8 +210,84 @@ func Cell(key servebench.CellKey, recs []servebench.Record, w Window) servebench
 		c.SystemOutputThroughputTPS = out / secs
 		c.TotalThroughputTPS = total / secs
 		c.RequestThroughputRPS = float64(done) / secs
+		c.SystemOutputThroughputCI95, c.TotalThroughputCI95 = throughputCI95(recs, w, c.E2ELatencySeconds.Mean)
 	}
 	return c
+}
+
+// MaxBatches caps the number of batches of ThroughputBatches: 10 (with 20 the interval covered
+// the truth only 89% of the time in TestThroughputIntervalCovers).
+const MaxBatches = 10
+
+// ThroughputBatches is how many equal batches the batch-means interval splits a window of
+// windowSeconds into, for a cell whose mean end-to-end latency is e2eSeconds:
+//
+//	batches = min(MaxBatches, ⌊window / (2 × mean e2e)⌋)
+//
+// so that every batch lasts at least two request lifetimes and consecutive batches share few
+// requests (batch means are then close to independent; with one lifetime per batch the interval
+// covered the truth only 86% of the time in TestThroughputIntervalCovers). Fewer than 2
+// batches give no interval.
+func ThroughputBatches(windowSeconds, e2eSeconds float64) int {
+	if windowSeconds <= 0 {
+		return 0
+	}
+	if e2eSeconds <= 0 {
+		return MaxBatches
+	}
+	return int(min(MaxBatches, math.Floor(windowSeconds/(2*e2eSeconds)+1e-9)))
+}
+
+// throughputCI95 is the 95% interval of the output and total throughput over w by batch means:
+// w is cut into k = ThroughputBatches equal batches, each batch's throughput is computed with
+// the window rule of Cell (tokens inside the batch / batch length, requests straddling an edge
+// in proportion), and the interval is Student t over the k batch values:
+//
+//	mean(batch) ± t(0.975, k − 1) · sd(batch) / √k      (tokens/s)
+//
+// The mean of equal batches equals the window's throughput, so the interval is centred on the
+// reported value; a lower end below 0 (few batches) is cut at 0, no throughput being negative.
+// Nil when k < 2 (the window is shorter than two request lifetimes).
+func throughputCI95(recs []servebench.Record, w Window, e2e float64) (out, total *servebench.Interval) {
+	k := ThroughputBatches(w.Seconds(), e2e)
+	if k < 2 {
+		return nil, nil
+	}
+	bo := make([]float64, k)
+	bt := make([]float64, k)
+	step := w.Seconds() / float64(k)
+	for b := range k {
+		bw := Window{Start: w.Start + float64(b)*step, End: w.Start + float64(b+1)*step}
+		if b == k-1 {
+			bw.End = w.End
+		}
+		for i := range recs {
+			r := &recs[i]
+			if !r.OK() {
+				continue
+			}
+			o, in := tokensInBatch(r, bw, b == 0)
+			bo[b] += o
+			bt[b] += o + in
+		}
+		bo[b] /= bw.Seconds()
+		bt[b] /= bw.Seconds()
+	}
+	io, _ := MeanCI95(bo)
+	it, _ := MeanCI95(bt)
+	io.Low, it.Low = max(io.Low, 0), max(it.Low, 0)
+	return &io, &it
+}
+
+// tokensInBatch is tokensInWindow for one batch of a window: a first token exactly on the
+// boundary between two batches counts in the earlier one only (first is set for the first
+// batch, whose start boundary is the window's), so the batches add up to the window.
+func tokensInBatch(r *servebench.Record, b Window, first bool) (out, in float64) {
+	t1 := r.StartOffsetSeconds + r.TTFTSeconds
+	if !first && t1 == b.Start {
+		b.Start = math.Nextafter(b.Start, math.Inf(1))
+	}
+	return tokensInWindow(r, b)
 }
 
 // tokensInWindow returns the output and input tokens r produced inside w (see Cell).

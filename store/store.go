@@ -26,14 +26,28 @@ const (
 	ResultsFile   = "results.json"
 )
 
+// appendFile is what Run needs of an append-only file (an *os.File; a failing one in tests).
+type appendFile interface {
+	Write(b []byte) (int, error)
+	Truncate(size int64) error
+	Stat() (os.FileInfo, error)
+	Close() error
+}
+
 // Run is an open run folder.
 type Run struct {
 	dir       string
 	mu        sync.Mutex
-	records   *os.File
-	telemetry *os.File
+	records   appendFile
+	telemetry appendFile
 	redact    func(string) string
+	// failed is the first append that failed: after it nothing more is appended (a disk that
+	// frees up again must not get lines after a torn one), every later append returns it.
+	failed error
 }
+
+// ErrWriteFailed marks the error of an append after which the run folder takes no more lines.
+var ErrWriteFailed = errors.New("writing to the run folder failed")
 
 // SetRedactor makes every later write pass through f (which removes secrets).
 func (r *Run) SetRedactor(f func(string) string) {
@@ -59,6 +73,14 @@ func Create(dir string, m servebench.Manifest) (*Run, error) {
 	if _, err := os.Stat(filepath.Join(dir, ManifestFile)); err == nil {
 		return nil, fmt.Errorf("%s already holds a run: choose another --out, or continue it with --resume %s", dir, dir)
 	}
+	// a folder of the user's own files is never written into (report.html, appends)
+	entries, err := os.ReadDir(dir)
+	switch {
+	case err == nil && len(entries) > 0:
+		return nil, fmt.Errorf("%s is not empty and holds no servebench run: choose a new or empty folder for --out", dir)
+	case err != nil && !errors.Is(err, os.ErrNotExist):
+		return nil, err
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -73,42 +95,79 @@ func Create(dir string, m servebench.Manifest) (*Run, error) {
 }
 
 func (r *Run) open() error {
-	var err error
 	flags := os.O_WRONLY | os.O_CREATE | os.O_APPEND
-	if r.records, err = os.OpenFile(filepath.Join(r.dir, RecordsFile), flags, 0o644); err != nil {
+	rec, err := os.OpenFile(filepath.Join(r.dir, RecordsFile), flags, 0o644)
+	if err != nil {
 		return err
 	}
-	if r.telemetry, err = os.OpenFile(filepath.Join(r.dir, TelemetryFile), flags, 0o644); err != nil {
-		r.records.Close()
+	tel, err := os.OpenFile(filepath.Join(r.dir, TelemetryFile), flags, 0o644)
+	if err != nil {
+		rec.Close()
 		return err
 	}
+	r.records, r.telemetry = rec, tel
 	return nil
 }
 
-// OpenForResume reopens an interrupted run: its manifest and the records it has. A torn last
-// line (a crash in the middle of a write) is cut away so appends continue on a clean line.
+// OpenForResume reopens an interrupted run: its manifest and the records it has (ReadRun), then
+// the folder for appending (Reopen).
 func OpenForResume(dir string) (*Run, servebench.Manifest, []servebench.Record, error) {
-	var m servebench.Manifest
-	if err := readJSON(filepath.Join(dir, ManifestFile), &m); err != nil {
-		return nil, m, nil, fmt.Errorf("%s has no readable %s: %w", dir, ManifestFile, err)
-	}
-	path := filepath.Join(dir, RecordsFile)
-	recs, good, err := readRecords(path)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	m, recs, err := ReadForResume(dir)
+	if err != nil {
 		return nil, m, nil, err
 	}
+	r, err := Reopen(dir)
+	return r, m, recs, err
+}
+
+// ReadForResume reads a run folder's manifest and records without writing anything. A folder
+// whose run.json is missing or is not a servebench manifest is refused.
+func ReadForResume(dir string) (servebench.Manifest, []servebench.Record, error) {
+	var m servebench.Manifest
+	b, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return m, nil, fmt.Errorf("%s is not a servebench run folder (it has no %s)", dir, ManifestFile)
+		}
+		return m, nil, err
+	}
+	if err := json.Unmarshal(b, &m); err != nil || m.ID == "" || m.SchemaVersion < 1 || m.Status == "" {
+		return m, nil, fmt.Errorf("%s is not a servebench run folder: its %s is not a servebench run manifest (no id, schema_version or status)", dir, ManifestFile)
+	}
+	recs, _, _, err := readRecords(filepath.Join(dir, RecordsFile))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return m, nil, err
+	}
+	return m, recs, nil
+}
+
+// Reopen opens a run folder for appending. A torn last line (a crash in the middle of a
+// write) is cut away, and a torn line in the middle repaired, so appends continue on a clean
+// line.
+func Reopen(dir string) (*Run, error) {
+	path := filepath.Join(dir, RecordsFile)
+	_, good, torn, err := readRecords(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
 	if err == nil {
-		if st, err := os.Stat(path); err == nil && st.Size() > good {
+		if torn > 0 {
+			// a torn line in the middle (a write that failed, then later appends): rewrite the
+			// file with only whole records, so appends never follow a broken line
+			if err := repairRecords(path); err != nil {
+				return nil, fmt.Errorf("repairing %s: %w", path, err)
+			}
+		} else if st, err := os.Stat(path); err == nil && st.Size() > good {
 			if err := os.Truncate(path, good); err != nil {
-				return nil, m, nil, err
+				return nil, err
 			}
 		}
 	}
 	r := &Run{dir: dir}
 	if err := r.open(); err != nil {
-		return nil, m, nil, err
+		return nil, err
 	}
-	return r, m, recs, nil
+	return r, nil
 }
 
 // Dir is the run folder.
@@ -135,16 +194,40 @@ func (r *Run) AppendSamples(s []servebench.Sample) error {
 	b := r.clean(buf.Bytes())
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	_, err := r.telemetry.Write(b)
-	return err
+	return r.appendLocked(r.telemetry, TelemetryFile, b)
 }
 
-func (r *Run) writeLine(f *os.File, b []byte) error {
+func (r *Run) writeLine(f appendFile, b []byte) error {
 	line := append(r.clean(b), '\n')
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	_, err := f.Write(line)
-	return err
+	return r.appendLocked(f, RecordsFile, line)
+}
+
+// appendLocked writes whole lines to f. A failed or short write is undone (the file is cut back
+// to its length before it, so no torn line stays) and stops every later append. r.mu is held.
+func (r *Run) appendLocked(f appendFile, name string, b []byte) error {
+	if r.failed != nil {
+		return r.failed
+	}
+	var size int64 = -1
+	if st, err := f.Stat(); err == nil {
+		size = st.Size()
+	}
+	n, err := f.Write(b)
+	if err == nil && n < len(b) {
+		err = io.ErrShortWrite
+	}
+	if err == nil {
+		return nil
+	}
+	if n > 0 && size >= 0 {
+		if terr := f.Truncate(size); terr != nil {
+			err = fmt.Errorf("%w (and cutting the torn line failed: %v; --resume cuts it)", err, terr)
+		}
+	}
+	r.failed = fmt.Errorf("%w: %s: %w", ErrWriteFailed, name, err)
+	return r.failed
 }
 
 // WriteManifest replaces run.json atomically.
@@ -219,39 +302,105 @@ func Load(dir string) (servebench.Manifest, servebench.Results, []servebench.Rec
 	return m, res, recs, nil
 }
 
-// ReadRecords reads requests.jsonl. A torn last line is ignored.
+// ReadRecords reads requests.jsonl. A torn last line is ignored; a torn line in the middle (a
+// write that failed part-way, followed by later appends) is repaired: the whole record that
+// follows the torn part on the same line is kept, the torn part dropped.
 func ReadRecords(path string) ([]servebench.Record, error) {
-	recs, _, err := readRecords(path)
+	recs, _, _, err := readRecords(path)
 	return recs, err
 }
 
-// readRecords returns the records and the byte length of the well-formed prefix of the file.
-func readRecords(path string) ([]servebench.Record, int64, error) {
+// readRecords returns the records, the byte length of the file up to its last complete line and
+// the number of torn lines met before it.
+func readRecords(path string) ([]servebench.Record, int64, int, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	defer f.Close()
 	var out []servebench.Record
 	var good int64
-	br := bufio.NewReaderSize(f, 1<<20)
+	torn := 0
+	err = eachLine(f, func(line []byte) {
+		good += int64(len(line))
+		rec, whole, ok := parseRecordLine(line)
+		if !whole {
+			torn++
+		}
+		if ok {
+			out = append(out, rec)
+		}
+	})
+	return out, good, torn, err
+}
+
+// eachLine calls fn for every complete line ('\n' included); a last line without '\n' is torn
+// and not passed.
+func eachLine(r io.Reader, fn func(line []byte)) error {
+	br := bufio.NewReaderSize(r, 1<<20)
 	for {
 		line, err := br.ReadBytes('\n')
 		if len(line) > 0 && line[len(line)-1] == '\n' {
-			var rec servebench.Record
-			if jerr := json.Unmarshal(line, &rec); jerr != nil {
-				return out, good, fmt.Errorf("%s: line %d: %w", path, len(out)+1, jerr)
-			}
-			out = append(out, rec)
-			good += int64(len(line))
+			fn(line)
 		}
 		if err == io.EOF {
-			return out, good, nil // a last line without '\n' is torn: not counted
+			return nil
 		}
 		if err != nil {
-			return out, good, err
+			return err
 		}
 	}
+}
+
+// parseRecordLine decodes one line. whole is false for a torn line; ok says whether a record
+// was found (on a torn line: the record appended after the torn part, from the last '{' at
+// which the rest of the line decodes).
+func parseRecordLine(line []byte) (rec servebench.Record, whole, ok bool) {
+	if json.Unmarshal(line, &rec) == nil {
+		return rec, true, true
+	}
+	for i := bytes.LastIndexByte(line, '{'); i > 0; i = bytes.LastIndexByte(line[:i], '{') {
+		var r servebench.Record
+		if json.Unmarshal(line[i:], &r) == nil {
+			// the earliest start that decodes is the appended record (a later '{' would be
+			// a nested object, which does not decode as a whole record ending the line)
+			rec, ok = r, true
+		}
+	}
+	return rec, false, ok
+}
+
+// repairRecords rewrites requests.jsonl with whole lines only: whole lines are kept byte for
+// byte, a torn line is replaced by the record that followed its torn part (if any).
+func repairRecords(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(tmp, 1<<20)
+	rerr := eachLine(f, func(line []byte) {
+		rec, whole, ok := parseRecordLine(line)
+		switch {
+		case whole:
+			bw.Write(line)
+		case ok:
+			b, _ := json.Marshal(rec)
+			bw.Write(append(b, '\n'))
+		}
+	})
+	werr := bw.Flush()
+	serr := tmp.Sync()
+	cerr := tmp.Close()
+	if err := errors.Join(rerr, werr, serr, cerr); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
 }
 
 // ReadSamples reads telemetry.jsonl; a missing file is no samples.

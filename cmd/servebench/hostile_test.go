@@ -1,10 +1,8 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -33,24 +31,17 @@ func badTerminalBytes(s string) []rune {
 // No control character from a server reaches the terminal through run, runs or compare, and the
 // 100 KB name is cut on the terminal (the JSON keeps it whole).
 func TestHostileServerTextNeverDrivesTheTerminal(t *testing.T) {
-	prof, err := sim.LookupProfile("fast")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := sim.New(prof, sim.Options{Seed: 1, ServedModelName: hostileName})
-	s.Start(context.Background())
-	defer s.Close()
-	h := s.Handler()
 	var n atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasSuffix(r.URL.Path, "/completions") && n.Add(1) > 20 && n.Load()%4 == 0 {
-			w.WriteHeader(http.StatusInternalServerError)
-			fmt.Fprint(w, "\x1b[31mfailed\x1b[0m\a\x1b]8;;http://evil/\x07link\x1b]8;;\x07\r\x08")
-			return
+	srv := simBehind(t, sim.Options{Seed: 1, ServedModelName: hostileName}, func(h http.Handler) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasSuffix(r.URL.Path, "/completions") && n.Add(1) > 20 && n.Load()%4 == 0 {
+				w.WriteHeader(http.StatusInternalServerError)
+				fmt.Fprint(w, "\x1b[31mfailed\x1b[0m\a\x1b]8;;http://evil/\x07link\x1b]8;;\x07\r\x08")
+				return
+			}
+			h.ServeHTTP(w, r)
 		}
-		h.ServeHTTP(w, r)
-	}))
-	defer srv.Close()
+	})
 
 	tmp := t.TempDir()
 	index := filepath.Join(tmp, "runs.db")

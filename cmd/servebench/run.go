@@ -4,11 +4,13 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -30,6 +32,7 @@ import (
 type runFlags struct {
 	config, out, resume, index string
 	quiet, noReport            bool
+	resumeAnyway               bool
 	formats                    string
 	maxFailureRate             float64
 }
@@ -51,6 +54,7 @@ func newRunCmd(e *env) *cobra.Command {
 	fl.StringVar(&f.config, "config", "", "plan file (YAML, keys as in run.json's plan); flags override it")
 	fl.StringVar(&f.out, "out", "", "run folder to create (default runs/<run id>)")
 	fl.StringVar(&f.resume, "resume", "", "resume an interrupted run folder with its saved plan: measure only the cells it lacks")
+	fl.BoolVar(&f.resumeAnyway, "resume-anyway", false, "with --resume: continue even though the server's engine, model or maximum length changed")
 	fl.StringVar(&f.index, "index", "", "runs index database (default $SERVEBENCH_DATA_DIR/runs.db or ~/.local/share/servebench/runs.db; 'none' to skip)")
 	fl.BoolVar(&f.quiet, "quiet", false, "no live progress, only the final summary")
 	fl.BoolVar(&f.noReport, "no-report", false, "do not render report.html and report.md at the end")
@@ -137,11 +141,20 @@ type session struct {
 	man servebench.Manifest
 }
 
+// resumedRun is a run folder being resumed: nothing is written into it before every check passed.
 type resumedRun struct {
-	run     *store.Run
-	man     servebench.Manifest
-	records int                     // records already in requests.jsonl
-	done    []servebench.CellResult // cells already measured
+	resumeState
+	done []servebench.CellResult // cells already measured
+	// outages are those earlier attempts recorded
+	outages []servebench.Outage
+}
+
+// attempt numbers this invocation on the run folder: 1 for a new run, then one more per resume.
+func (s *session) attempt() int {
+	if s.resume == nil {
+		return 1
+	}
+	return len(s.resume.attempts()) + 1
 }
 
 // resolvePlan is step 1: the plan from defaults, file and flags (or the resumed folder's saved
@@ -172,12 +185,13 @@ func (s *session) resolvePlan(ov plan.Overrides) error {
 		if len(given) > 0 {
 			return withCode(exitUsage, fmt.Errorf("--resume continues the run with the plan saved in its run.json, so it takes no plan flags: drop %s (or start a new run)", strings.Join(given, ", ")))
 		}
-		r, m, recs, err := store.OpenForResume(f.resume)
+		m, recs, err := store.ReadForResume(f.resume)
 		if err != nil {
 			return withCode(exitUsage, fmt.Errorf("cannot resume %s: %w", f.resume, err))
 		}
-		s.resume = &resumedRun{run: r, man: m, records: len(recs)}
+		s.resume = &resumedRun{resumeState: newResumeState(m, recs)}
 		if _, prev, _, err := store.Load(f.resume); err == nil {
+			s.resume.outages = prev.Outages
 			for _, c := range prev.Cells {
 				if !c.Skipped {
 					s.resume.done = append(s.resume.done, c)
@@ -214,6 +228,7 @@ type target struct {
 	model              string
 	info               servebench.ServerInfo
 	prompts            *workload.Builder
+	apiKey             string // used, never stored or printed
 	hc                 *http.Client
 	origin             time.Time
 	stop               func()
@@ -268,6 +283,7 @@ func (s *session) openTarget(ctx context.Context) error {
 		apiKey = urlKey
 	}
 	s.sec.add(apiKey)
+	tg.apiKey = apiKey
 	tg.origin = time.Now()
 	ccfg := openai.Config{BaseURL: tg.spec.URL, API: tg.spec.API, Model: tg.spec.Model, APIKey: apiKey, Origin: tg.origin,
 		TTFTTimeout: time.Duration(p.Sweep.TTFTTimeout), IdleTimeout: time.Duration(p.Sweep.IdleTimeout),
@@ -291,7 +307,12 @@ func (s *session) openTarget(ctx context.Context) error {
 		return withCode(exitUsage, err)
 	}
 	tg.model = ccfg.Model
-	tg.prompts, err = workload.NewBuilder(ctx, workload.Config{RunID: s.id, API: tg.spec.API, BaseURL: tg.spec.URL, Model: ccfg.Model,
+	if s.resume != nil {
+		if err := checkSameExperiment(s.f.resume, s.resume.resumeState, identity(info, ccfg.Model), s.f.resumeAnyway); err != nil {
+			return withCode(exitUsage, err)
+		}
+	}
+	tg.prompts, err = workload.NewBuilder(ctx, workload.Config{RunID: markerRunID(s.id, s.attempt()), API: tg.spec.API, BaseURL: tg.spec.URL, Model: ccfg.Model,
 		HTTPClient: tg.hc, APIKey: apiKey, Probe: tg.client.ProbePromptTokens, Tokenizer: tg.spec.Tokenizer, SharedPrefixTokens: int(p.Sweep.SharedPrefix)})
 	if err != nil {
 		return withCode(exitUnreachable, fmt.Errorf("cannot size prompts for %s: %w", tg.spec.URL, err))
@@ -348,9 +369,22 @@ func (s *session) openRunFolder() error {
 	man.Plan.Target.Model = tg.model
 	man.Plan.Metadata = tg.metadata
 	man.ClockSource = tg.client.ClockSource()
+	this := servebench.Attempt{ID: strconv.Itoa(s.attempt()), StartedAt: man.StartedAt, Command: man.Command,
+		Server: identity(tg.info, tg.model), Status: "running"}
+	if s.resume != nil {
+		// the first attempt's start and command stay; this attempt is added to the list
+		man.StartedAt, man.Command = s.resume.man.StartedAt, s.resume.man.Command
+		man.Attempts = s.resume.attempts()
+		this.FirstSeq = s.resume.nextSeq
+	}
+	man.Attempts = append(man.Attempts, this)
 	s.man = redactValue(s.sec, man)
 	if s.resume != nil {
-		s.run = s.resume.run
+		run, err := store.Reopen(s.f.resume)
+		if err != nil {
+			return withCode(exitError, fmt.Errorf("cannot resume %s: %w", s.f.resume, err))
+		}
+		s.run = run
 		if err := s.run.WriteManifest(s.man); err != nil {
 			return withCode(exitError, err)
 		}
@@ -375,7 +409,9 @@ func (s *session) measure(ctx context.Context) (*runner.Runner, error) {
 	view := newProgress(e.stderr, s.f.quiet)
 	rn := &runner.Runner{Plan: s.man.Plan, Server: tg.info, Client: tg.client, Prompts: tg.prompts, Recorder: s.run,
 		MetricsNote: tel.metricsNote, GPUNote: tel.gpuNote, Origin: tg.origin, Events: view.handle, Notes: tg.notes,
-		RunInfo: servebench.RunInfo{ID: s.id, Target: tg.spec.URL, API: tg.spec.API, Model: tg.model, Simulated: tg.simulated, StartedAt: s.man.StartedAt}}
+		Probe:         serverProbe(&http.Client{Timeout: 5 * time.Second}, tg.spec.URL, tg.spec.API, tg.apiKey),
+		OutageTimeout: time.Duration(s.man.Plan.Sweep.OutageTimeout),
+		RunInfo:       servebench.RunInfo{ID: s.id, Target: tg.spec.URL, API: tg.spec.API, Model: tg.model, Simulated: tg.simulated, StartedAt: s.man.StartedAt}}
 	if tel.metrics != nil {
 		rn.Metrics = tel.metrics
 	}
@@ -383,8 +419,8 @@ func (s *session) measure(ctx context.Context) (*runner.Runner, error) {
 		rn.GPU = tel.gpu
 	}
 	if s.resume != nil {
-		rn.Done = s.resume.done
-		rn.SeqStart(int64(s.resume.records))
+		rn.Done, rn.PastOutages = s.resume.done, s.resume.outages
+		rn.SeqStart(s.resume.nextSeq) // after the highest number ever written: no seq twice
 	}
 	if tg.builtIn {
 		rn.RunInfo.Target = "built-in simulator (" + tg.spec.SimProfile + ")"
@@ -417,18 +453,30 @@ func (s *session) finish(ctx context.Context, res servebench.Results, runErr err
 	man.FinishedAt = time.Now().UTC()
 	man.Status = "completed"
 	code := exitOK
+	resumable := false // the run stopped for a reason --resume overcomes
 	switch {
 	case runErr != nil && ctx.Err() != nil:
-		man.Status, code = "interrupted", exitInterrupted
+		man.Status, code, resumable = "interrupted", exitInterrupted, true
+	case errors.Is(runErr, runner.ErrServerGone):
+		man.Status, man.Error, code, resumable = "interrupted", runErr.Error(), exitUnreachable, true
+	case errors.Is(runErr, runner.ErrWrite):
+		man.Status, man.Error, code, resumable = "interrupted", runErr.Error(), exitError, true
 	case runErr != nil:
 		man.Status, man.Error, code = "failed", runErr.Error(), exitError
 	}
+	finishAttempt(&man, man.FinishedAt)
 	man = redactValue(s.sec, man)
+	// Results, manifest and report are written even when one of them fails (a full disk):
+	// each failure is said, and the resume hint still comes.
+	var saveErrs []error
 	if err := run.WriteResults(res); err != nil {
-		return withCode(exitError, err)
+		saveErrs = append(saveErrs, err)
 	}
 	if err := run.WriteManifest(man); err != nil {
-		return withCode(exitError, err)
+		saveErrs = append(saveErrs, err)
+	}
+	for _, err := range saveErrs {
+		fmt.Fprintln(e.stderr, "servebench: could not save:", err)
 	}
 	if !f.noReport {
 		if err := renderRun(context.WithoutCancel(ctx), e, run.Dir(), man, res, s.formats); err != nil {
@@ -439,10 +487,13 @@ func (s *session) finish(ctx context.Context, res servebench.Results, runErr err
 	indexRun(e, f.index, run.Dir(), man, res)
 	fmt.Fprintf(e.stderr, "run folder: %s\n", run.Dir())
 	if runErr != nil {
-		if code == exitInterrupted {
+		if resumable {
 			fmt.Fprintf(e.stderr, "interrupted: resume with  servebench run --resume %s\n", run.Dir())
 		}
 		return withCode(code, runErr)
+	}
+	if len(saveErrs) > 0 {
+		return withCode(exitError, fmt.Errorf("the run completed but its results could not all be saved (%w); free the disk and complete it with  servebench run --resume %s", errors.Join(saveErrs...), run.Dir()))
 	}
 	if rate := stats.FailureRate(res.Cells); rate > f.maxFailureRate {
 		return withCode(exitFailures, fmt.Errorf("completed, but %.1f%% of measured requests failed (allowed %.1f%%, --max-failure-rate); see error classes in results.json", 100*rate, 100*f.maxFailureRate))

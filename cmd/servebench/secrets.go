@@ -92,11 +92,15 @@ func splitURLCredentials(raw string) (clean, key string, hide []string) {
 	}
 	user := u.User.Username()
 	pass, hasPass := u.User.Password()
-	hide = append(hide, u.User.String(), user)
+	// the password is the secret; a user name alone is used as the key and hidden too, but a
+	// user name beside a password is not (hiding "bench" would garble every "servebench")
+	hide = append(hide, u.User.String())
 	key = user
 	if hasPass {
 		hide = append(hide, pass)
 		key = pass
+	} else {
+		hide = append(hide, user)
 	}
 	u.User = nil
 	return u.String(), key, hide

@@ -24,38 +24,46 @@ func runCLIEnv(t *testing.T, vars map[string]string, args ...string) (code int, 
 	return code, out.String(), errb.String()
 }
 
-// echoingServer is the simulator behind a proxy that echoes the Authorization header: /tokenize
-// answers 401 quoting it, and every third completion fails with a 500 quoting it too.
-func echoingServer(t *testing.T) *httptest.Server {
+// simBehind serves the fast simulated engine over real HTTP behind a proxy: wrap gets the
+// engine's handler and returns what the test server serves.
+func simBehind(t *testing.T, opts sim.Options, wrap func(engine http.Handler) http.HandlerFunc) *httptest.Server {
 	t.Helper()
 	prof, err := sim.LookupProfile("fast")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := sim.New(prof, sim.Options{Seed: 1})
+	s := sim.New(prof, opts)
 	s.Start(context.Background())
 	t.Cleanup(s.Close)
-	h := s.Handler()
-	var n atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		auth := r.Header.Get("Authorization")
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		measured := bytes.Contains(body, []byte(`"max_tokens":16`))
-		switch {
-		case strings.HasSuffix(r.URL.Path, "/tokenize"):
-			w.WriteHeader(http.StatusUnauthorized)
-			fmt.Fprintf(w, `{"error": {"message": "invalid header Authorization: %s"}}`, auth)
-			return
-		case measured && n.Add(1)%3 == 0:
-			w.WriteHeader(http.StatusInternalServerError)
-			fmt.Fprintf(w, "proxy error for request with %s %s", auth, strings.Repeat("x", 290))
-			return
-		}
-		h.ServeHTTP(w, r)
-	}))
+	srv := httptest.NewServer(wrap(s.Handler()))
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// echoingServer is the simulator behind a proxy that echoes the Authorization header: /tokenize
+// answers 401 quoting it, and every third completion fails with a 500 quoting it too.
+func echoingServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	var n atomic.Int64
+	return simBehind(t, sim.Options{Seed: 1}, func(h http.Handler) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			auth := r.Header.Get("Authorization")
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			measured := bytes.Contains(body, []byte(`"max_tokens":16`))
+			switch {
+			case strings.HasSuffix(r.URL.Path, "/tokenize"):
+				w.WriteHeader(http.StatusUnauthorized)
+				fmt.Fprintf(w, `{"error": {"message": "invalid header Authorization: %s"}}`, auth)
+				return
+			case measured && n.Add(1)%3 == 0:
+				w.WriteHeader(http.StatusInternalServerError)
+				fmt.Fprintf(w, "proxy error for request with %s %s", auth, strings.Repeat("x", 290))
+				return
+			}
+			h.ServeHTTP(w, r)
+		}
+	})
 }
 
 // An API key never reaches stdout, stderr, the run folder or the runs index, whether it comes
@@ -72,6 +80,8 @@ func TestAPIKeyNeverInAnyOutput(t *testing.T) {
 		{"env", "http://HOST/v1", map[string]string{"OPENAI_API_KEY": envKey}, envKey},
 		// the key as the password of the URL: used, never stored
 		{"url", "http://bench:" + urlKey + "@HOST/v1", nil, urlKey},
+		// a key as the user name alone
+		{"user", "http://" + urlKey + "@HOST/v1", nil, urlKey},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -114,6 +124,9 @@ func TestAPIKeyNeverInAnyOutput(t *testing.T) {
 			}
 			if tt.name == "url" && bytes.Contains(mustRead(t, filepath.Join(dir, "run.json")), []byte("bench:")) {
 				t.Errorf("the URL's credentials are stored in run.json")
+			}
+			if tt.name == "url" && strings.Contains(stdout, "serve[redacted]") {
+				t.Errorf("the URL's user name garbles ordinary text:\n%s", stdout)
 			}
 		})
 	}

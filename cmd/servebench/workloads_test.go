@@ -88,7 +88,7 @@ func readResults(t *testing.T, dir string) servebench.Results {
 // reasoning from usage and times the answer after the first token; cells summarise both.
 func TestRunReasoningModel(t *testing.T) {
 	base := startSimWith(t, sim.Options{Seed: 1, ReasoningTokens: 32})
-	dir := runQuick(t, base, "--contexts", "1k", "--concurrency", "1,2", "--output-tokens", "64", "--min-requests", "3", "--rounds", "1")
+	dir := runQuick(t, base, "--contexts", "1k", "--concurrency", "1,2", "--output-tokens", "64", "--min-requests", "3", "--rounds", "1", "--max-requests", "8")
 	recs := readRecords(t, filepath.Join(dir, "requests.jsonl"))
 	if len(recs) == 0 {
 		t.Fatal("no records")

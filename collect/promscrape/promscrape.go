@@ -395,3 +395,68 @@ func (s *Scraper) Sample(ctx context.Context, interval time.Duration, emit func(
 		}
 	}
 }
+
+// Restarted says why the server evidently restarted between two scrapes, or "" when nothing
+// says it did: its process_start_time_seconds changed, or a counter (or a histogram's or
+// summary's count) went down. Either makes every server-side value attributed from the two
+// scrapes meaningless, whatever the deltas of single metrics look like (after a restart early
+// in a cell, counters can have grown back past their values before it).
+func Restarted(before, after *Snapshot) string {
+	if before == nil || after == nil {
+		return ""
+	}
+	if s0, ok0 := before.gauge("process_start_time_seconds"); ok0 {
+		if s1, ok1 := after.gauge("process_start_time_seconds"); ok1 && math.Abs(s1-s0) > 0.001 {
+			return fmt.Sprintf("the server restarted during the cell (process_start_time_seconds changed from %.0f to %.0f)", s0, s1)
+		}
+	}
+	for name, f0 := range before.fams {
+		f1, ok := after.fams[name]
+		if !ok {
+			continue
+		}
+		v0, c0 := familyTotal(f0)
+		v1, c1 := familyTotal(f1)
+		if c0 && c1 && v1 < v0-1e-9*math.Max(1, math.Abs(v0)) {
+			return fmt.Sprintf("the server restarted during the cell (counter %s went down from %g to %g)", name, v0, v1)
+		}
+	}
+	return ""
+}
+
+func (s *Snapshot) gauge(name string) (float64, bool) {
+	f, ok := s.fams[name]
+	if !ok || len(f.GetMetric()) == 0 {
+		return 0, false
+	}
+	m := f.GetMetric()[0]
+	switch {
+	case m.Gauge != nil:
+		return m.GetGauge().GetValue(), true
+	case m.Untyped != nil:
+		return m.GetUntyped().GetValue(), true
+	}
+	return 0, false
+}
+
+// familyTotal sums a counter family's values, or a histogram or summary family's sample
+// counts, over its series; ok is false for other types.
+func familyTotal(f *dto.MetricFamily) (total float64, ok bool) {
+	switch f.GetType() {
+	case dto.MetricType_COUNTER:
+		for _, m := range f.GetMetric() {
+			total += m.GetCounter().GetValue()
+		}
+	case dto.MetricType_HISTOGRAM:
+		for _, m := range f.GetMetric() {
+			total += float64(m.GetHistogram().GetSampleCount())
+		}
+	case dto.MetricType_SUMMARY:
+		for _, m := range f.GetMetric() {
+			total += float64(m.GetSummary().GetSampleCount())
+		}
+	default:
+		return 0, false
+	}
+	return total, true
+}

@@ -1,0 +1,6 @@
+//go:build !race
+
+package openai
+
+// raceIOSync is a no-op outside race-detector builds (see rxstamp_race_linux.go).
+func raceIOSync(uintptr) {}
