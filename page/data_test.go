@@ -26,7 +26,7 @@ func writeRun(t *testing.T, dir string, m servebench.Manifest) {
 		t.Fatal(err)
 	}
 	res := servebench.Results{SchemaVersion: servebench.SchemaVersion, Cells: []servebench.CellResult{{
-		CellKey: servebench.CellKey{Scenario: "sweep", LoadMode: servebench.ModeSustained, ContextTokens: 1024, OutputTokens: 64, Concurrency: 1},
+		CellKey:       servebench.CellKey{Scenario: "sweep", LoadMode: servebench.ModeSustained, ContextTokens: 1024, OutputTokens: 64, Concurrency: 1},
 		RequestsTotal: 4, RequestsSucceeded: 3, SystemOutputThroughputTPS: 50}}}
 	for name, v := range map[string]any{store.ManifestFile: m, store.ResultsFile: res} {
 		b, _ := json.Marshal(v)

@@ -26,8 +26,8 @@ func TestLoadTrace(t *testing.T) {
 	for body, want := range map[string]string{
 		`{"timestamp": 1, "input_length": 0, "output_length": 1}`: "input_length",
 		`{"input_length": 5, "output_length": 1}`:                 "timestamp",
-		`nope`:                                                    "line 1",
-		"\n":                                                      "no requests",
+		`nope`: "line 1",
+		"\n":   "no requests",
 	} {
 		if _, err := LoadTrace(writeFile(t, "t.jsonl", body)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: error %v, want %q", body, err, want)
