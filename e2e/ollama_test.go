@@ -75,6 +75,9 @@ func bench(t *testing.T, api servebench.API, extra ...string) *run {
 	args := append([]string{"run", "--url", url, "--api", string(api), "--model", model,
 		"--contexts", "512,2000", "--concurrency", "1,2,4", "--output-tokens", "64",
 		"--min-requests", "4", "--rounds", "2",
+		// Bound each cell: these tests check conformance with a real engine, not precision, and
+		// the default (measure until ±5% or 1,000 requests) would take minutes per cell here.
+		"--max-requests", "16", "--max-duration", "20s",
 		"--use-cases", "none", "--out", out, "--quiet", "--index", "none"}, extra...)
 	cmd := exec.Command(cli(t), args...)
 	cmd.Env = append(os.Environ(), "SERVEBENCH_DATA_DIR="+t.TempDir())
