@@ -18,7 +18,7 @@ const (
 	APIOllama API = "ollama"
 )
 
-// LoadMode is how requests are released during a cell (SPEC section 2).
+// LoadMode is how requests are released during a cell (see the README, "Load modes").
 type LoadMode string
 
 const (
@@ -98,7 +98,7 @@ type ClientFunc func(ctx context.Context, req *Request) Record
 // Do calls f.
 func (f ClientFunc) Do(ctx context.Context, req *Request) Record { return f(ctx, req) }
 
-// ErrorClass classifies a failed request (SPEC section 3). The empty class means success.
+// ErrorClass classifies a failed request. The empty class means success.
 type ErrorClass string
 
 const (

@@ -267,7 +267,7 @@ type Thresholds struct {
 	FirstContentSecondsMax *float64 `json:"first_content_seconds_max,omitempty" yaml:"first_content_seconds_max,omitempty"`
 }
 
-// UseCase is a named workload with quality thresholds (SPEC section 5). In a plan file its
+// UseCase is a named workload with quality thresholds (see docs/plan.md, use_cases). In a plan file its
 // context is written as "context" (e.g. 32k).
 type UseCase struct {
 	Name          string     `json:"name" yaml:"name"`

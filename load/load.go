@@ -1,4 +1,4 @@
-// Package load holds the drivers that release requests during a cell (SPEC section 2):
+// Package load holds the drivers that release requests during a cell:
 // sustained (closed loop), dedicated bursts, fixed count and open loop. Drivers know only the
 // servebench.Client interface; every launched request yields exactly one Sink call.
 //

@@ -98,7 +98,7 @@ func hasExtra(ex []extraField, key string) bool {
 	return slices.ContainsFunc(ex, func(f extraField) bool { return f.key == key })
 }
 
-// buildBody encodes the request body for cfg.API (SPEC section 3, exact output length):
+// buildBody encodes the request body for cfg.API (exact output length):
 //
 //	openai-chat:        model, messages=[{user, prompt}], stream, stream_options.include_usage,
 //	                    max_tokens=N, max_completion_tokens=N, ignore_eos, min_tokens=N

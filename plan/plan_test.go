@@ -130,7 +130,7 @@ func TestResolveDefaultsAndNone(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(p.UseCases) != 0 || len(p.Sweep.Contexts) != len(DefaultContexts) {
-		t.Fatalf("use_cases: [] means none; real target gets the SPEC grid: %+v", p)
+		t.Fatalf("use_cases: [] means none; real target gets the default grid: %+v", p)
 	}
 	p, err = Resolve(nil, Overrides{"use-cases": "code_completion,general_chatbot"})
 	if err != nil || len(p.UseCases) != 2 {

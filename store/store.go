@@ -1,4 +1,4 @@
-// Package store keeps a run on disk (SPEC section 7): run.json, requests.jsonl (one record per
+// Package store keeps a run on disk: run.json, requests.jsonl (one record per
 // line, appended the moment a request ends), telemetry.jsonl and results.json, plus an SQLite
 // index of runs. JSON-lines files are written with one write(2) per line to an O_APPEND file,
 // so a crash loses nothing that already ended; whole files are replaced atomically.

@@ -169,7 +169,7 @@ func (o offlineCounter) Count(_ context.Context, text string) (int, error) {
 	return o.tok.Count(text), nil
 }
 
-// detectCounter picks the counting method, in the order of SPEC section 3: the server's
+// detectCounter picks the counting method, in order of preference: the server's
 // /tokenize, calibration against probes, an offline vocabulary. sample is a short text used to
 // try each method.
 func detectCounter(ctx context.Context, cfg Config, sample string) (Counter, string, error) {

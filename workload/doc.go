@@ -1,5 +1,5 @@
 // Package workload synthesises prompts of an exact token count, as the server under test counts
-// them (SPEC section 3, "Exact input length" and "No prompt caching").
+// them.
 //
 // # Usage
 //

@@ -1,6 +1,6 @@
 // Package gpu reads GPU telemetry — power, energy, utilisation, memory, temperature — from NVML
 // (behind the nvml build tag: it needs cgo), a DCGM exporter URL, or nvidia-smi, and turns the
-// readings of a measured window into power, energy and cost (SPEC section 3, "GPU power").
+// readings of a measured window into power, energy and cost.
 package gpu
 
 import (

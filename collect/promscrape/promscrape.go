@@ -1,6 +1,6 @@
 // Package promscrape reads an inference server's Prometheus endpoint and attributes server-side
 // queue wait and prefill time to a cell from the change of the server's histograms between a
-// scrape before the cell and one after it (SPEC sections 3 and 4):
+// scrape before the cell and one after it:
 //
 //	mean queue wait (s)   = Δ queue_time_seconds_sum   / Δ queue_time_seconds_count
 //	mean prefill time (s) = Δ prefill_time_seconds_sum / Δ prefill_time_seconds_count
