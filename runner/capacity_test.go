@@ -167,27 +167,7 @@ func TestCapacitySearchFindsKnownLimits(t *testing.T) {
 	}
 
 	synctest.Test(t, func(t *testing.T) {
-		ln := newPipeListener()
-		hs := &http.Server{Handler: srv}
-		served := make(chan struct{})
-		go func() { _ = hs.Serve(ln); close(served) }()
-
-		origin := time.Now()
-		client, err := openai.New(openai.Config{BaseURL: p.Target.URL, API: servebench.APIChat, Model: "controlled",
-			Origin: origin, MaxConnections: ceiling, DialContext: ln.DialContext})
-		if err != nil {
-			t.Fatal(err)
-		}
-		rec := &memRecorder{}
-		r := &runner.Runner{Plan: p, Server: servebench.ServerInfo{Models: []string{"controlled"}}, Client: client,
-			Prompts: wordPrompts{}, Recorder: rec, Origin: origin, RunInfo: servebench.RunInfo{ID: "controlled"}}
-		runErr := r.Run(t.Context())
-		client.Close()
-		_ = hs.Close()
-		<-served
-		if runErr != nil {
-			t.Fatal(runErr)
-		}
+		rec := runControlled(t, srv, p, p.Target.URL, ceiling, "controlled")
 
 		res := rec.res
 		if got := int64(len(rec.recs)); got != srv.requests.Load() {
@@ -260,4 +240,32 @@ func levels(pts []servebench.CapacityPoint) []int {
 		l = append(l, p.Concurrency)
 	}
 	return l
+}
+
+// runControlled runs plan p through the real client and runner against srv over in-memory
+// connections (call it inside a synctest bubble, so every timing is exact) and returns what the
+// run recorded.
+func runControlled(t *testing.T, srv http.Handler, p servebench.Plan, url string, maxConns int, id string) *memRecorder {
+	t.Helper()
+	ln := newPipeListener()
+	hs := &http.Server{Handler: srv}
+	served := make(chan struct{})
+	go func() { _ = hs.Serve(ln); close(served) }()
+	origin := time.Now()
+	client, err := openai.New(openai.Config{BaseURL: url, API: servebench.APIChat, Model: "controlled",
+		Origin: origin, MaxConnections: maxConns, DialContext: ln.DialContext})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &memRecorder{}
+	r := &runner.Runner{Plan: p, Server: servebench.ServerInfo{Models: []string{"controlled"}}, Client: client,
+		Prompts: wordPrompts{}, Recorder: rec, Origin: origin, RunInfo: servebench.RunInfo{ID: id}}
+	runErr := r.Run(t.Context())
+	client.Close()
+	_ = hs.Close()
+	<-served
+	if runErr != nil {
+		t.Fatal(runErr)
+	}
+	return rec
 }

@@ -2,16 +2,13 @@ package runner_test
 
 import (
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/servebench/servebench"
-	"github.com/servebench/servebench/openai"
 	"github.com/servebench/servebench/plan"
-	"github.com/servebench/servebench/runner"
 )
 
 // The sequential capacity search, driven through the real client and runner against the
@@ -53,26 +50,7 @@ func TestSequentialSearchSpend(t *testing.T) {
 	}
 
 	synctest.Test(t, func(t *testing.T) {
-		ln := newPipeListener()
-		hs := &http.Server{Handler: srv}
-		served := make(chan struct{})
-		go func() { _ = hs.Serve(ln); close(served) }()
-		origin := time.Now()
-		client, err := openai.New(openai.Config{BaseURL: url, API: servebench.APIChat, Model: "controlled",
-			Origin: origin, MaxConnections: 64, DialContext: ln.DialContext})
-		if err != nil {
-			t.Fatal(err)
-		}
-		rec := &memRecorder{}
-		r := &runner.Runner{Plan: p, Server: servebench.ServerInfo{Models: []string{"controlled"}}, Client: client,
-			Prompts: wordPrompts{}, Recorder: rec, Origin: origin, RunInfo: servebench.RunInfo{ID: "search"}}
-		runErr := r.Run(t.Context())
-		client.Close()
-		_ = hs.Close()
-		<-served
-		if runErr != nil {
-			t.Fatal(runErr)
-		}
+		rec := runControlled(t, srv, p, url, 64, "search")
 		res := rec.res
 		if len(res.Capacity) != len(cases) {
 			t.Fatalf("%d capacity results, want %d", len(res.Capacity), len(cases))
