@@ -45,15 +45,7 @@ func readRecords(t *testing.T, path string) []servebench.Record {
 // The simulator served over real HTTP, measured by the CLI in both API flavours: every request
 // succeeds, the server counts exactly the requested prompt tokens, and the run folder is complete.
 func TestRunAgainstSimulatorOverHTTP(t *testing.T) {
-	prof, err := sim.LookupProfile("fast")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base, stop, err := startSim(context.Background(), prof)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+	base := startSimWith(t, sim.Options{})
 	for _, api := range []string{"openai-chat", "openai-completions"} {
 		t.Run(api, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "run")

@@ -32,15 +32,7 @@ import (
 // (concurrency 1–8 at the code-completion shape, with its capacity search) and a small sweep.
 func pageRuns(t *testing.T) (index string, dirs [2]string) {
 	t.Helper()
-	prof, err := sim.LookupProfile("fast")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base, stop, err := startSim(context.Background(), prof)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+	base := startSimWith(t, sim.Options{})
 	tmp := t.TempDir()
 	index = filepath.Join(tmp, "runs.db")
 	args := [2][]string{

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/csv"
 	"encoding/json"
 	"os"
@@ -17,15 +16,7 @@ import (
 // SIMULATED in run.json, the terminal, report.md and report.html: the simulator says what it is
 // on the wire, and that wins over the plan.
 func TestRunAgainstSimByURLIsSimulatedWhateverThePlanDeclares(t *testing.T) {
-	prof, err := sim.LookupProfile("fast")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base, stop, err := startSim(context.Background(), prof)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+	base := startSimWith(t, sim.Options{})
 	tmp := t.TempDir()
 	planPath := filepath.Join(tmp, "plan.yaml")
 	plan := "metadata: {gpu: 1x H100 SXM, engine: vLLM}\n"
@@ -97,15 +88,7 @@ func TestRunAgainstSimByURLIsSimulatedWhateverThePlanDeclares(t *testing.T) {
 // compare, marked SIMULATED; --metadata sets plan metadata keys and refuses unknown ones; the
 // GPU count of --metadata gpu sizes the replicas and --gpu-price prices them.
 func TestLabelsMetadataAndGPUPriceFromFlags(t *testing.T) {
-	prof, err := sim.LookupProfile("fast")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base, stop, err := startSim(context.Background(), prof)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+	base := startSimWith(t, sim.Options{})
 	tmp := t.TempDir()
 	common := []string{"run", "--url", base + "/v1", "--contexts", "1k", "--concurrency", "1,2", "--output-tokens", "16",
 		"--min-requests", "2", "--rounds", "1", "--use-cases", "code_completion", "--capacity-max", "2", "--scenarios", "none",
