@@ -204,6 +204,29 @@ type TracePlan struct {
 	BlockTokens int `json:"block_tokens,omitempty" yaml:"block_tokens"`
 }
 
+// SessionPlan measures multi-turn conversations with the server's prompt cache (plan key
+// sessions:). Every session is a real conversation: turn t sends the whole conversation so far,
+// the model's own answers included, plus TurnTokens of new user text. At each concurrency level,
+// Count sessions advance turn by turn, Concurrency of them in flight at a time; turn t of every
+// session is one cell (CellKey.Turn), and beside each turn ≥ 2 a cell of fresh prompts of the
+// same length is measured for comparison.
+type SessionPlan struct {
+	// Turns per session (at least 2).
+	Turns int `json:"turns" yaml:"turns"`
+	// FirstTurnTokens is the prompt of turn 1; TurnTokens the new user text of each later turn.
+	FirstTurnTokens Tokens `json:"first_turn_tokens" yaml:"first_turn_tokens"`
+	TurnTokens      Tokens `json:"turn_tokens" yaml:"turn_tokens"`
+	// OutputTokens is the answer length of every turn (default: the sweep's output_tokens).
+	OutputTokens Tokens `json:"output_tokens" yaml:"output_tokens"`
+	// Concurrency levels: sessions in flight at a time (default 1, 4).
+	Concurrency []int `json:"concurrency" yaml:"concurrency"`
+	// Count is how many sessions run at each level (default 2 × the level, at least 4).
+	Count int `json:"count,omitempty" yaml:"count"`
+	// ThinkTime is the least time between a session's answer and its next turn (a user
+	// reading and typing); default 0.
+	ThinkTime Duration `json:"think_time,omitempty" yaml:"think_time"`
+}
+
 // Plan is the whole resolved plan of a run: defaults < file < flags, saved in run.json. A plan
 // file is this type in YAML (package plan decodes it over the defaults).
 type Plan struct {
@@ -220,6 +243,8 @@ type Plan struct {
 	Dataset *DatasetPlan `json:"dataset,omitempty" yaml:"dataset"`
 	// Trace, when set, replaces the sweep by one open-loop cell replaying the trace.
 	Trace *TracePlan `json:"trace,omitempty" yaml:"trace"`
+	// Sessions, when set, replaces the sweep's grid by multi-turn sessions with the prompt cache.
+	Sessions *SessionPlan `json:"sessions,omitempty" yaml:"sessions"`
 	// SLO sets per-request objectives; every cell then reports its goodput (the share of
 	// requests meeting all of them).
 	SLO *Thresholds `json:"slo,omitempty" yaml:"slo"`

@@ -3,6 +3,7 @@ package servebench
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -42,6 +43,9 @@ type CellKey struct {
 	Concurrency   int      `json:"concurrency"`
 	// RatePerSecond is the arrival rate of ModeRate and of a paced ModeFixed, 0 otherwise.
 	RatePerSecond float64 `json:"rate_per_second,omitempty"`
+	// Turn is the turn (from 1) of a multi-turn session's cell, and of the fresh-prompt cell
+	// measured beside it at the same prompt length; 0 for every other cell.
+	Turn int `json:"turn,omitempty"`
 }
 
 // ID is a stable, human-readable key for the cell, e.g. "sweep/sustained/ctx=8192/out=1024/c=4".
@@ -49,6 +53,9 @@ func (k CellKey) ID() string {
 	s := fmt.Sprintf("%s/%s/ctx=%d/out=%d/c=%d", k.Scenario, k.LoadMode, k.ContextTokens, k.OutputTokens, k.Concurrency)
 	if k.RatePerSecond > 0 {
 		s += fmt.Sprintf("/rate=%g", k.RatePerSecond)
+	}
+	if k.Turn > 0 {
+		s += fmt.Sprintf("/turn=%d", k.Turn)
 	}
 	return s
 }
@@ -77,6 +84,10 @@ type Request struct {
 	Messages []Message
 	// DatasetIndex is the dataset entry the request replays (0-based), nil when synthetic.
 	DatasetIndex *int
+	// Answer, when set, receives the text of the response's content deltas as they arrive (a
+	// multi-turn session sends it back in its next turn). It is nil for every other request,
+	// which then costs the client nothing: the text is read only after the event is stamped.
+	Answer *strings.Builder
 }
 
 // Message is one message of a chat conversation.

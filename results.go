@@ -213,6 +213,11 @@ type CellResult struct {
 	// cell; CacheContaminated is set when the plan forbids caching and hits were seen.
 	CacheHitTokens    *int `json:"cache_hit_tokens,omitempty"`
 	CacheContaminated bool `json:"cache_contaminated,omitempty"`
+	// CachedTokensMean is the mean number of prompt tokens per request the server served from
+	// its prefix cache and CachedShare their share of the input tokens (formulas in package
+	// stats); nil when the server reported neither per-request cached tokens nor cache counters.
+	CachedTokensMean *float64 `json:"cached_tokens_mean,omitempty"`
+	CachedShare      *float64 `json:"cached_share,omitempty"`
 	// Validity says how far the cell's numbers can be trusted, and why not where they cannot.
 	Validity Validity `json:"validity,omitzero"`
 	// Client says how the cell was timed and whether the client kept up (package stats,

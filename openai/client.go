@@ -509,6 +509,7 @@ func (a *exchange) run(parent context.Context, tr *http.Transport, body []byte) 
 	br := bufio.NewReaderSize(sr, lineBufferBytes)
 	st := newStream(c.cfg.API, a.req.MaxOutputTokens, func() { w.enter(phaseStream, c.cfg.IdleTimeout) })
 	st.contentType = resp.Header.Get("Content-Type")
+	st.answer = a.req.Answer
 	f := st.read(br, sr)
 	if f == nil {
 		// End signal seen: read the rest (normally the chunked terminator) so the connection

@@ -108,3 +108,48 @@ func TestRequestControlErrors(t *testing.T) {
 		t.Errorf("class %q, error %q: the header value must be redacted", rec.ErrorClass, rec.Error)
 	}
 }
+
+// A request with an Answer builder gets the content text of its stream (reasoning left out);
+// one without gets nothing kept, and both are timed the same way.
+func TestAnswerKeptOnlyWhenAsked(t *testing.T) {
+	tests := []struct {
+		name string
+		api  servebench.API
+		body string
+	}{
+		{"chat", servebench.APIChat, "data: {\"id\":\"a\",\"choices\":[{\"delta\":{\"reasoning_content\":\"hmm\"}}]}\n\n" +
+			"data: {\"id\":\"a\",\"choices\":[{\"delta\":{\"content\":\"Hello\"}}]}\n\n" +
+			"data: {\"id\":\"a\",\"choices\":[{\"delta\":{\"content\":\", <world> \\\"x\\\"\"},\"finish_reason\":\"length\"}]}\n\n" +
+			"data: {\"id\":\"a\",\"choices\":[],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":3}}\n\ndata: [DONE]\n\n"},
+		{"completions", servebench.APICompletions, "data: {\"id\":\"a\",\"choices\":[{\"text\":\"Hello\"}]}\n\n" +
+			"data: {\"id\":\"a\",\"choices\":[{\"text\":\", <world> \\\"x\\\"\",\"finish_reason\":\"length\"}]}\n\n" +
+			"data: {\"id\":\"a\",\"choices\":[],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":2}}\n\ndata: [DONE]\n\n"},
+		{"ollama native", servebench.APIOllama, "{\"message\":{\"thinking\":\"hmm\"}}\n{\"message\":{\"content\":\"Hello\"}}\n" +
+			"{\"message\":{\"content\":\", <world> \\\"x\\\"\"}}\n{\"done\":true,\"done_reason\":\"length\",\"prompt_eval_count\":5,\"eval_count\":3}\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if tt.api == servebench.APIOllama {
+					w.Header().Set("Content-Type", "application/x-ndjson")
+				} else {
+					w.Header().Set("Content-Type", "text/event-stream")
+				}
+				io.WriteString(w, tt.body)
+			})
+			c := newClient(t, serve(t, h), func(c *Config) { c.API = tt.api })
+			req := testRequest()
+			req.Answer = new(strings.Builder)
+			if rec := c.Do(context.Background(), req); !rec.OK() {
+				t.Fatalf("failed: %s %s", rec.ErrorClass, rec.Error)
+			}
+			if got, want := req.Answer.String(), `Hello, <world> "x"`; got != want {
+				t.Errorf("answer %q, want %q", got, want)
+			}
+			plain := testRequest()
+			if rec := c.Do(context.Background(), plain); !rec.OK() || plain.Answer != nil {
+				t.Errorf("a request without an answer builder: ok %v, answer %v", rec.OK(), plain.Answer)
+			}
+		})
+	}
+}

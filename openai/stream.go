@@ -138,7 +138,9 @@ type stream struct {
 	pendAt   time.Time
 	hasPend  bool
 	errEvent bool
-	long     []byte
+	// answer, when set (Request.Answer), receives the content text; read after the stamp.
+	answer *strings.Builder
+	long   []byte
 	ch       chunkJSON
 	facts    chunkFacts
 }
@@ -343,7 +345,35 @@ func (s *stream) dispatch(at time.Time) *failure {
 		s.vllm = ev.metrics
 	}
 	s.token(at, ev.tok, ev.content, ev.reasoning)
+	if s.answer != nil && ev.content {
+		keepAnswer(s.answer, data)
+	}
 	return nil
+}
+
+// keepAnswer appends the content text of a chat or completions event to b (a multi-turn
+// session's answer). It decodes the event a second time, so only requests that keep their
+// answer pay for it, and after the event's time was taken.
+func keepAnswer(b *strings.Builder, data []byte) {
+	var ev struct {
+		Choices []struct {
+			Delta struct {
+				Content string `json:"content"`
+			} `json:"delta"`
+			Text    string `json:"text"`
+			Message struct {
+				Content string `json:"content"`
+			} `json:"message"`
+		} `json:"choices"`
+	}
+	if json.Unmarshal(data, &ev) != nil {
+		return
+	}
+	for _, c := range ev.Choices {
+		b.WriteString(c.Delta.Content)
+		b.WriteString(c.Text)
+		b.WriteString(c.Message.Content)
+	}
 }
 
 // chunkEvent is what one chat/completions event says, whichever decoder read it.
@@ -472,6 +502,16 @@ func (s *stream) ollamaEvent(line []byte, at time.Time) *failure {
 	}
 	content, thinking := bool(o.Message.Content), bool(o.Message.Thinking)
 	s.token(at, content || thinking || bool(o.Message.ToolCalls), content, thinking)
+	if s.answer != nil && content {
+		var m struct {
+			Message struct {
+				Content string `json:"content"`
+			} `json:"message"`
+		}
+		if json.Unmarshal(line, &m) == nil {
+			s.answer.WriteString(m.Message.Content)
+		}
+	}
 	if o.Done {
 		s.done, s.end = true, at
 		s.finish = o.DoneReason

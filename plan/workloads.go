@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -181,6 +182,7 @@ func validateWorkloads(p *servebench.Plan, add func(string, ...any)) {
 			add("trace and dataset both set: replay one of them")
 		}
 	}
+	validateSessions(p, add)
 	if s := p.SLO; s != nil {
 		if *s == (servebench.Thresholds{}) {
 			add("slo sets no objective: give at least one of ttft, first_answer, itl, e2e, speed")
@@ -191,6 +193,46 @@ func validateWorkloads(p *servebench.Plan, add func(string, ...any)) {
 				add("slo.%s must be positive", name)
 			}
 		}
+	}
+}
+
+// validateSessions fills the defaults of sessions: (answer length from the sweep, levels 1 and
+// 4, 2 × level sessions, at least 4) and judges the rest.
+func validateSessions(p *servebench.Plan, add func(string, ...any)) {
+	ss := p.Sessions
+	if ss == nil {
+		return
+	}
+	if ss.OutputTokens == 0 {
+		ss.OutputTokens = p.Sweep.OutputTokens
+	}
+	if len(ss.Concurrency) == 0 {
+		ss.Concurrency = []int{1, 4}
+	}
+	slices.Sort(ss.Concurrency)
+	ss.Concurrency = slices.Compact(ss.Concurrency)
+	if ss.Turns < 2 {
+		add("sessions.turns must be at least 2 (got %d): a session's later turns are what hit the prompt cache", ss.Turns)
+	}
+	if ss.FirstTurnTokens < 1 || ss.TurnTokens < 1 {
+		add("sessions.first_turn_tokens and sessions.turn_tokens must be positive token counts, e.g. 2k and 256")
+	}
+	if ss.OutputTokens < 1 {
+		add("sessions.output_tokens must be at least 1 (got %d)", ss.OutputTokens)
+	}
+	for _, n := range ss.Concurrency {
+		if n < 1 {
+			add("sessions.concurrency has %d: levels must be at least 1", n)
+		}
+	}
+	if ss.Count < 0 {
+		add("sessions.count must not be negative (0: twice the level, at least 4)")
+	}
+	if ss.ThinkTime < 0 {
+		add("sessions.think_time must not be negative")
+	}
+	if p.Trace != nil || p.Dataset != nil {
+		add("sessions and a dataset or trace are both set: measure one of them per run")
 	}
 }
 

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -97,6 +98,38 @@ slo:
 	for _, want := range []string{`cannot set "stream"`, "dataset.path", "--slo", "--header"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v lacks %q", err, want)
+		}
+	}
+}
+
+// sessions: takes its defaults (answer length from the sweep, levels 1 and 4) and refuses a
+// plan that cannot make a conversation, naming the key.
+func TestResolveSessions(t *testing.T) {
+	f, err := ParseFile([]byte("sweep:\n  output_tokens: 64\nsessions:\n  turns: 4\n  first_turn_tokens: 2k\n  turn_tokens: 256\n  think_time: 2s\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Resolve(f, Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss := p.Sessions
+	if ss == nil || ss.Turns != 4 || ss.FirstTurnTokens != 2048 || ss.TurnTokens != 256 || ss.OutputTokens != 64 ||
+		fmt.Sprint(ss.Concurrency) != "[1 4]" || ss.ThinkTime != servebench.Duration(2*time.Second) {
+		t.Errorf("sessions %+v", ss)
+	}
+	for _, tt := range []struct{ yaml, want string }{
+		{"sessions:\n  turns: 1\n  first_turn_tokens: 1k\n  turn_tokens: 1k\n", "sessions.turns must be at least 2"},
+		{"sessions:\n  turns: 3\n  turn_tokens: 1k\n", "sessions.first_turn_tokens"},
+		{"sessions:\n  turns: 3\n  first_turn_tokens: 1k\n  turn_tokens: 1k\n  concurrency: [0, 2]\n", "sessions.concurrency has 0"},
+		{"sessions:\n  turns: 3\n  first_turn_tokens: 1k\n  turn_tokens: 1k\n  think_time: -1s\n", "sessions.think_time"},
+	} {
+		f, err := ParseFile([]byte(tt.yaml))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Resolve(f, Overrides{}); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: error %v, want %q", tt.yaml, err, tt.want)
 		}
 	}
 }

@@ -29,7 +29,7 @@ func Build(in Input) *Report {
 	b.sweep = newGrid(in.Results.Cells, func(c *servebench.CellResult) bool { return c.Scenario == sweepScenario && !openLoop(c) })
 	if b.sweep.empty() {
 		// A run without sweep cells (capacity only): show whatever sustained cells exist.
-		b.sweep = newGrid(in.Results.Cells, func(c *servebench.CellResult) bool { return c.LoadMode != servebench.ModeDedicated && !openLoop(c) })
+		b.sweep = newGrid(in.Results.Cells, func(c *servebench.CellResult) bool { return c.LoadMode != servebench.ModeDedicated && !openLoop(c) && !sessionCell(c) })
 	}
 	b.rep = &Report{SchemaVersion: servebench.SchemaVersion, Simulated: IsSimulated(in.Manifest, in.Results)}
 	b.title()
@@ -49,6 +49,7 @@ func Build(in Input) *Report {
 	b.sectionCapacity()
 	b.sectionQueue()
 	b.sectionWorkloads()
+	b.sectionPromptCaching()
 	b.sectionPrefill()
 	b.sectionITL()
 	b.sectionScaling()
@@ -329,7 +330,9 @@ func (b *builder) sectionExecutive() {
 
 	kf := &Table{Header: []string{"FINDING", "VALUE"}}
 	row := func(k, v string) { kf.Rows = append(kf.Rows, []string{k, v}) }
-	if c, v := b.peak(); c != nil {
+	if c, v := b.peak(); c != nil && sessionCell(c) {
+		row("Peak System Throughput", fmtTPS(v)+" "+peakCondition(c))
+	} else if c != nil {
 		row("Peak System Throughput", fmt.Sprintf("%s @ %d concurrent requests, %s context", fmtTPS(v), c.Concurrency, ctxLabel(c.ContextTokens)))
 	} else {
 		row("Peak System Throughput", "not measured: no cell completed a request")
@@ -405,10 +408,16 @@ func (b *builder) testParameters() string {
 	if !b.sweep.empty() {
 		parts = append(parts, fmt.Sprintf("Context lengths from %s tokens.", b.sweep.ctxRange()))
 		parts = append(parts, fmt.Sprintf("Concurrency from %s requests.", b.sweep.concRange()))
+	} else if ss := p.Sessions; ss != nil {
+		parts = append(parts, fmt.Sprintf("Multi-turn sessions instead of the context × concurrency grid: %d turns, a %s-token first prompt, %s tokens of new user text and a %s-token answer per turn, %s sessions in flight (see Prompt Caching).",
+			ss.Turns, ss.FirstTurnTokens, ss.TurnTokens, ss.OutputTokens, joinInts(ss.Concurrency)))
 	} else if len(p.Sweep.Contexts) > 0 {
 		parts = append(parts, fmt.Sprintf("Planned context lengths %s tokens (none measured).", rangeLabel(p.Sweep.Contexts[0].String(), p.Sweep.Contexts[len(p.Sweep.Contexts)-1].String())))
 	}
 	out := int(p.Sweep.OutputTokens)
+	if p.Sessions != nil && b.sweep.empty() {
+		out = int(p.Sessions.OutputTokens)
+	}
 	if out == 0 && !b.sweep.empty() {
 		out = b.sweep.ordered()[0].OutputTokens
 	}
@@ -422,7 +431,9 @@ func (b *builder) testParameters() string {
 		}
 		parts = append(parts, fmt.Sprintf("%d output tokens per request, %s.", out, exact))
 	}
-	if p.Sweep.SharedPrefix > 0 {
+	if p.Sessions != nil {
+		parts = append(parts, "Prompt caching exercised on purpose in the sessions (each turn resends the conversation so far); every other prompt, the fresh ones beside the sessions included, starts with a marker unique to the run and the request.")
+	} else if p.Sweep.SharedPrefix > 0 {
 		parts = append(parts, fmt.Sprintf("Prompts share a %s-token prefix (prompt caching exercised on purpose).", p.Sweep.SharedPrefix))
 	} else {
 		parts = append(parts, "No prompt caching: every prompt starts with a marker unique to the run and the request.")
@@ -442,6 +453,10 @@ func (b *builder) testParameters() string {
 	mode := p.Sweep.Mode
 	if mode == "" && !b.sweep.empty() {
 		mode = b.sweep.ordered()[0].LoadMode
+	}
+	if p.Sessions != nil && b.sweep.empty() {
+		mode = "" // the sweep's mode did not run
+		parts = append(parts, "Load mode: sessions (at each level, every session's turn t is sent before any session's turn t + 1, at most N in flight; the fresh prompts of each turn's length are sent the same way).")
 	}
 	switch mode {
 	case servebench.ModeSustained:
@@ -576,6 +591,10 @@ func thresholdColumns(t servebench.Thresholds) (ttft, speed string) {
 // ---- performance sections ----
 
 func (b *builder) noSweep(id, title string) bool {
+	if b.sweep.empty() && b.man.Plan.Sessions != nil {
+		b.add(id, title, 1, missing("This run measured multi-turn sessions instead of the context × concurrency grid: see Prompt Caching and the Serving Benchmark Summary."))
+		return true
+	}
 	if b.sweep.empty() {
 		b.add(id, title, 1, missing("No sweep cell completed a request, so there is nothing to chart. Check the notes below for failures, then rerun (servebench run --resume RUN_DIR completes missing cells)."))
 		return true

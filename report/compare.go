@@ -43,10 +43,11 @@ type cmpKey struct {
 	mode     servebench.LoadMode
 	ctx, out int
 	conc     int
+	turn     int
 }
 
 func keyOf(c *servebench.CellResult) cmpKey {
-	return cmpKey{c.Scenario, c.LoadMode, c.ContextTokens, c.OutputTokens, c.Concurrency}
+	return cmpKey{c.Scenario, c.LoadMode, c.ContextTokens, c.OutputTokens, c.Concurrency, c.Turn}
 }
 
 // Compare lines up several runs: a vllm-bench-serve-style table at the headline cell (the

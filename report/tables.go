@@ -34,7 +34,10 @@ func (b *builder) measuredCells() []*servebench.CellResult {
 		if a.OutputTokens != c.OutputTokens {
 			return a.OutputTokens < c.OutputTokens
 		}
-		return a.Concurrency < c.Concurrency
+		if a.Concurrency != c.Concurrency {
+			return a.Concurrency < c.Concurrency
+		}
+		return a.Turn < c.Turn
 	})
 	return out
 }
@@ -47,6 +50,9 @@ func cellLabel(c *servebench.CellResult) string {
 	}
 	if c.LoadMode == servebench.ModeDedicated && c.Scenario == sweepScenario {
 		s += " dedicated"
+	}
+	if c.Turn > 0 {
+		s += fmt.Sprintf(" turn %d", c.Turn)
 	}
 	return s
 }

@@ -96,7 +96,7 @@ func sloSentence(slo *servebench.Thresholds) string {
 func (b *builder) workloadCells() []*servebench.CellResult {
 	var out []*servebench.CellResult
 	for i := range b.res.Cells {
-		if c := &b.res.Cells[i]; !c.Skipped && (openLoop(c) || c.Scenario == "dataset") {
+		if c := &b.res.Cells[i]; !c.Skipped && (openLoop(c) || c.Scenario == "dataset" || sessionCell(c)) {
 			out = append(out, c)
 		}
 	}
@@ -116,6 +116,9 @@ func (b *builder) workloadSummaryRows(t *Table) {
 		if c.Scenario == "dataset" {
 			ctx = "dataset"
 		}
+		if sessionCell(c) {
+			ctx = sessionLabel(c) + ", " + fmtNum(c.InputTokensMean, 0)
+		}
 		t.Rows = append(t.Rows, []string{ctx, loadLabel(c), fmtDur(c.TTFTSeconds.Mean), fmtOpt(c.TTFTSeconds.P99, fmtDur),
 			fmtTPS(c.GenerationSpeedTPS.Mean), fmtTPS(c.SystemOutputThroughputTPS), fmtPct(c.SuccessRate)})
 	}
@@ -125,6 +128,9 @@ func (b *builder) workloadSummaryRows(t *Table) {
 func peakCondition(c *servebench.CellResult) string {
 	if c.Scenario == "dataset" {
 		return "@ " + loadLabel(c) + ", dataset prompts"
+	}
+	if sessionCell(c) {
+		return fmt.Sprintf("@ %s, %s", loadLabel(c), sessionLabel(c))
 	}
 	if openLoop(c) {
 		return fmt.Sprintf("@ %s, %s Context", loadLabel(c), ctxLabel(c.ContextTokens))

@@ -119,6 +119,7 @@ type Runner struct {
 	outs  []servebench.Outage
 	spent map[string]int
 	short atomic.Int64
+	conv  *conversations // the multi-turn sessions of the level being measured
 }
 
 // SeqStart sets the first request sequence number (resume continues after existing records).
@@ -177,7 +178,10 @@ func sortCells(cells []servebench.CellResult) {
 		if a.OutputTokens != b.OutputTokens {
 			return a.OutputTokens < b.OutputTokens
 		}
-		return a.Concurrency < b.Concurrency
+		if a.Concurrency != b.Concurrency {
+			return a.Concurrency < b.Concurrency
+		}
+		return a.Turn < b.Turn
 	})
 }
 
@@ -230,6 +234,9 @@ func (r *Runner) Run(ctx context.Context) error {
 		}
 		done[key] = res
 		r.addCell(res)
+	}
+	if err := r.runSessions(ctx, done); err != nil {
+		return err
 	}
 
 	// 2. capacity searches, reusing every sustained cell already measured
@@ -352,8 +359,14 @@ func (r *Runner) measureOnce(ctx context.Context, key servebench.CellKey, phase 
 	// server (tokenize, calibration) never overlap the measured phase.
 	replay := r.Dataset != nil && key.Scenario == DatasetScenario
 	trace := r.Trace != nil && key.Scenario == TraceScenario
+	session := r.conv != nil && key.Scenario == stats.SessionScenario
 	firstSeq := r.seq.Load()
-	if _, err := r.Prompts.Prompt(ctx, warmSeq, key.ContextTokens); err != nil && !replay && !trace {
+	warmTokens := key.ContextTokens
+	if session {
+		warmTokens = newTextTokens(r.Plan.Sessions, key.Turn)
+		r.conv.begin()
+	}
+	if _, err := r.Prompts.Prompt(ctx, warmSeq, warmTokens); err != nil && !replay && !trace {
 		if r.Probe != nil && ctx.Err() == nil && r.Probe(ctx) != nil {
 			return servebench.CellResult{}, 0, &outageError{at: time.Now(), cause: "building a prompt: " + err.Error()}
 		}
@@ -397,6 +410,9 @@ func (r *Runner) measureOnce(ctx context.Context, key servebench.CellKey, phase 
 		if rec.OK() && rec.LengthMismatch && !rec.Warmup {
 			r.short.Add(1)
 		}
+		if session {
+			r.sessionEnded(int(rec.Seq-firstSeq), rec)
+		}
 		r.emit(Event{Kind: "request", Phase: phase, Cell: key, CellIndex: idx, CellCount: count, Requests: n, Planned: planned})
 	}
 	next := func(ctx context.Context, seq int64, warmup bool) (*servebench.Request, error) {
@@ -408,6 +424,9 @@ func (r *Runner) measureOnce(ctx context.Context, key servebench.CellKey, phase 
 		if trace {
 			req := &servebench.Request{Cell: key, Seq: seq, Warmup: warmup}
 			return req, r.Trace.Fill(int(seq-firstSeq), seq, req)
+		}
+		if session {
+			return r.sessionRequest(ctx, key, seq, int(seq-firstSeq))
 		}
 		text, err := r.Prompts.Prompt(ctx, seq, key.ContextTokens)
 		if err != nil {
@@ -422,7 +441,7 @@ func (r *Runner) measureOnce(ctx context.Context, key servebench.CellKey, phase 
 	}
 	spec := load.Spec{
 		Key: key, Sizing: r.sizing(settled != nil), Judge: judge(key, &mu, &recs, settled),
-		Bursts: bursts, Requests: s.Requests, Rate: key.RatePerSecond, Poisson: s.Arrivals != "constant",
+		Bursts: bursts, Requests: r.openLoopRequests(key), Rate: key.RatePerSecond, Poisson: s.Arrivals != "constant",
 		MaxDuration: time.Duration(s.Duration),
 		Seed:        int64(key.ContextTokens)*7919 + int64(key.Concurrency), NextSeq: &r.seq,
 		Clock: func() time.Duration { return time.Since(r.Origin) },
@@ -523,6 +542,7 @@ func (r *Runner) attributeServer(ctx context.Context, cell *servebench.CellResul
 	if pN > 0 {
 		cell.PrefillSeconds = &servebench.ServerValue{Mean: pSum / float64(pN), Source: "server-timings:" + src, Requests: pN}
 	}
+	stats.CachedTokens(cell, recs)
 	var att promscrape.Attribution
 	haveAtt := false
 	restarted := "" // why the server evidently restarted between the scrapes
@@ -552,6 +572,7 @@ func (r *Runner) attributeServer(ctx context.Context, cell *servebench.CellResul
 			cell.PrefillSeconds = att.Prefill
 		}
 		if att.PrefixCacheHits != nil {
+			stats.CachedFromCounter(cell, float64(*att.PrefixCacheHits))
 			sawCached = true
 			if int(*att.PrefixCacheHits) > cached {
 				cached = int(*att.PrefixCacheHits)
@@ -590,7 +611,7 @@ func (r *Runner) attributeServer(ctx context.Context, cell *servebench.CellResul
 	}
 	if sawCached {
 		cell.CacheHitTokens = servebench.Int(cached)
-		if cached > 0 && r.Plan.Sweep.SharedPrefix == 0 && r.Dataset == nil && r.Trace == nil {
+		if cached > 0 && r.Plan.Sweep.SharedPrefix == 0 && r.Dataset == nil && r.Trace == nil && cell.Scenario != stats.SessionScenario {
 			cell.CacheContaminated = true
 			r.mu.Lock()
 			r.notes = append(r.notes, fmt.Sprintf("Cell %s is cache-contaminated: the server served %d prompt tokens from its prefix cache although every prompt was meant to be unique; its TTFT is optimistic.", cell.ID(), cached))

@@ -33,6 +33,9 @@ type TraceReplayer interface {
 // (one open-loop cell per rate, concurrency 0: uncapped).
 func (r *Runner) sweepKeys() []servebench.CellKey {
 	s := r.Plan.Sweep
+	if r.Plan.Sessions != nil {
+		return nil // the sessions replace the grid (runSessions)
+	}
 	if r.Trace != nil {
 		sched := r.Trace.Schedule()
 		rate := 0.0
@@ -82,6 +85,9 @@ func (r *Runner) openLoopRequests(key servebench.CellKey) int {
 	s := r.Plan.Sweep
 	if r.Trace != nil && key.Scenario == TraceScenario {
 		return len(r.Trace.Schedule())
+	}
+	if r.Plan.Sessions != nil && sessionCell(key) {
+		return sessionCount(r.Plan.Sessions, key.Concurrency)
 	}
 	if s.Requests > 0 || s.Duration <= 0 || key.RatePerSecond <= 0 {
 		return s.Requests

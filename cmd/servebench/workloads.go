@@ -11,6 +11,7 @@ import (
 	"github.com/servebench/servebench/openai"
 	"github.com/servebench/servebench/plan"
 	"github.com/servebench/servebench/runner"
+	"github.com/servebench/servebench/stats"
 	"github.com/servebench/servebench/workload"
 )
 
@@ -83,11 +84,17 @@ func loadDataset(d *servebench.DatasetPlan) (*workload.Replay, string, error) {
 	return workload.NewReplay(ds), note, nil
 }
 
-// level writes how a cell loads the target in progress lines: "c=4", or "2/s" for an uncapped
-// open loop.
+// level writes how a cell loads the target in progress lines: "c=4", "2/s" for an uncapped
+// open loop, "c=4 turn 2" for a multi-turn session's turn ("fresh 2" beside it).
 func level(k servebench.CellKey) string {
 	if k.Concurrency == 0 && k.RatePerSecond > 0 {
 		return fmt.Sprintf("%g/s", k.RatePerSecond)
+	}
+	switch {
+	case k.Turn > 0 && k.Scenario == stats.FreshScenario:
+		return fmt.Sprintf("c=%d fresh %d", k.Concurrency, k.Turn)
+	case k.Turn > 0:
+		return fmt.Sprintf("c=%d turn %d", k.Concurrency, k.Turn)
 	}
 	return fmt.Sprintf("c=%d", k.Concurrency)
 }

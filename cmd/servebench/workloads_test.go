@@ -315,3 +315,61 @@ func diff(a, b float64) float64 {
 	}
 	return b - a
 }
+
+// A sessions: plan of 4 turns against the simulator over HTTP gives one cell per turn whose
+// later turns report cached tokens and a TTFT below the fresh prompts of the same length, every
+// record names its turn, and the report has its Prompt Caching section.
+func TestRunSessionsPlanReportsPromptCaching(t *testing.T) {
+	base := startSimWith(t, sim.Options{Seed: 5})
+	cfg := filepath.Join(t.TempDir(), "plan.yaml")
+	if err := os.WriteFile(cfg, []byte("sessions:\n  turns: 4\n  first_turn_tokens: 4k\n  turn_tokens: 256\n  output_tokens: 16\n  concurrency: [2]\n  think_time: 10ms\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := runQuick(t, base, "--config", cfg)
+	res := readResults(t, dir)
+	fresh := map[int]servebench.CellResult{}
+	for _, c := range res.Cells {
+		if c.Scenario == "session-fresh" {
+			fresh[c.Turn] = c
+		}
+	}
+	later := 0
+	for _, c := range res.Cells {
+		if c.Scenario != "session" || c.Turn < 2 {
+			continue
+		}
+		later++
+		f, ok := fresh[c.Turn]
+		if !ok {
+			t.Errorf("turn %d has no fresh cell beside it", c.Turn)
+			continue
+		}
+		if c.CachedTokensMean == nil || *c.CachedTokensMean <= 0 {
+			t.Errorf("turn %d: cached_tokens_mean %v, want > 0", c.Turn, c.CachedTokensMean)
+		}
+		if !(c.TTFTSeconds.Mean < f.TTFTSeconds.Mean) {
+			t.Errorf("turn %d: TTFT %v not below the fresh %v", c.Turn, c.TTFTSeconds.Mean, f.TTFTSeconds.Mean)
+		}
+	}
+	if later != 3 {
+		t.Errorf("%d session cells of turn ≥ 2, want 3", later)
+	}
+	for _, r := range readRecords(t, filepath.Join(dir, "requests.jsonl")) {
+		if r.Turn < 1 || r.Turn > 4 || (r.Scenario != "session" && r.Scenario != "session-fresh") {
+			t.Errorf("seq %d: scenario %q turn %d", r.Seq, r.Scenario, r.Turn)
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`<a id="prompt-caching"></a>Prompt Caching`, "| 2 concurrent | 4 |", "of the prompt tokens from its prefix cache"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	html, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil || !strings.Contains(string(html), "Prompt Caching") {
+		t.Errorf("report.html lacks the Prompt Caching section (%v)", err)
+	}
+}

@@ -1,0 +1,237 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/stats"
+)
+
+// conversations is the state of one concurrency level's multi-turn sessions: the conversation
+// each session has had so far, and the turn being measured. Turn t of session i is request
+// i of turn t's cell (fixed mode sends a cell's requests in sequence order). A turn's messages
+// join the conversations only once its cell is kept (commit), so an attempt an outage discards
+// leaves them as they were.
+type conversations struct {
+	mu      sync.Mutex
+	hist    [][]servebench.Message
+	lastEnd []float64 // run-clock offset (s) at which each session's last answer ended
+	pending map[int]*pendingTurn
+}
+
+// pendingTurn is one session's turn in flight or finished, not yet committed.
+type pendingTurn struct {
+	user   string
+	answer *strings.Builder
+	end    float64
+}
+
+func newConversations(count int) *conversations {
+	return &conversations{hist: make([][]servebench.Message, count), lastEnd: make([]float64, count), pending: map[int]*pendingTurn{}}
+}
+
+// begin starts an attempt at a turn's cell: nothing of an earlier attempt is kept.
+func (cv *conversations) begin() {
+	cv.mu.Lock()
+	cv.pending = map[int]*pendingTurn{}
+	cv.mu.Unlock()
+}
+
+// commit appends every session's measured turn (its user text and the model's answer as it
+// arrived, whole or partial) to its conversation.
+func (cv *conversations) commit() {
+	cv.mu.Lock()
+	defer cv.mu.Unlock()
+	for i, p := range cv.pending {
+		cv.hist[i] = append(cv.hist[i], servebench.Message{Role: "user", Content: p.user},
+			servebench.Message{Role: "assistant", Content: p.answer.String()})
+		cv.lastEnd[i] = p.end
+	}
+	cv.pending = map[int]*pendingTurn{}
+}
+
+// sessionCount is how many sessions run at level n: sessions.count, else max(4, 2n).
+func sessionCount(ss *servebench.SessionPlan, n int) int {
+	if ss.Count > 0 {
+		return ss.Count
+	}
+	return max(4, 2*n)
+}
+
+// sessionContext is the nominal prompt of turn t (tokens): the first turn's prompt plus, for
+// every earlier turn, its answer and the next turn's new user text. The server's count adds
+// the chat template's tokens per message; records carry that count.
+func sessionContext(ss *servebench.SessionPlan, t int) int {
+	return int(ss.FirstTurnTokens) + (t-1)*(int(ss.OutputTokens)+int(ss.TurnTokens))
+}
+
+// sessionKey is the cell of turn t of the sessions at level n.
+func sessionKey(ss *servebench.SessionPlan, n, t int) servebench.CellKey {
+	return servebench.CellKey{Scenario: stats.SessionScenario, LoadMode: servebench.ModeFixed, ContextTokens: sessionContext(ss, t),
+		OutputTokens: int(ss.OutputTokens), Concurrency: n, Turn: t}
+}
+
+// newTextTokens is the length of the new user text of a turn: the first turn's whole prompt,
+// then TurnTokens.
+func newTextTokens(ss *servebench.SessionPlan, t int) int {
+	if t == 1 {
+		return int(ss.FirstTurnTokens)
+	}
+	return int(ss.TurnTokens)
+}
+
+// sessionRequest builds turn key.Turn of session i as request seq: the conversation so far
+// plus new user text, after the session's think time since its last answer.
+func (r *Runner) sessionRequest(ctx context.Context, key servebench.CellKey, seq int64, i int) (*servebench.Request, error) {
+	ss := r.Plan.Sessions
+	cv := r.conv
+	if i < 0 || i >= len(cv.hist) {
+		return nil, fmt.Errorf("session %d of %d: the cell sent more requests than there are sessions", i, len(cv.hist))
+	}
+	text, err := r.Prompts.Prompt(ctx, seq, newTextTokens(ss, key.Turn))
+	if err != nil {
+		return nil, err
+	}
+	cv.mu.Lock()
+	msgs := append(slices.Clone(cv.hist[i]), servebench.Message{Role: "user", Content: text})
+	last := cv.lastEnd[i]
+	p := &pendingTurn{user: text, answer: new(strings.Builder)}
+	cv.pending[i] = p
+	cv.mu.Unlock()
+	if think := time.Duration(ss.ThinkTime); think > 0 && key.Turn > 1 {
+		wait := time.Duration(last*float64(time.Second)) + think - time.Since(r.Origin)
+		if wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return nil, ctx.Err()
+			case <-t.C:
+			}
+		}
+	}
+	req := &servebench.Request{Cell: key, Seq: seq, Messages: msgs, MaxOutputTokens: key.OutputTokens, Answer: p.answer}
+	if key.Turn == 1 {
+		req.PromptTokens = key.ContextTokens // later turns' length is the conversation's, as the server counts it
+	}
+	return req, nil
+}
+
+// sessionEnded notes when session i's answer ended (the next turn's think time counts from it).
+func (r *Runner) sessionEnded(i int, rec servebench.Record) {
+	r.conv.mu.Lock()
+	if p := r.conv.pending[i]; p != nil {
+		p.end = rec.EndOffsetSeconds
+	}
+	r.conv.mu.Unlock()
+}
+
+// runSessions measures the plan's multi-turn sessions: at each concurrency level, turn 1 to T
+// of every session (one cell per turn), then for each turn ≥ 2 a cell of fresh prompts as
+// long as that turn's prompts were (the server's mean count), sent the same way. A level that a
+// resumed run did not finish is measured again whole: its conversations are not saved.
+func (r *Runner) runSessions(ctx context.Context, done map[servebench.CellKey]servebench.CellResult) error {
+	ss := r.Plan.Sessions
+	if ss == nil {
+		return nil
+	}
+	total := len(ss.Concurrency) * (2*ss.Turns - 1)
+	r.emit(Event{Kind: "phase", Phase: "sessions", CellCount: total})
+	idx := 0
+	for _, n := range ss.Concurrency {
+		if r.levelDone(done, n) {
+			idx += 2*ss.Turns - 1
+			continue
+		}
+		r.dropLevel(done, n)
+		r.conv = newConversations(sessionCount(ss, n))
+		turns := make([]servebench.CellResult, ss.Turns+1)
+		for t := 1; t <= ss.Turns; t++ {
+			idx++
+			key := sessionKey(ss, n, t)
+			if max := r.Server.MaxModelLen; max > 0 && key.ContextTokens+key.OutputTokens > max {
+				note := fmt.Sprintf("skipped: turn %d's conversation (about %d tokens) and its %d-token answer exceed the target's maximum model length of %d tokens", t, key.ContextTokens, key.OutputTokens, max)
+				r.addCell(servebench.CellResult{CellKey: key, Skipped: true, Note: note})
+				r.emit(Event{Kind: "note", Phase: "sessions", Cell: key, Message: key.ID() + " " + note})
+				break
+			}
+			r.emit(Event{Kind: "cell-start", Phase: "sessions", Cell: key, CellIndex: idx, CellCount: total, Planned: r.planned(key)})
+			res, _, err := r.measure(ctx, key, "sessions", idx, total, nil)
+			if err != nil {
+				return err
+			}
+			r.conv.commit()
+			turns[t] = res
+			done[key] = res
+			r.addCell(res)
+		}
+		for t := 2; t <= ss.Turns; t++ {
+			idx++
+			s := turns[t]
+			if s.RequestsTotal == 0 {
+				continue
+			}
+			key := sessionKey(ss, n, t)
+			key.Scenario = stats.FreshScenario
+			if s.InputTokensMean > 0 {
+				key.ContextTokens = int(math.Round(s.InputTokensMean))
+			}
+			r.emit(Event{Kind: "cell-start", Phase: "sessions", Cell: key, CellIndex: idx, CellCount: total, Planned: r.planned(key)})
+			res, _, err := r.measure(ctx, key, "sessions", idx, total, nil)
+			if err != nil {
+				return err
+			}
+			done[key] = res
+			r.addCell(res)
+		}
+	}
+	r.conv = nil
+	return nil
+}
+
+// levelDone reports whether every session and fresh cell of level n is among the done cells.
+func (r *Runner) levelDone(done map[servebench.CellKey]servebench.CellResult, n int) bool {
+	ss := r.Plan.Sessions
+	have := map[[2]int]bool{}
+	for k := range done {
+		if k.Concurrency == n && (k.Scenario == stats.SessionScenario || k.Scenario == stats.FreshScenario) {
+			sign := 1
+			if k.Scenario == stats.FreshScenario {
+				sign = -1
+			}
+			have[[2]int{sign, k.Turn}] = true
+		}
+	}
+	for t := 1; t <= ss.Turns; t++ {
+		if !have[[2]int{1, t}] || (t > 1 && !have[[2]int{-1, t}]) {
+			return false
+		}
+	}
+	return true
+}
+
+// dropLevel forgets the cells of level n a resumed run had measured (it is measured again).
+func (r *Runner) dropLevel(done map[servebench.CellKey]servebench.CellResult, n int) {
+	of := func(k servebench.CellKey) bool {
+		return k.Concurrency == n && (k.Scenario == stats.SessionScenario || k.Scenario == stats.FreshScenario)
+	}
+	for k := range done {
+		if of(k) {
+			delete(done, k)
+		}
+	}
+	r.mu.Lock()
+	r.cells = slices.DeleteFunc(r.cells, func(c servebench.CellResult) bool { return of(c.CellKey) })
+	r.mu.Unlock()
+}
+
+// sessionCell reports whether key is a session or fresh-prompt cell (sized by the sessions).
+func sessionCell(key servebench.CellKey) bool {
+	return key.Scenario == stats.SessionScenario || key.Scenario == stats.FreshScenario
+}
