@@ -114,6 +114,9 @@ const (
 	// ReasonClientBound: the load generator, not the server, limited the measurement (the
 	// client lagged behind the socket or could not send on time).
 	ReasonClientBound Reason = "client-bound"
+	// ReasonNotMeasured: the cell was planned but not measured (e.g. its context does not fit the
+	// target's maximum model length); it has no numbers. The note says why.
+	ReasonNotMeasured Reason = "not-measured"
 )
 
 // Validity is a cell's verdict and the reasons for it, as written to results.json:
@@ -129,6 +132,11 @@ type Validity struct {
 	Reasons []Reason `json:"reasons"`
 	// Notes says, per reason, what was seen in numbers a reader can check.
 	Notes map[Reason]string `json:"notes,omitempty"`
+}
+
+// NotMeasured returns the validity of a planned cell that was skipped, with why as its note.
+func NotMeasured(why string) Validity {
+	return Validity{Verdict: VerdictInvalid, Reasons: []Reason{ReasonNotMeasured}, Notes: map[Reason]string{ReasonNotMeasured: why}}
 }
 
 // Valid returns the validity of a cell with nothing against it.

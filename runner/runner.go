@@ -223,7 +223,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		}
 		if maxLen > 0 && key.ContextTokens+key.OutputTokens > maxLen {
 			note := fmt.Sprintf("skipped: %d context + %d output tokens exceed the target's maximum model length of %d tokens", key.ContextTokens, key.OutputTokens, maxLen)
-			r.addCell(servebench.CellResult{CellKey: key, Skipped: true, Note: note})
+			r.addCell(servebench.CellResult{CellKey: key, Skipped: true, Note: note, Validity: servebench.NotMeasured(note)})
 			r.emit(Event{Kind: "note", Phase: "sweep", Cell: key, Message: key.ID() + " " + note})
 			continue
 		}

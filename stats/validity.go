@@ -50,10 +50,11 @@ const UnstableShift = 0.25
 //	                   intervals
 //	cache-contaminated low-confidence when c.CacheContaminated (TTFT and prefill optimistic)
 //
-// Skipped cells are not assessed. Other stages add outage, server-restart and client-bound
+// A skipped cell is invalid with the single reason not-measured (its note is the cell's). Other stages add outage, server-restart and client-bound
 // with Validity.Add. Call Assess after the server-side fields (cache) are attributed.
 func Assess(c *servebench.CellResult, recs []servebench.Record, w Window, relHalfWidth float64) {
 	if c.Skipped {
+		c.Validity = servebench.NotMeasured(c.Note)
 		return
 	}
 	if relHalfWidth <= 0 {
