@@ -116,10 +116,10 @@ func TestAssess(t *testing.T) {
 		{name: "intervals wider than the precision aimed for: low-confidence", g: base, precision: 0.001,
 			verdict: servebench.VerdictLowConfidence, reason: servebench.ReasonTooFewSamples, note: "target ±0.1%"},
 		{name: "prefix-cache hits on uncached prompts", g: base, precision: 0.05,
-			edit: func(c *servebench.CellResult) { n := 4096; c.CacheHitTokens, c.CacheContaminated = &n, true },
+			edit:    func(c *servebench.CellResult) { n := 4096; c.CacheHitTokens, c.CacheContaminated = &n, true },
 			verdict: servebench.VerdictLowConfidence, reason: servebench.ReasonCacheContaminated, note: "4096 prompt tokens"},
 		{name: "skipped: not measured", g: base, precision: 0.05,
-			edit: func(c *servebench.CellResult) { c.Skipped, c.Note = true, "skipped: 1024 context exceeds the maximum" },
+			edit:    func(c *servebench.CellResult) { c.Skipped, c.Note = true, "skipped: 1024 context exceeds the maximum" },
 			verdict: servebench.VerdictInvalid, reason: servebench.ReasonNotMeasured, note: "exceeds the maximum"},
 	}
 	for _, tt := range tests {
