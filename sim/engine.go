@@ -100,7 +100,7 @@ func (c *core) hasWork() bool { return len(c.waiting) > 0 || len(c.running) > 0 
 // add queues s, which arrived at s.arrival (<= c.now is allowed: arrival during a step).
 func (c *core) add(s *seq) {
 	s.numTokens = s.promptTokens
-	s.ready = s.arrival + c.p.Engine.RequestOverhead.Seconds()
+	s.ready = s.arrival + c.p.Engine.requestOverhead(s.promptTokens)
 	c.waiting = append(c.waiting, s)
 	c.truth.RequestsArrived++
 }
@@ -471,6 +471,9 @@ func (c *core) cost(sched []chunk) stepCost {
 	}
 	bw := n * g.MemBandwidth * e.BandwidthEfficiency
 	if kvEff := e.KVBandwidthEfficiency; kvEff > 0 && kvEff != e.BandwidthEfficiency {
+		// One sequence's attention and state kernels reach kvEff; B sequences give the
+		// kernels B times the parallel work, up to the best streaming rate of the engine.
+		kvEff = math.Min(math.Max(kvEff, e.BandwidthEfficiency), kvEff*float64(len(sched)))
 		sc.memoryS = weights/bw + kvBytes/(n*g.MemBandwidth*kvEff)
 	} else {
 		sc.memoryS = sc.bytes / bw

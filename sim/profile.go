@@ -143,6 +143,11 @@ type EngineSpec struct {
 	// RequestOverhead is the API server's fixed latency before a request reaches the
 	// scheduler (HTTP, chat template, tokenisation, hand-off to the engine).
 	RequestOverhead time.Duration
+	// RequestOverheadPerToken is the API server's cost per prompt token before the request
+	// reaches the scheduler (tokenisation and input processing of the prompt, on the CPU,
+	// beside the GPU's steps). A long prompt arrives that much later; it does not slow the
+	// steps of the requests already running.
+	RequestOverheadPerToken time.Duration
 	// SpecTokens is the number of speculative tokens proposed per step (vLLM's
 	// num_speculative_tokens; 0: no speculative decoding). Each decoding sequence then
 	// verifies 1 + SpecTokens tokens per step and emits (1 − a^(k+1))/(1 − a) of them on
@@ -156,6 +161,12 @@ type EngineSpec struct {
 	// MemoryPowerWeight is how much a bandwidth-bound step loads the GPU's power budget
 	// relative to a compute-bound one (0..1): utilisation = min(1, (compute + weight·memory) / step).
 	MemoryPowerWeight float64
+}
+
+// requestOverhead is the API server's latency before a request of prompt tokens reaches the
+// scheduler: RequestOverhead + prompt · RequestOverheadPerToken (s).
+func (e EngineSpec) requestOverhead(prompt int) float64 {
+	return e.RequestOverhead.Seconds() + float64(prompt)*e.RequestOverheadPerToken.Seconds()
 }
 
 // Profile is one simulated hardware + model + engine combination.
