@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 )
 
@@ -40,12 +41,31 @@ func (t Table) WriteText(w io.Writer, summaryOnly bool) error {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f%%\t%s\n", cfg, s.Metric, s.Points, 100*s.MedianAbs, errText(s.Worst))
 	}
 	fmt.Fprintln(tw)
-	fmt.Fprintln(tw, "CAPACITY LIMIT\tUSE CASE\tPUBLISHED\tSIMULATED\tERROR\tAGREES (±25% or same N+ / not viable)")
+	fmt.Fprintf(tw, "CAPACITY LIMIT\tUSE CASE\tPUBLISHED\tSIMULATED\tFIRST FAILING\tERROR\tAGREES (±%.0f%% of either, or same N+ / not viable)\n", 100*CapacityBound)
+	agree, limits := 0, 0
 	for _, r := range t.Rows {
 		if r.Metric != "capacity" {
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Config, r.UseCase, r.pubText(), r.simText(), errText(r.Err), yesNo(r.Agrees()))
+		limits++
+		if r.Agrees() {
+			agree++
+		}
+		fail := "—"
+		if r.FirstFailing > 0 {
+			fail = fmt.Sprintf("%.0f", r.FirstFailing)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Config, r.UseCase, r.pubText(), r.simText(), fail, errText(r.Err), yesNo(r.Agrees()))
+	}
+	fmt.Fprintln(tw)
+	fmt.Fprintf(tw, "TARGETS: held-out median |error| of %s within %.0f%% (all configurations); every capacity limit within ±%.0f%% or the same kind: %d of %d agree.\n",
+		strings.Join(Headline, ", "), 100*MedianBound, 100*CapacityBound, agree, limits)
+	v := t.Violations()
+	if len(v) == 0 {
+		fmt.Fprintln(tw, "All targets met.")
+	}
+	for _, line := range v {
+		fmt.Fprintln(tw, "MISSED: "+line)
 	}
 	return tw.Flush()
 }

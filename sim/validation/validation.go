@@ -8,6 +8,12 @@
 // package capacity's rule on the default use cases, the published "N+" limits with the
 // published ceiling N; a limit agrees in kind when both are measured limits, both lower bounds
 // ("N+"), or both not viable.
+//
+// The agreement targets (Targets) are: every configuration covered; over the held-out points
+// of all configurations, the median |error| of TTFT, per-user generation speed and system
+// throughput within MedianBound; every capacity limit within CapacityBound or the same kind.
+// Table.Violations lists the targets missed; `servebench sim validate` exits non-zero when
+// there is one.
 package validation
 
 import (
@@ -20,7 +26,6 @@ import (
 	"math"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/servebench/servebench"
 	"github.com/servebench/servebench/capacity"
@@ -174,6 +179,15 @@ func useCase(name string) (servebench.UseCase, bool) {
 	return servebench.UseCase{}, false
 }
 
+// Agreement targets.
+const (
+	// MedianBound bounds the median |error| of each headline metric over the held-out points
+	// of all configurations.
+	MedianBound = 0.20
+	// CapacityBound bounds the relative error of a measured capacity limit.
+	CapacityBound = 0.25
+)
+
 // Row is one compared point.
 type Row struct {
 	Point
@@ -181,6 +195,9 @@ type Row struct {
 	// comparable). SimKind is the simulated capacity qualifier (capacity rows).
 	Simulated, Err float64
 	SimKind        string
+	// FirstFailing is, for a measured simulated limit, the lowest level that broke a threshold
+	// (the limit + 1 when the search measured both); 0 otherwise.
+	FirstFailing float64
 	// Skipped says why the point is not simulated (empty when it is).
 	Skipped string
 }
@@ -196,9 +213,22 @@ func (r Row) KindAgrees() bool {
 }
 
 // Agrees reports, for a capacity row, whether the simulated limit agrees with the published
-// one: the same kind, and for measured limits within ±25 %.
+// one: the same kind, and for measured limits the published value within ±CapacityBound of the
+// simulator's last passing level or of its first failing one. The reports define their limit
+// as "the tested or estimated point where the first threshold is reached" and quote either
+// side of it: the first level that broke a threshold ("7 requests: TTFT 10.0 s, threshold
+// exceeded"; "24: 2016 ms, just above") or the last that held ("4: TTFT 11.6 s, just under";
+// "1 request" where 2 broke it). The simulator's crossing lies between the two levels it
+// reports.
 func (r Row) Agrees() bool {
-	return r.KindAgrees() && (r.SimKind == NotViable || r.SimKind == AtLeast || math.Abs(r.Err) <= 0.25)
+	if !r.KindAgrees() {
+		return false
+	}
+	if r.SimKind == NotViable || r.SimKind == AtLeast {
+		return true
+	}
+	near := func(v float64) bool { return math.Abs(v-r.Value) <= CapacityBound*r.Value }
+	return near(r.Simulated) || r.FirstFailing > 0 && near(r.FirstFailing)
 }
 
 // Runner simulates points, memoising workloads; Profiles maps a config to the profile used
@@ -350,6 +380,9 @@ func (r *Runner) capacityRow(cfg Config, p sim.Profile, row Row) (Row, error) {
 	if res.Limit != nil {
 		row.Simulated = float64(*res.Limit)
 	}
+	if res.FirstFailing != nil && row.SimKind == Exact {
+		row.FirstFailing = float64(*res.FirstFailing)
+	}
 	if row.Value > 0 {
 		row.Err = (row.Simulated - row.Value) / row.Value
 	} else if row.Simulated == 0 {
@@ -473,6 +506,48 @@ func isHeadline(m string) bool {
 	return false
 }
 
+// Violations lists, in words, every agreement target the table misses (empty: all met):
+// a configuration without a simulated held-out headline point; a headline metric whose
+// held-out median |error| over all configurations exceeds MedianBound; a capacity limit that
+// does not agree (Row.Agrees).
+func (t Table) Violations() []string {
+	var out []string
+	covered := map[string]bool{}
+	for _, r := range t.Rows {
+		if !r.Fit && r.Skipped == "" && !math.IsNaN(r.Err) && isHeadline(r.Metric) {
+			covered[r.Config] = true
+		}
+	}
+	for _, c := range Configs() {
+		if !covered[c.ID] {
+			out = append(out, fmt.Sprintf("%s: no held-out TTFT, generation speed or throughput point simulated", c.ID))
+		}
+	}
+	seen := map[string]bool{}
+	for _, st := range t.Stats(true) {
+		if st.Config != "" || !isHeadline(st.Metric) {
+			continue
+		}
+		seen[st.Metric] = true
+		if st.MedianAbs > MedianBound {
+			out = append(out, fmt.Sprintf("%s: held-out median |error| %.0f%% over %d points, target %.0f%%",
+				st.Metric, 100*st.MedianAbs, st.Points, 100*MedianBound))
+		}
+	}
+	for _, m := range Headline {
+		if !seen[m] {
+			out = append(out, m+": no held-out point compared")
+		}
+	}
+	for _, r := range t.Rows {
+		if r.Metric == "capacity" && !r.Agrees() {
+			out = append(out, fmt.Sprintf("%s %s: capacity limit published %s, simulated %s (target ±%.0f%% or the same kind)",
+				r.Config, r.UseCase, r.pubText(), r.simText(), 100*CapacityBound))
+		}
+	}
+	return out
+}
+
 // Title returns the configuration's title, or id.
 func Title(id string) string {
 	if c, ok := ConfigByID(id); ok {
@@ -481,4 +556,3 @@ func Title(id string) string {
 	return id
 }
 
-var _ = strings.TrimSpace
