@@ -23,7 +23,7 @@ type seq struct {
 	shared  []*kvEntry // prefix-cache blocks referenced (the first len(shared) blocks)
 
 	arrival, firstScheduled, firstToken, finished float64
-	ready                                         float64 // arrival + RequestOverhead: schedulable from then
+	ready                                         float64 // arrival + the API server's latency (requestOverhead): schedulable from then
 	emits                                         int     // steps that emitted tokens (chunks)
 	specCarry                                     float64 // fractional speculative tokens carried to the next step
 	scheduled, hasFirstToken, done, aborted       bool
@@ -405,7 +405,8 @@ func (c *core) recordFinish(s *seq) {
 //	           (E = Experts, k = ExpertsPerToken, s = ExpertSpread: the share of experts in use)
 //	           (no Experts: BytesPerParam·Total·(1 − (1 − Active/Total)^T); = Active for T = 1)
 //	compute  = GEMM/(N·peak(Format)·ComputeEfficiency) + attn/(N·PeakFLOPS·AttentionEfficiency)
-//	memory   = weights/(N·MemBandwidth·BandwidthEfficiency) + (bytes − weights)/(N·MemBandwidth·KVBandwidthEfficiency)
+//	memory   = weights/(N·MemBandwidth·BandwidthEfficiency) + (bytes − weights)/(N·MemBandwidth·kvEff)
+//	kvEff    = min(max(KVBandwidthEfficiency, BandwidthEfficiency), B·KVBandwidthEfficiency)   (B = sequences in the step)
 //	comm     = 2·Layers·(LinkLatency + 2·(N−1)/N · T·Hidden·2 B / LinkBandwidth)   (N > 1: two all-reduces per layer)
 //	draft    = SpecTokens·(DraftParams·BytesPerParam/(N·MemBandwidth·BandwidthEfficiency) + DraftOverhead)   (steps with decodes)
 //	duration = max(compute, memory) + comm + draft + StepOverhead + PerSeqOverhead·sequences

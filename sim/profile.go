@@ -127,9 +127,11 @@ type EngineSpec struct {
 	ComputeEfficiency float64
 	// BandwidthEfficiency is the achieved fraction of MemBandwidth.
 	BandwidthEfficiency float64
-	// KVBandwidthEfficiency is the achieved fraction of MemBandwidth when attention reads the KV
-	// cache and recurrent state (decode kernels reach less than weight streaming on long
-	// contexts); 0 means BandwidthEfficiency.
+	// KVBandwidthEfficiency is the achieved fraction of MemBandwidth when the attention and
+	// recurrent-state kernels of one sequence read its KV cache and state (a lone sequence has
+	// few KV heads to spread over the GPU, so these kernels can reach less than weight
+	// streaming); B sequences in a step give the kernels B times the parallel work, up to the
+	// better of this and BandwidthEfficiency (see core.cost). 0 means BandwidthEfficiency.
 	KVBandwidthEfficiency float64
 	// AttentionEfficiency is the achieved fraction of the BF16 peak on attention FLOPs;
 	// 0 means ComputeEfficiency.

@@ -555,4 +555,3 @@ func Title(id string) string {
 	}
 	return id
 }
-

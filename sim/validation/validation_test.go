@@ -3,6 +3,7 @@ package validation
 import (
 	"flag"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -93,56 +94,133 @@ func fullTable(t *testing.T) Table {
 	return table
 }
 
-// The simulator's agreement with the published measurements stays within bounds: a change to
-// the engine model, a spec or a fitted parameter that makes it worse fails here. Median bounds
-// are the agreement target (±20 % on held-out TTFT, per-user speed and throughput); worst
-// bounds are today's worst, rounded up, so they only catch regressions.
+// knownMisses are the agreement targets the simulator misses today, with the reason
+// (docs/simulator.md, "Where it is wrong"). The test fails when another target is missed and
+// when one of these starts to agree (then delete it here and in the docs).
+var knownMisses = map[string]string{
+	"qwen36-35b-a3b-fp8-mtp-1xrtxpro6000 code_completion": "the simulated clients stay in step, so their 1K prefills " +
+		"arrive together and stall the decodes; real clients drift apart and the prefills hide under memory-bound decode steps",
+}
+
+// The simulator's agreement with the published measurements stays within its targets: a change
+// to the engine model, a spec or a fitted parameter that makes it worse fails here. The median
+// bounds are the targets (Violations); the worst bounds are today's worst, rounded up, so they
+// only catch regressions.
 func TestAgreementWithinBounds(t *testing.T) {
 	tab := fullTable(t)
-	bounds := map[string]struct{ median, worst float64 }{
-		"ttft_s":     {0.20, 0.60},
-		"gen_tps":    {0.20, 0.45},
-		"system_tps": {0.20, 0.55},
-		"e2e_s":      {0.25, 0.70},
-		"itl_s":      {0.30, 0.45},
-	}
+	worst := map[string]float64{"ttft_s": 0.60, "gen_tps": 0.50, "system_tps": 0.50, "e2e_s": 0.35, "itl_s": 0.40}
 	seen := map[string]bool{}
 	for _, s := range tab.Stats(true) {
-		if s.Config != "" {
-			continue
-		}
-		b, ok := bounds[s.Metric]
-		if !ok {
+		b, ok := worst[s.Metric]
+		if s.Config != "" || !ok {
 			continue
 		}
 		seen[s.Metric] = true
-		if s.MedianAbs > b.median {
-			t.Errorf("%s: median |error| %.0f%% over %d held-out points, bound %.0f%%", s.Metric, 100*s.MedianAbs, s.Points, 100*b.median)
-		}
-		if s.WorstAbs > b.worst {
-			t.Errorf("%s: worst |error| %.0f%%, bound %.0f%%", s.Metric, 100*s.WorstAbs, 100*b.worst)
+		t.Logf("%s: held-out median |error| %.0f%%, worst %+.0f%% over %d points", s.Metric, 100*s.MedianAbs, 100*s.Worst, s.Points)
+		if s.WorstAbs > b {
+			t.Errorf("%s: worst |error| %.0f%%, bound %.0f%%", s.Metric, 100*s.WorstAbs, 100*b)
 		}
 	}
-	for m := range bounds {
+	for m := range worst {
 		if !seen[m] {
 			t.Errorf("%s: no held-out point compared", m)
 		}
 	}
-	// Capacity limits: within ±25 % or the same kind; today 11 of the 15 agree (the misses are
-	// listed in docs/simulator.md), and no change may lose one.
-	agree := 0
+	missed := map[string]bool{}
 	for _, r := range tab.Rows {
-		if r.Metric != "capacity" {
-			continue
-		}
-		if r.Agrees() {
-			agree++
-		} else {
-			t.Logf("capacity %s %s: published %s, simulated %s", r.Config, r.UseCase, r.pubText(), r.simText())
+		if r.Metric == "capacity" && !r.Agrees() {
+			missed[r.Config+" "+r.UseCase] = true
 		}
 	}
-	if agree < 11 {
-		t.Errorf("%d of the capacity limits agree, want at least 11", agree)
+	for _, v := range tab.Violations() {
+		known := false
+		for k := range knownMisses {
+			if strings.HasPrefix(v, k+":") {
+				known = true
+			}
+		}
+		if !known {
+			t.Errorf("target missed: %s", v)
+		}
+	}
+	for k, why := range knownMisses {
+		if !missed[k] {
+			t.Errorf("%s now agrees (it was a known miss: %s); remove it from knownMisses and the docs", k, why)
+		}
+	}
+}
+
+// Violations names every missed target: a headline median beyond MedianBound, a capacity limit
+// outside CapacityBound of both simulated levels or of another kind, an uncovered
+// configuration.
+func TestViolations(t *testing.T) {
+	row := func(cfg, metric string, fit bool, err float64) Row {
+		return Row{Point: Point{Config: cfg, Metric: metric, Fit: fit, Value: 1}, Simulated: 1 + err, Err: err}
+	}
+	capRow := func(useCase string, pub float64, pubKind string, sim, fail float64, simKind string) Row {
+		return Row{Point: Point{Config: "glm47-flash-bf16-1xh200", Metric: "capacity", UseCase: useCase, Value: pub, Qualifier: pubKind},
+			Simulated: sim, FirstFailing: fail, SimKind: simKind, Err: (sim - pub) / pub}
+	}
+	good := func() Table {
+		var tab Table
+		for _, c := range Configs() {
+			for _, m := range Headline {
+				tab.Rows = append(tab.Rows, row(c.ID, m, false, 0.1), row(c.ID, m, false, -0.15), row(c.ID, m, true, 0.9))
+			}
+		}
+		return tab
+	}
+	if v := good().Violations(); len(v) != 0 {
+		t.Fatalf("a table within the targets has violations %q", v)
+	}
+	for _, c := range []struct {
+		name string
+		edit func(*Table)
+		want string // "" = no violation
+	}{
+		{"headline median beyond 20%", func(tab *Table) {
+			for i := range tab.Rows {
+				if tab.Rows[i].Metric == "gen_tps" && !tab.Rows[i].Fit {
+					tab.Rows[i].Err = 0.21
+				}
+			}
+		}, "gen_tps: held-out median |error| 21%"},
+		{"fitted points do not count", func(tab *Table) {
+			for i := range tab.Rows {
+				if tab.Rows[i].Fit {
+					tab.Rows[i].Err = 5
+				}
+			}
+		}, ""},
+		{"configuration without a held-out headline point", func(tab *Table) {
+			kept := tab.Rows[:0]
+			for _, r := range tab.Rows {
+				if r.Config != "step37-flash-bf16-mtp-8xa100" || r.Fit {
+					kept = append(kept, r)
+				}
+			}
+			tab.Rows = kept
+		}, "step37-flash-bf16-mtp-8xa100: no held-out"},
+		{"limit 25% high agrees", func(tab *Table) { tab.Rows = append(tab.Rows, capRow("x", 4, Exact, 5, 6, Exact)) }, ""},
+		{"limit 50% high misses", func(tab *Table) { tab.Rows = append(tab.Rows, capRow("x", 4, Exact, 6, 7, Exact)) }, "capacity limit published 4, simulated 6"},
+		{"first failing level within 25% agrees", func(tab *Table) { tab.Rows = append(tab.Rows, capRow("x", 7, Exact, 5, 6, Exact)) }, ""},
+		{"both levels too low misses", func(tab *Table) { tab.Rows = append(tab.Rows, capRow("x", 35, Approx, 17, 18, Exact)) }, "published ~35, simulated 17"},
+		{"N+ against a measured limit misses", func(tab *Table) { tab.Rows = append(tab.Rows, capRow("x", 4, Exact, 8, 0, AtLeast)) }, "published 4, simulated 8+"},
+		{"N+ against N+ agrees", func(tab *Table) { tab.Rows = append(tab.Rows, capRow("x", 12, AtLeast, 12, 0, AtLeast)) }, ""},
+		{"not viable against a limit misses", func(tab *Table) { tab.Rows = append(tab.Rows, capRow("x", 1, Exact, 0, 0, NotViable)) }, "simulated not viable"},
+	} {
+		tab := good()
+		c.edit(&tab)
+		v := tab.Violations()
+		if c.want == "" {
+			if len(v) != 0 {
+				t.Errorf("%s: violations %q, want none", c.name, v)
+			}
+			continue
+		}
+		if len(v) != 1 || !strings.Contains(v[0], c.want) {
+			t.Errorf("%s: violations %q, want one containing %q", c.name, v, c.want)
+		}
 	}
 }
 
