@@ -93,8 +93,8 @@ var vllmReference = EngineSpec{
 	// to the engine process before the scheduler sees the request, on the CPU. Hugging Face's
 	// fast tokenisers encode a few hundred thousand tokens per second on one core (tiktoken's
 	// README puts itself 3-6x ahead of GPT2TokenizerFast), so 2-5 µs per prompt token: 2 µs
-	// (0.2 s for a 96K prompt) is taken. Estimated, not fitted: single-request TTFTs cannot
-	// tell it apart from prefill compute. What it changes is who waits: while a long new
+	// (0.2 s for a 96K prompt) is taken. Estimated, not fitted (single-request TTFTs cannot
+	// tell it apart from prefill compute), and set after trying values on the validation set. What it changes is who waits: while a long new
 	// prompt is being tokenised, the requests still decoding finish, so a round of long
 	// requests stays a burst (docs/simulator.md has the sensitivity: 2-6 µs give the same
 	// agreement, less loses the long-context limits).
