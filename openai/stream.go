@@ -141,8 +141,8 @@ type stream struct {
 	// answer, when set (Request.Answer), receives the content text; read after the stamp.
 	answer *strings.Builder
 	long   []byte
-	ch       chunkJSON
-	facts    chunkFacts
+	ch     chunkJSON
+	facts  chunkFacts
 }
 
 func newStream(api servebench.API, maxOut int, onFirst func()) *stream {

@@ -29,7 +29,9 @@ func Build(in Input) *Report {
 	b.sweep = newGrid(in.Results.Cells, func(c *servebench.CellResult) bool { return c.Scenario == sweepScenario && !openLoop(c) })
 	if b.sweep.empty() {
 		// A run without sweep cells (capacity only): show whatever sustained cells exist.
-		b.sweep = newGrid(in.Results.Cells, func(c *servebench.CellResult) bool { return c.LoadMode != servebench.ModeDedicated && !openLoop(c) && !sessionCell(c) })
+		b.sweep = newGrid(in.Results.Cells, func(c *servebench.CellResult) bool {
+			return c.LoadMode != servebench.ModeDedicated && !openLoop(c) && !sessionCell(c)
+		})
 	}
 	b.rep = &Report{SchemaVersion: servebench.SchemaVersion, Simulated: IsSimulated(in.Manifest, in.Results)}
 	b.title()

@@ -52,12 +52,16 @@ func (w *outageWatch) see(rec servebench.Record) bool {
 // probes the server until it answers, and measures the cell again from its start.
 func (r *Runner) measure(ctx context.Context, key servebench.CellKey, phase string, idx, count int, settled func(servebench.CellResult) bool) (servebench.CellResult, int, error) {
 	sent := 0
+	r.warnEventRate(ctx, key, phase)
 	for attempt := 0; ; attempt++ {
 		cell, n, err := r.measureOnce(ctx, key, phase, idx, count, attempt, settled)
 		sent += n
 		var oe *outageError
 		if !errors.As(err, &oe) {
 			cell.Attempt = attempt
+			if err == nil {
+				r.rates.observe(cell)
+			}
 			return cell, sent, err
 		}
 		o := servebench.Outage{Cell: key, Attempt: attempt, StartedAt: oe.at.UTC(), Requests: n, Failed: oe.failed, Cause: oe.cause}

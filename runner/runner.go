@@ -109,9 +109,15 @@ type Runner struct {
 	// OutageTimeout is how long an outage may last before the run stops with ErrServerGone
 	// (default 5 minutes).
 	OutageTimeout time.Duration
+	// EventCapacity, when set, estimates the stream events per second this machine can read
+	// with its timing intact (selfcheck.Carry). The runner asks it once, before the first cell
+	// planned above eventRateFloor, and warns before every cell planned above the answer.
+	EventCapacity func(context.Context) (float64, error)
 
 	seq   atomic.Int64
 	total atomic.Int64
+	// rates is the event-rate check's state (see warnEventRate).
+	rates eventRates
 	mu    sync.Mutex
 	cells []servebench.CellResult
 	caps  []servebench.CapacityResult

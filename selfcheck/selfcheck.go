@@ -194,3 +194,57 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	fmt.Fprintf(w, "data: {\"id\":\"%s\",\"choices\":[],\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":%d}}\n\ndata: [DONE]\n\n", id, eventsPerStream)
 }
+
+// Carry estimates how many stream events per second this machine's client can read with its
+// timing intact: 64 streams from the in-process server, each event 4 ms after the previous one
+// (so that every event is a read of its own, as from a real server, not a burst the client
+// reads in one go), for d (default 500 ms); Carry = events read / CPU seconds the process used
+// × cores × MaxCPUShare (events/s). The server's own cost counts against the client here, so
+// the estimate is low rather than high; `servebench selfcheck` checks one load exactly.
+func Carry(ctx context.Context, d time.Duration) (float64, error) {
+	if d <= 0 {
+		d = 500 * time.Millisecond
+	}
+	const streams = 64
+	srv := &server{gap: 4 * time.Millisecond, written: map[string]int64{}}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	hs := &http.Server{Handler: srv}
+	go func() { _ = hs.Serve(ln) }()
+	defer hs.Close()
+	c, err := openai.New(openai.Config{BaseURL: "http://" + ln.Addr().String() + "/v1", Model: "selfcheck", MaxConnections: streams})
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	if _, err := c.Prewarm(ctx, streams); err != nil {
+		return 0, err
+	}
+	cpu0, ok := host.CPUTime()
+	if !ok {
+		return 0, fmt.Errorf("this system does not report the process's CPU time")
+	}
+	start := time.Now()
+	var events atomic.Int64
+	var wg sync.WaitGroup
+	for range streams {
+		wg.Go(func() {
+			for ctx.Err() == nil && time.Since(start) < d {
+				rec := c.Do(ctx, &servebench.Request{Prompt: "selfcheck", PromptTokens: 1, MaxOutputTokens: eventsPerStream})
+				events.Add(int64(rec.Chunks))
+			}
+		})
+	}
+	wg.Wait()
+	cpu1, _ := host.CPUTime()
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	used := (cpu1 - cpu0).Seconds()
+	if used <= 0 || events.Load() == 0 {
+		return 0, fmt.Errorf("no events read in %s", d)
+	}
+	return float64(events.Load()) / used * float64(runtime.GOMAXPROCS(0)) * MaxCPUShare, nil
+}

@@ -2,6 +2,7 @@ package selfcheck
 
 import (
 	"context"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -25,4 +26,17 @@ func TestRunRefusesBadLoad(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "--concurrency") {
 		t.Fatalf("%v", err)
 	}
+}
+
+// TestCarry: the estimate is a positive, finite rate; any machine this runs on reads more than
+// a thousand events per second of loopback SSE (not a speed goal: a sanity bound on the unit).
+func TestCarry(t *testing.T) {
+	got, err := Carry(context.Background(), 100*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(got > 1000) || math.IsInf(got, 0) {
+		t.Fatalf("Carry = %g events/s", got)
+	}
+	t.Logf("this machine reads about %.0f events/s", got)
 }

@@ -195,3 +195,14 @@ func coalescedLateness(gaps []float64, lag float64) float64 {
 	slices.Sort(nonzero)
 	return float64(z) * Percentile(nonzero, 0.5)
 }
+
+// StreamEventRate is the events per second one stream of cell c delivers while it decodes:
+// mean generation speed (tokens/s) / tokens per chunk (tokens/event), in events/s. 0 when the
+// cell has neither (nothing succeeded). A cell of concurrency N asks its client to read about
+// N × StreamEventRate events per second.
+func StreamEventRate(c servebench.CellResult) float64 {
+	if c.TokensPerChunk <= 0 || c.GenerationSpeedTPS.Mean <= 0 {
+		return 0
+	}
+	return c.GenerationSpeedTPS.Mean / c.TokensPerChunk
+}

@@ -23,6 +23,7 @@ import (
 	"github.com/servebench/servebench/openai"
 	"github.com/servebench/servebench/plan"
 	"github.com/servebench/servebench/runner"
+	"github.com/servebench/servebench/selfcheck"
 	"github.com/servebench/servebench/sim"
 	"github.com/servebench/servebench/stats"
 	"github.com/servebench/servebench/store"
@@ -411,6 +412,7 @@ func (s *session) measure(ctx context.Context) (*runner.Runner, error) {
 		MetricsNote: tel.metricsNote, GPUNote: tel.gpuNote, Origin: tg.origin, Events: view.handle, Notes: tg.notes,
 		Probe:         serverProbe(&http.Client{Timeout: 5 * time.Second}, tg.spec.URL, tg.spec.API, tg.apiKey),
 		OutageTimeout: time.Duration(s.man.Plan.Sweep.OutageTimeout),
+		EventCapacity: func(ctx context.Context) (float64, error) { return selfcheck.Carry(ctx, 0) },
 		RunInfo:       servebench.RunInfo{ID: s.id, Target: tg.spec.URL, API: tg.spec.API, Model: tg.model, Simulated: tg.simulated, StartedAt: s.man.StartedAt}}
 	if tel.metrics != nil {
 		rn.Metrics = tel.metrics
