@@ -973,7 +973,7 @@ func (b *builder) sectionPower() {
 	blocks := []Block{intro, chartB(ch)}
 	s := fmt.Sprintf("The highest power draw observed was %.0fW at %s context with %s (%s, %s)", pv, ctxLabel(pc.ContextTokens), requestsWord(pc.Concurrency), plural(pc.GPUPowerWatts.GPUs, "GPU"), pc.GPUPowerWatts.Source)
 	if price > 0 {
-		s += fmt.Sprintf(", costing approximately %s/hour at %s/kWh. Budget for peak draw when planning power.", fmtUSD(pv/1000*price), fmtUSD(price))
+		s += fmt.Sprintf(", costing approximately %s/hour at %s/kWh. Budget for peak draw when planning power.", fmtUSD(stats.CostUSDPerHour(pv, price)), fmtUSD(price))
 	} else {
 		s += ". Costs are not computed: set metadata.electricity_usd_per_kwh in the plan."
 	}

@@ -54,13 +54,14 @@ func (r *Runner) measure(ctx context.Context, key servebench.CellKey, phase stri
 	sent := 0
 	r.warnEventRate(ctx, key, phase)
 	for attempt := 0; ; attempt++ {
-		cell, n, err := r.measureOnce(ctx, key, phase, idx, count, attempt, settled)
+		cell, n, l, err := r.measureOnce(ctx, key, phase, idx, count, attempt, settled)
 		sent += n
 		var oe *outageError
 		if !errors.As(err, &oe) {
-			cell.Attempt = attempt
 			if err == nil {
 				r.rates.observe(cell)
+				l.RequestsSent = sent
+				err = r.keep(l)
 			}
 			return cell, sent, err
 		}
@@ -71,10 +72,13 @@ func (r *Runner) measure(ctx context.Context, key servebench.CellKey, phase stri
 		if werr != nil {
 			o.DownSeconds = time.Since(oe.at).Seconds()
 			r.addOutage(o)
-			return servebench.CellResult{}, sent, werr
+			return servebench.CellResult{}, sent, errors.Join(werr, r.keep(servebench.CellLog{Event: servebench.LogOutage, Phase: phase, Cell: key, Outage: &o}))
 		}
 		o.EndedAt, o.Recovered, o.DownSeconds = up.UTC(), true, up.Sub(oe.at).Seconds()
 		r.addOutage(o)
+		if err := r.keep(servebench.CellLog{Event: servebench.LogOutage, Phase: phase, Cell: key, Outage: &o}); err != nil {
+			return servebench.CellResult{}, sent, err
+		}
 		if attempt+1 >= maxCellAttempts {
 			return servebench.CellResult{}, sent, fmt.Errorf("%w: it went down %d times during cell %s; resume the run once it is stable", ErrServerGone, attempt+1, key.ID())
 		}

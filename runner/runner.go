@@ -38,6 +38,9 @@ type PromptBuilder interface {
 type Recorder interface {
 	Append(rec servebench.Record) error
 	AppendSamples(s []servebench.Sample) error
+	// AppendCellLog keeps what the run knew of a cell beside its records (cells.jsonl), so
+	// that Recompute can compute the results again.
+	AppendCellLog(l servebench.CellLog) error
 	WriteResults(res servebench.Results) error
 }
 
@@ -123,9 +126,10 @@ type Runner struct {
 	caps  []servebench.CapacityResult
 	notes []string
 	outs  []servebench.Outage
-	spent map[string]int
-	short atomic.Int64
 	conv  *conversations // the multi-turn sessions of the level being measured
+	// finished, when set, is the run's end for Results (Recompute); otherwise now.
+	finished time.Time
+	short    atomic.Int64
 }
 
 // SeqStart sets the first request sequence number (resume continues after existing records).
@@ -153,7 +157,7 @@ func (r *Runner) Results() servebench.Results {
 		notes = append(notes, fmt.Sprintf("%d request(s) returned a different number of output tokens than requested although ignore_eos and min_tokens were sent.", n))
 	}
 	info := r.RunInfo
-	info.FinishedAt = time.Now().UTC()
+	info.FinishedAt = r.finishedAt()
 	res := servebench.Results{
 		SchemaVersion: servebench.SchemaVersion,
 		Run:           info,
@@ -167,6 +171,15 @@ func (r *Runner) Results() servebench.Results {
 		res.Sizing = &sz
 	}
 	return res
+}
+
+// tally counts a finished request: in the run, and among those that stopped short of (or ran
+// past) the output length asked for.
+func (r *Runner) tally(rec servebench.Record) {
+	r.total.Add(1)
+	if rec.OK() && rec.LengthMismatch && !rec.Warmup {
+		r.short.Add(1)
+	}
 }
 
 func sortCells(cells []servebench.CellResult) {
@@ -198,7 +211,6 @@ const SweepScenario = "sweep"
 // after every cell, so an interrupted run keeps everything it measured. A canceled ctx stops
 // new requests; Run then returns ctx's error and Results still holds the finished cells.
 func (r *Runner) Run(ctx context.Context) error {
-	r.spent = map[string]int{}
 	done := map[servebench.CellKey]servebench.CellResult{}
 	for _, c := range r.Done {
 		done[c.CellKey] = c
@@ -207,6 +219,10 @@ func (r *Runner) Run(ctx context.Context) error {
 	for _, o := range r.PastOutages {
 		r.outs = append(r.outs, o)
 		r.notes = append(r.notes, r.outageNote(o))
+	}
+	info := r.RunInfo
+	if err := r.keep(servebench.CellLog{Event: servebench.LogSession, Notes: r.Notes, Run: &info}); err != nil {
+		return err
 	}
 	maxLen := r.Server.MaxModelLen
 
@@ -222,19 +238,22 @@ func (r *Runner) Run(ctx context.Context) error {
 				ContextTokens: int(s.ContextTokens), OutputTokens: int(s.OutputTokens), Concurrency: n})
 		}
 	}
-	r.emit(Event{Kind: "phase", Phase: "sweep", CellCount: len(sweep)})
+	r.emit(Event{Kind: "phase", Phase: servebench.PhaseSweep, CellCount: len(sweep)})
 	for i, key := range sweep {
 		if _, ok := done[key]; ok {
 			continue
 		}
 		if maxLen > 0 && key.ContextTokens+key.OutputTokens > maxLen {
 			note := fmt.Sprintf("skipped: %d context + %d output tokens exceed the target's maximum model length of %d tokens", key.ContextTokens, key.OutputTokens, maxLen)
-			r.addCell(servebench.CellResult{CellKey: key, Skipped: true, Note: note, Validity: servebench.NotMeasured(note)})
-			r.emit(Event{Kind: "note", Phase: "sweep", Cell: key, Message: key.ID() + " " + note})
+			if err := r.keep(servebench.CellLog{Event: servebench.LogSkipped, Phase: servebench.PhaseSweep, Cell: key, Note: note}); err != nil {
+				return err
+			}
+			r.addCell(skippedCell(key, note))
+			r.emit(Event{Kind: "note", Phase: servebench.PhaseSweep, Cell: key, Message: key.ID() + " " + note})
 			continue
 		}
-		r.emit(Event{Kind: "cell-start", Phase: "sweep", Cell: key, CellIndex: i + 1, CellCount: len(sweep), Planned: r.planned(key)})
-		res, _, err := r.measure(ctx, key, "sweep", i+1, len(sweep), nil)
+		r.emit(Event{Kind: "cell-start", Phase: servebench.PhaseSweep, Cell: key, CellIndex: i + 1, CellCount: len(sweep), Planned: r.planned(key)})
+		res, _, err := r.measure(ctx, key, servebench.PhaseSweep, i+1, len(sweep), nil)
 		if err != nil {
 			return err
 		}
@@ -246,13 +265,33 @@ func (r *Runner) Run(ctx context.Context) error {
 	}
 
 	// 2. capacity searches, reusing every sustained cell already measured
+	return r.searchCapacity(ctx, done, func(ctx context.Context, uc servebench.UseCase, key servebench.CellKey) (servebench.CellResult, int, error) {
+		phase := servebench.CapacityPhase(uc.Name)
+		r.emit(Event{Kind: "cell-start", Phase: phase, Cell: key, Planned: r.planned(key)})
+		return r.measure(ctx, key, phase, 0, 0, func(c servebench.CellResult) bool { return capacity.Settled(uc, c) })
+	})
+}
+
+// skippedCell is a cell that was not run, for the reason note.
+func skippedCell(key servebench.CellKey, note string) servebench.CellResult {
+	return servebench.CellResult{CellKey: key, Skipped: true, Note: note, Validity: servebench.NotMeasured(note)}
+}
+
+// levelFunc measures one level of a use case's capacity search (the cell key) and returns the
+// cell and the requests it sent.
+type levelFunc func(ctx context.Context, uc servebench.UseCase, key servebench.CellKey) (servebench.CellResult, int, error)
+
+// searchCapacity runs each use case's capacity search in the plan's order, reusing every cell
+// in done (the sweep's and the earlier searches') and measuring a level with level; the cells
+// it measures join done. Run measures the levels; Recompute reads them back from the run folder.
+func (r *Runner) searchCapacity(ctx context.Context, done map[servebench.CellKey]servebench.CellResult, level levelFunc) error {
+	maxLen := r.Server.MaxModelLen
 	for _, uc := range r.Plan.UseCases {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		phase := "capacity " + uc.Name
 		ctxTok, outTok := int(uc.ContextTokens), int(uc.OutputTokens)
-		r.emit(Event{Kind: "phase", Phase: phase})
+		r.emit(Event{Kind: "phase", Phase: servebench.CapacityPhase(uc.Name)})
 		if maxLen > 0 && ctxTok+outTok > maxLen {
 			r.addCapacity(servebench.CapacityResult{UseCase: uc.Name, Title: uc.Title, ContextTokens: ctxTok,
 				OutputTokens: outTok, Statistic: uc.Statistic, Thresholds: uc.Thresholds, LimitKind: servebench.LimitNotViable,
@@ -271,8 +310,7 @@ func (r *Runner) Run(ctx context.Context) error {
 			if c, ok := done[key]; ok {
 				return c, 0, nil
 			}
-			r.emit(Event{Kind: "cell-start", Phase: phase, Cell: key, Planned: r.planned(key)})
-			c, sent, err := r.measure(ctx, key, phase, 0, 0, func(c servebench.CellResult) bool { return capacity.Settled(uc, c) })
+			c, sent, err := level(ctx, uc, key)
 			if err != nil {
 				return c, sent, err
 			}
@@ -284,6 +322,18 @@ func (r *Runner) Run(ctx context.Context) error {
 			return err
 		}
 		r.addCapacity(res)
+	}
+	return nil
+}
+
+// keep appends l to the run folder's cells.jsonl; a failure stops the run like a failed record
+// write (the results could no longer be recomputed from the folder).
+func (r *Runner) keep(l servebench.CellLog) error {
+	if r.Recorder == nil {
+		return nil
+	}
+	if err := r.Recorder.AppendCellLog(l); err != nil {
+		return fmt.Errorf("%w: %w (nothing measured so far is lost; fix the disk problem and --resume the run)", ErrWrite, err)
 	}
 	return nil
 }
@@ -360,7 +410,7 @@ var ErrWrite = errors.New("writing requests.jsonl failed")
 // An outage ends the attempt early with an *outageError. settled, when set, makes it a capacity
 // level: it may stop as soon as settled says the level's verdict is certain (within the window
 // rule and the caps of load.Sizing).
-func (r *Runner) measureOnce(ctx context.Context, key servebench.CellKey, phase string, idx, count, attempt int, settled func(servebench.CellResult) bool) (servebench.CellResult, int, error) {
+func (r *Runner) measureOnce(ctx context.Context, key servebench.CellKey, phase string, idx, count, attempt int, settled func(servebench.CellResult) bool) (servebench.CellResult, int, servebench.CellLog, error) {
 	// Build one prompt of this length before the clock matters, so counting calls to the
 	// server (tokenize, calibration) never overlap the measured phase.
 	replay := r.Dataset != nil && key.Scenario == DatasetScenario
@@ -374,9 +424,9 @@ func (r *Runner) measureOnce(ctx context.Context, key servebench.CellKey, phase 
 	}
 	if _, err := r.Prompts.Prompt(ctx, warmSeq, warmTokens); err != nil && !replay && !trace {
 		if r.Probe != nil && ctx.Err() == nil && r.Probe(ctx) != nil {
-			return servebench.CellResult{}, 0, &outageError{at: time.Now(), cause: "building a prompt: " + err.Error()}
+			return servebench.CellResult{}, 0, servebench.CellLog{}, &outageError{at: time.Now(), cause: "building a prompt: " + err.Error()}
 		}
-		return servebench.CellResult{}, 0, fmt.Errorf("cell %s: building a %d-token prompt: %w", key.ID(), key.ContextTokens, err)
+		return servebench.CellResult{}, 0, servebench.CellLog{}, fmt.Errorf("cell %s: building a %d-token prompt: %w", key.ID(), key.ContextTokens, err)
 	}
 	// The attempt stops early (no new requests) when a write fails or the server goes away.
 	cellCtx, stopCell := context.WithCancelCause(ctx)
@@ -412,10 +462,7 @@ func (r *Runner) measureOnce(ctx context.Context, key servebench.CellKey, phase 
 			stopCell(outage)
 		}
 		mu.Unlock()
-		r.total.Add(1)
-		if rec.OK() && rec.LengthMismatch && !rec.Warmup {
-			r.short.Add(1)
-		}
+		r.tally(rec)
 		if session {
 			r.sessionEnded(int(rec.Seq-firstSeq), rec)
 		}
@@ -471,7 +518,7 @@ func (r *Runner) measureOnce(ctx context.Context, key servebench.CellKey, phase 
 	mu.Lock()
 	defer mu.Unlock()
 	if writeErr != nil {
-		return servebench.CellResult{}, len(recs), fmt.Errorf("%w: %w (nothing measured so far is lost; fix the disk problem and --resume the run)", ErrWrite, writeErr)
+		return servebench.CellResult{}, len(recs), servebench.CellLog{}, fmt.Errorf("%w: %w (nothing measured so far is lost; fix the disk problem and --resume the run)", ErrWrite, writeErr)
 	}
 	if outage != nil && ctx.Err() == nil {
 		for _, rec := range recs {
@@ -479,17 +526,74 @@ func (r *Runner) measureOnce(ctx context.Context, key servebench.CellKey, phase 
 				outage.failed++
 			}
 		}
-		return servebench.CellResult{}, len(recs), outage
+		return servebench.CellResult{}, len(recs), servebench.CellLog{}, outage
 	}
 	if runErr != nil && ctx.Err() == nil {
-		return servebench.CellResult{}, len(recs), fmt.Errorf("cell %s: %w", key.ID(), runErr)
+		return servebench.CellResult{}, len(recs), servebench.CellLog{}, fmt.Errorf("cell %s: %w", key.ID(), runErr)
 	}
 	if ctx.Err() != nil {
-		return servebench.CellResult{}, len(recs), ctx.Err()
+		return servebench.CellResult{}, len(recs), servebench.CellLog{}, ctx.Err()
 	}
-	w := stats.Window{Start: out.WindowStart, End: out.WindowEnd}
+	l := servebench.CellLog{Event: servebench.LogCell, Phase: phase, Cell: key, Attempt: attempt,
+		WindowStartSeconds: out.WindowStart, WindowEndSeconds: out.WindowEnd, SchedLatency: &sched}
+	for i, rec := range recs {
+		if i == 0 || rec.Seq < l.FirstSeq {
+			l.FirstSeq = rec.Seq
+		}
+		l.EndSeq = max(l.EndSeq, rec.Seq+1)
+	}
+	r.readServer(ctx, &l, recs, before, scrapeErr)
+	if r.GPU != nil {
+		l.PowerSource = r.GPU.Name()
+		for _, rd := range readings {
+			l.Power = append(l.Power, rd.Power(r.Origin))
+		}
+	} else {
+		l.PowerNote = r.GPUNote
+	}
+	cell := r.cellFrom(l, recs)
+	r.emit(Event{Kind: "cell-done", Phase: phase, Cell: key, CellIndex: idx, CellCount: count, Requests: len(recs), Planned: planned, Result: &cell})
+	return cell, len(recs), l, nil
+}
+
+// readServer completes l with what the server's metrics say about the cell's requests: a
+// scrape after the server counts them finished, compared with before (or why there is none).
+func (r *Runner) readServer(ctx context.Context, l *servebench.CellLog, recs []servebench.Record, before *promscrape.Snapshot, scrapeErr error) {
+	if r.Metrics != nil && before != nil {
+		n := 0
+		for i := range recs {
+			if recs[i].OK() {
+				n++
+			}
+		}
+		after, err := r.Metrics.WaitFinished(ctx, before, n, 10*time.Second)
+		if err == nil && after != nil {
+			d := promscrape.Delta(before, after)
+			l.Metrics = &d
+		} else if err != nil {
+			scrapeErr = err
+		}
+	}
+	l.ServerNote = r.MetricsNote
+	if scrapeErr != nil {
+		l.ServerNote = "the server's metrics could not be read: " + scrapeErr.Error()
+	}
+}
+
+// cellFrom computes a measured cell from its records and what the run kept of it (l): the
+// only path from records to a CellResult, for a cell just measured and for one Recompute
+// reads back from the run folder. It adds the cell's run-level notes (saturation, cache
+// contamination).
+func (r *Runner) cellFrom(l servebench.CellLog, recs []servebench.Record) servebench.CellResult {
+	key := l.Cell
+	w := stats.Window{Start: l.WindowStartSeconds, End: l.WindowEndSeconds}
 	cell := stats.Cell(key, recs, w)
+	cell.Attempt = l.Attempt
 	// how the cell was timed, and whether the client kept up
+	var sched servebench.Histogram
+	if l.SchedLatency != nil {
+		sched = *l.SchedLatency
+	}
 	ct := stats.ClientTiming(recs, sched)
 	cell.Client = &ct
 	if bound, note := stats.ClientBound(ct, cell.LateSends); bound {
@@ -499,19 +603,18 @@ func (r *Runner) measureOnce(ctx context.Context, key servebench.CellKey, phase 
 	r.judgeWorkload(&cell, recs)
 
 	// server-side queue wait and prefill: per-request timings first, histograms otherwise
-	r.attributeServer(ctx, &cell, recs, before, scrapeErr)
+	r.attributeServer(&cell, recs, l)
 	// GPU power and energy over the measured window
-	r.attributePower(&cell, readings, w)
+	r.attributePower(&cell, l, w)
 	// how far the numbers can be trusted
-	stats.Assess(&cell, recs, w, s.Precision)
+	stats.Assess(&cell, recs, w, r.Plan.Sweep.Precision)
 	if len(cell.Unavailable) == 0 {
 		cell.Unavailable = nil
 	}
-	r.emit(Event{Kind: "cell-done", Phase: phase, Cell: key, CellIndex: idx, CellCount: count, Requests: len(recs), Planned: planned, Result: &cell})
-	return cell, len(recs), nil
+	return cell
 }
 
-func (r *Runner) attributeServer(ctx context.Context, cell *servebench.CellResult, recs []servebench.Record, before *promscrape.Snapshot, scrapeErr error) {
+func (r *Runner) attributeServer(cell *servebench.CellResult, recs []servebench.Record, l servebench.CellLog) {
 	var qSum, pSum float64
 	var qN, pN int
 	var src string
@@ -549,49 +652,31 @@ func (r *Runner) attributeServer(ctx context.Context, cell *servebench.CellResul
 		cell.PrefillSeconds = &servebench.ServerValue{Mean: pSum / float64(pN), Source: "server-timings:" + src, Requests: pN}
 	}
 	stats.CachedTokens(cell, recs)
-	var att promscrape.Attribution
-	haveAtt := false
 	restarted := "" // why the server evidently restarted between the scrapes
-	if r.Metrics != nil && before != nil {
-		n := 0
-		for i := range recs {
-			if recs[i].OK() {
-				n++
-			}
-		}
-		after, err := r.Metrics.WaitFinished(ctx, before, n, 10*time.Second)
-		if err == nil && after != nil {
-			restarted = promscrape.Restarted(before, after)
-			att = promscrape.Attribute(before, after)
-			haveAtt = restarted == ""
-		} else if err != nil {
-			scrapeErr = err
-		}
+	if d := l.Metrics; d != nil {
+		restarted = d.Restarted
 	}
-	if haveAtt {
+	if d := l.Metrics; d != nil && restarted == "" {
 		// The histograms cover warm-up requests too; per-request timings (above) are exact
 		// for the measured requests and win when present.
-		if cell.QueueWaitSeconds == nil && att.QueueWait != nil {
-			cell.QueueWaitSeconds = att.QueueWait
+		if cell.QueueWaitSeconds == nil {
+			cell.QueueWaitSeconds = stats.ServerMean(d.QueueWait)
 		}
-		if cell.PrefillSeconds == nil && att.Prefill != nil {
-			cell.PrefillSeconds = att.Prefill
+		if cell.PrefillSeconds == nil {
+			cell.PrefillSeconds = stats.ServerMean(d.Prefill)
 		}
-		if att.PrefixCacheHits != nil {
-			stats.CachedFromCounter(cell, float64(*att.PrefixCacheHits))
+		if d.PrefixCacheHits != nil {
+			stats.CachedFromCounter(cell, float64(*d.PrefixCacheHits))
 			sawCached = true
-			if int(*att.PrefixCacheHits) > cached {
-				cached = int(*att.PrefixCacheHits)
+			if int(*d.PrefixCacheHits) > cached {
+				cached = int(*d.PrefixCacheHits)
 			}
 		}
-		for k, v := range att.Unavailable {
+		for k, v := range d.Unavailable {
 			cell.Unavailable[k] = v
 		}
 	}
-	reason := r.MetricsNote
-	if scrapeErr != nil {
-		reason = "the server's metrics could not be read: " + scrapeErr.Error()
-	}
+	reason := l.ServerNote
 	if reason == "" {
 		reason = "the server reported neither per-request timings nor Prometheus histograms for it"
 	}
@@ -617,7 +702,7 @@ func (r *Runner) attributeServer(ctx context.Context, cell *servebench.CellResul
 	}
 	if sawCached {
 		cell.CacheHitTokens = servebench.Int(cached)
-		if cached > 0 && r.Plan.Sweep.SharedPrefix == 0 && r.Dataset == nil && r.Trace == nil && cell.Scenario != stats.SessionScenario {
+		if cached > 0 && r.Plan.Sweep.SharedPrefix == 0 && r.Plan.Dataset == nil && r.Plan.Trace == nil && cell.Scenario != stats.SessionScenario {
 			cell.CacheContaminated = true
 			r.mu.Lock()
 			r.notes = append(r.notes, fmt.Sprintf("Cell %s is cache-contaminated: the server served %d prompt tokens from its prefix cache although every prompt was meant to be unique; its TTFT is optimistic.", cell.ID(), cached))
@@ -632,9 +717,9 @@ func setDefault(m map[string]string, k, v string) {
 	}
 }
 
-func (r *Runner) attributePower(cell *servebench.CellResult, readings []gpu.Reading, w stats.Window) {
-	if r.GPU == nil {
-		reason := r.GPUNote
+func (r *Runner) attributePower(cell *servebench.CellResult, l servebench.CellLog, w stats.Window) {
+	if l.PowerSource == "" {
+		reason := l.PowerNote
 		if reason == "" {
 			reason = "no GPU telemetry source (pass --gpu nvml, dcgm=URL or nvidia-smi)"
 		}
@@ -642,24 +727,9 @@ func (r *Runner) attributePower(cell *servebench.CellResult, readings []gpu.Read
 		cell.Unavailable["energy_joules"] = reason
 		return
 	}
-	start := r.Origin.Add(time.Duration(w.Start * float64(time.Second)))
-	end := r.Origin.Add(time.Duration(w.End * float64(time.Second)))
-	var in []gpu.Reading
-	for i, rd := range readings {
-		// keep the readings inside the window plus the nearest one on each side
-		if rd.Time.Before(start) {
-			if i+1 < len(readings) && !readings[i+1].Time.Before(start) {
-				in = append(in, rd)
-			}
-			continue
-		}
-		in = append(in, rd)
-		if rd.Time.After(end) {
-			break
-		}
-	}
+	in := stats.WindowReadings(l.Power, w.Start, w.End)
 	outTok := int(cell.SystemOutputThroughputTPS*cell.WindowSeconds + 0.5)
-	p, e, why := gpu.Summarize(in, time.Duration(cell.WindowSeconds*float64(time.Second)), outTok, r.Plan.Metadata.ElectricityUSDPerKWh, r.GPU.Name())
+	p, e, why := stats.Power(in, time.Duration(cell.WindowSeconds*float64(time.Second)), outTok, r.Plan.Metadata.ElectricityUSDPerKWh, l.PowerSource)
 	cell.GPUPowerWatts, cell.EnergyJoules = p, e
 	if p == nil {
 		cell.Unavailable["gpu_power_watts"] = why

@@ -26,6 +26,7 @@ import (
 type memRecorder struct {
 	mu   sync.Mutex
 	recs []servebench.Record
+	logs []servebench.CellLog
 	res  servebench.Results
 }
 
@@ -36,6 +37,12 @@ func (m *memRecorder) Append(r servebench.Record) error {
 	return nil
 }
 func (m *memRecorder) AppendSamples([]servebench.Sample) error { return nil }
+func (m *memRecorder) AppendCellLog(l servebench.CellLog) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.logs = append(m.logs, l)
+	return nil
+}
 func (m *memRecorder) WriteResults(r servebench.Results) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()

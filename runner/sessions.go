@@ -142,7 +142,7 @@ func (r *Runner) runSessions(ctx context.Context, done map[servebench.CellKey]se
 		return nil
 	}
 	total := len(ss.Concurrency) * (2*ss.Turns - 1)
-	r.emit(Event{Kind: "phase", Phase: "sessions", CellCount: total})
+	r.emit(Event{Kind: "phase", Phase: servebench.PhaseSessions, CellCount: total})
 	idx := 0
 	for _, n := range ss.Concurrency {
 		if r.levelDone(done, n) {
@@ -157,12 +157,15 @@ func (r *Runner) runSessions(ctx context.Context, done map[servebench.CellKey]se
 			key := sessionKey(ss, n, t)
 			if max := r.Server.MaxModelLen; max > 0 && key.ContextTokens+key.OutputTokens > max {
 				note := fmt.Sprintf("skipped: turn %d's conversation (about %d tokens) and its %d-token answer exceed the target's maximum model length of %d tokens", t, key.ContextTokens, key.OutputTokens, max)
-				r.addCell(servebench.CellResult{CellKey: key, Skipped: true, Note: note})
-				r.emit(Event{Kind: "note", Phase: "sessions", Cell: key, Message: key.ID() + " " + note})
+				if err := r.keep(servebench.CellLog{Event: servebench.LogSkipped, Phase: servebench.PhaseSessions, Cell: key, Note: note}); err != nil {
+					return err
+				}
+				r.addCell(skippedCell(key, note))
+				r.emit(Event{Kind: "note", Phase: servebench.PhaseSessions, Cell: key, Message: key.ID() + " " + note})
 				break
 			}
-			r.emit(Event{Kind: "cell-start", Phase: "sessions", Cell: key, CellIndex: idx, CellCount: total, Planned: r.planned(key)})
-			res, _, err := r.measure(ctx, key, "sessions", idx, total, nil)
+			r.emit(Event{Kind: "cell-start", Phase: servebench.PhaseSessions, Cell: key, CellIndex: idx, CellCount: total, Planned: r.planned(key)})
+			res, _, err := r.measure(ctx, key, servebench.PhaseSessions, idx, total, nil)
 			if err != nil {
 				return err
 			}
@@ -182,8 +185,8 @@ func (r *Runner) runSessions(ctx context.Context, done map[servebench.CellKey]se
 			if s.InputTokensMean > 0 {
 				key.ContextTokens = int(math.Round(s.InputTokensMean))
 			}
-			r.emit(Event{Kind: "cell-start", Phase: "sessions", Cell: key, CellIndex: idx, CellCount: total, Planned: r.planned(key)})
-			res, _, err := r.measure(ctx, key, "sessions", idx, total, nil)
+			r.emit(Event{Kind: "cell-start", Phase: servebench.PhaseSessions, Cell: key, CellIndex: idx, CellCount: total, Planned: r.planned(key)})
+			res, _, err := r.measure(ctx, key, servebench.PhaseSessions, idx, total, nil)
 			if err != nil {
 				return err
 			}

@@ -1,6 +1,7 @@
 // Package store keeps a run on disk: run.json, requests.jsonl (one record per
-// line, appended the moment a request ends), telemetry.jsonl and results.json, plus an SQLite
-// index of runs. JSON-lines files are written with one write(2) per line to an O_APPEND file,
+// line, appended the moment a request ends), cells.jsonl (what the run knew of each cell beside
+// its records: windows, server and GPU telemetry, outages), telemetry.jsonl and results.json,
+// plus an SQLite index of runs. JSON-lines files are written with one write(2) per line to an O_APPEND file,
 // so a crash loses nothing that already ended; whole files are replaced atomically.
 package store
 
@@ -23,6 +24,7 @@ const (
 	ManifestFile  = "run.json"
 	RecordsFile   = "requests.jsonl"
 	TelemetryFile = "telemetry.jsonl"
+	CellsFile     = "cells.jsonl"
 	ResultsFile   = "results.json"
 )
 
@@ -40,6 +42,7 @@ type Run struct {
 	mu        sync.Mutex
 	records   appendFile
 	telemetry appendFile
+	cells     appendFile
 	redact    func(string) string
 	// failed is the first append that failed: after it nothing more is appended (a disk that
 	// frees up again must not get lines after a torn one), every later append returns it.
@@ -105,7 +108,13 @@ func (r *Run) open() error {
 		rec.Close()
 		return err
 	}
-	r.records, r.telemetry = rec, tel
+	cells, err := os.OpenFile(filepath.Join(r.dir, CellsFile), flags, 0o644)
+	if err != nil {
+		rec.Close()
+		tel.Close()
+		return err
+	}
+	r.records, r.telemetry, r.cells = rec, tel, cells
 	return nil
 }
 
@@ -179,7 +188,7 @@ func (r *Run) Append(rec servebench.Record) error {
 	if err != nil {
 		return err
 	}
-	return r.writeLine(r.records, b)
+	return r.writeLine(r.records, RecordsFile, b)
 }
 
 // AppendSamples writes telemetry samples, one per line.
@@ -197,11 +206,20 @@ func (r *Run) AppendSamples(s []servebench.Sample) error {
 	return r.appendLocked(r.telemetry, TelemetryFile, b)
 }
 
-func (r *Run) writeLine(f appendFile, b []byte) error {
+// AppendCellLog writes one line of cells.jsonl.
+func (r *Run) AppendCellLog(l servebench.CellLog) error {
+	b, err := json.Marshal(l)
+	if err != nil {
+		return err
+	}
+	return r.writeLine(r.cells, CellsFile, b)
+}
+
+func (r *Run) writeLine(f appendFile, name string, b []byte) error {
 	line := append(r.clean(b), '\n')
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.appendLocked(f, RecordsFile, line)
+	return r.appendLocked(f, name, line)
 }
 
 // appendLocked writes whole lines to f. A failed or short write is undone (the file is cut back
@@ -240,11 +258,16 @@ func (r *Run) WriteResults(res servebench.Results) error {
 	return writeAtomic(filepath.Join(r.dir, ResultsFile), res, r.clean)
 }
 
+// SaveResults replaces dir's results.json atomically (a run folder not open for a run).
+func SaveResults(dir string, res servebench.Results) error {
+	return writeAtomic(filepath.Join(dir, ResultsFile), res, func(b []byte) []byte { return b })
+}
+
 // Close closes the append files.
 func (r *Run) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return errors.Join(r.records.Close(), r.telemetry.Close())
+	return errors.Join(r.records.Close(), r.telemetry.Close(), r.cells.Close())
 }
 
 func writeAtomic(path string, v any, clean func([]byte) []byte) error {
@@ -401,6 +424,26 @@ func repairRecords(path string) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// ReadCellLogs reads cells.jsonl in order; a torn last line is ignored.
+func ReadCellLogs(path string) ([]servebench.CellLog, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []servebench.CellLog
+	var bad error
+	err = eachLine(f, func(line []byte) {
+		var l servebench.CellLog
+		if jerr := json.Unmarshal(line, &l); jerr != nil {
+			bad = errors.Join(bad, fmt.Errorf("%s: a line does not decode: %w", path, jerr))
+			return
+		}
+		out = append(out, l)
+	})
+	return out, errors.Join(err, bad)
 }
 
 // ReadSamples reads telemetry.jsonl; a missing file is no samples.

@@ -14,19 +14,32 @@ import (
 	"github.com/servebench/servebench"
 	"github.com/servebench/servebench/capacity"
 	"github.com/servebench/servebench/report"
+	"github.com/servebench/servebench/runner"
 	"github.com/servebench/servebench/store"
 )
 
 func newReportCmd(e *env) *cobra.Command {
 	var formats string
+	var recompute bool
 	cmd := &cobra.Command{
 		Use:   "report RUN_DIR",
 		Short: "Re-render the report of a run folder (html, md, pdf, json) and print its summary",
-		Args:  cobra.ExactArgs(1),
+		Long: `Re-render the report of a run folder (html, md, pdf, json) and print its summary.
+
+With --recompute, results.json is first computed again from what the folder keeps of the run —
+run.json (the plan and the server), requests.jsonl (every request) and cells.jsonl (each cell's
+window and the server and GPU telemetry around it) — by the code that computed it during the
+run, and written over the folder's results.json.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			fs, err := parseFormats(formats)
 			if err != nil {
 				return withCode(exitUsage, err)
+			}
+			if recompute {
+				if err := recomputeRun(e, args[0]); err != nil {
+					return err
+				}
 			}
 			man, res, _, err := store.Load(args[0])
 			if err != nil {
@@ -40,8 +53,33 @@ func newReportCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&recompute, "recompute", false, "compute results.json again from run.json, requests.jsonl and cells.jsonl before rendering")
 	cmd.Flags().StringVar(&formats, "format", "html,md", "formats to write: html, md, pdf, json, csv (cells.csv: one row per cell; requests.csv: one row per request) (comma separated)")
 	return cmd
+}
+
+// recomputeRun writes dir's results.json computed again from the run's records and cell logs.
+func recomputeRun(e *env, dir string) error {
+	man, recs, err := store.ReadForResume(dir)
+	if err != nil {
+		return withCode(exitUsage, fmt.Errorf("cannot recompute %s: %w", dir, err))
+	}
+	logs, err := store.ReadCellLogs(filepath.Join(dir, store.CellsFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return withCode(exitUsage, fmt.Errorf("cannot recompute %s: it has no %s (runs recorded before servebench kept it can only be re-rendered: drop --recompute)", dir, store.CellsFile))
+	}
+	if err != nil {
+		return withCode(exitError, fmt.Errorf("cannot recompute %s: %w", dir, err))
+	}
+	res, err := runner.Recompute(man, recs, logs)
+	if err != nil {
+		return withCode(exitUsage, fmt.Errorf("cannot recompute %s: %w", dir, err))
+	}
+	if err := store.SaveResults(dir, res); err != nil {
+		return withCode(exitError, err)
+	}
+	fmt.Fprintf(e.stderr, "recomputed %s from %d records and %d cell logs\n", filepath.Join(dir, store.ResultsFile), len(recs), len(logs))
+	return nil
 }
 
 var knownFormats = []string{"html", "md", "pdf", "json", "csv"}

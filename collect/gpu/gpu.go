@@ -1,13 +1,12 @@
 // Package gpu reads GPU telemetry — power, energy, utilisation, memory, temperature — from NVML
-// (behind the nvml build tag: it needs cgo), a DCGM exporter URL, or nvidia-smi, and turns the
-// readings of a measured window into power, energy and cost.
+// (behind the nvml build tag: it needs cgo), a DCGM exporter URL, or nvidia-smi. It only reads;
+// package stats turns the readings of a measured window into power, energy and cost.
 package gpu
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"os/exec"
 	"strings"
@@ -132,69 +131,20 @@ func (m *Meter) Stop() []Reading {
 	return m.readings
 }
 
-// Summarize turns the readings of a measured window into power, energy and cost:
-//
-//	energy (J)        = Σ over GPUs of (last energy counter − first), when every reading has
-//	                    a counter and none went down ("energy-counter"); otherwise the
-//	                    trapezoidal integral of total sampled power over time ("integrated-power")
-//	mean power (W)    = energy / (last reading time − first reading time)
-//	peak power (W)    = max over readings of the total sampled power
-//	J per token       = energy / output tokens completed in the window
-//	cost per hour     = mean power / 1000 × price (USD/kWh)
-//	cost per 1M tok   = energy / 3.6e6 × price / output tokens × 1e6
-//
-// The window argument is the cell's measured window; readings should bracket it. With fewer
-// than two readings nothing can be said and the reason is returned.
-func Summarize(readings []Reading, window time.Duration, outputTokens int, usdPerKWh float64, source string) (*servebench.Power, *servebench.Energy, string) {
-	if len(readings) < 2 {
-		return nil, nil, fmt.Sprintf("fewer than two GPU readings from %s during the measured window (%s)", source, window.Round(time.Millisecond))
+// Power is the reading as the run keeps it: its time as an offset from the run origin, each
+// GPU's power and energy counter (package stats turns readings into power, energy and cost).
+func (r Reading) Power(origin time.Time) servebench.PowerReading {
+	p := servebench.PowerReading{AtSeconds: r.Time.Sub(origin).Seconds(), Watts: make([]float64, len(r.GPUs))}
+	counters := false
+	for i, g := range r.GPUs {
+		p.Watts[i] = g.PowerWatts
+		counters = counters || g.EnergyJoules != nil
 	}
-	first, last := readings[0], readings[len(readings)-1]
-	span := last.Time.Sub(first.Time).Seconds()
-	if span <= 0 {
-		return nil, nil, "GPU readings span no time"
-	}
-	total := func(r Reading) float64 {
-		var w float64
-		for _, g := range r.GPUs {
-			w += g.PowerWatts
-		}
-		return w
-	}
-	var peak float64
-	for _, r := range readings {
-		peak = max(peak, total(r))
-	}
-	joules, how := counterEnergy(first, last)
-	if math.IsNaN(joules) {
-		how, joules = "integrated-power", 0
-		for i := 1; i < len(readings); i++ {
-			dt := readings[i].Time.Sub(readings[i-1].Time).Seconds()
-			joules += dt * (total(readings[i]) + total(readings[i-1])) / 2
+	if counters {
+		p.EnergyJoules = make([]*float64, len(r.GPUs))
+		for i, g := range r.GPUs {
+			p.EnergyJoules[i] = g.EnergyJoules
 		}
 	}
-	mean := joules / span
-	p := &servebench.Power{MeanWatts: mean, PeakWatts: max(peak, mean), GPUs: len(last.GPUs), Source: source}
-	e := &servebench.Energy{Joules: joules, CostUSDPerHour: mean / 1000 * usdPerKWh, ElectricityUSDPerKWh: usdPerKWh, Source: how}
-	if outputTokens > 0 {
-		e.JoulesPerOutputToken = joules / float64(outputTokens)
-		e.CostUSDPerMillionOutputTokens = joules / 3.6e6 * usdPerKWh / float64(outputTokens) * 1e6
-	}
-	return p, e, ""
-}
-
-// counterEnergy is the energy-counter difference, or NaN when it cannot be used.
-func counterEnergy(first, last Reading) (float64, string) {
-	if len(first.GPUs) == 0 || len(first.GPUs) != len(last.GPUs) {
-		return math.NaN(), ""
-	}
-	var j float64
-	for i := range first.GPUs {
-		a, b := first.GPUs[i].EnergyJoules, last.GPUs[i].EnergyJoules
-		if a == nil || b == nil || *b < *a {
-			return math.NaN(), ""
-		}
-		j += *b - *a
-	}
-	return j, "energy-counter"
+	return p
 }

@@ -10,66 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/servebench/servebench"
 	"github.com/servebench/servebench/sim"
+	"github.com/servebench/servebench/stats"
 )
-
-func f(v float64) *float64 { return &v }
-
-var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-
-func reading(sec float64, gpus ...GPUReading) Reading {
-	return Reading{Time: t0.Add(time.Duration(sec * float64(time.Second))), GPUs: gpus}
-}
-
-func TestSummarize(t *testing.T) {
-	cases := []struct {
-		name               string
-		rs                 []Reading
-		tokens             int
-		joules, mean, peak float64
-		source             string
-	}{
-		// two GPUs with energy counters: (1300−1000) + (700−500) J over 2 s
-		{"counter", []Reading{
-			reading(0, GPUReading{PowerWatts: 100, EnergyJoules: f(1000)}, GPUReading{PowerWatts: 90, EnergyJoules: f(500)}),
-			reading(1, GPUReading{PowerWatts: 160, EnergyJoules: f(1150)}, GPUReading{PowerWatts: 110, EnergyJoules: f(600)}),
-			reading(2, GPUReading{PowerWatts: 140, EnergyJoules: f(1300)}, GPUReading{PowerWatts: 100, EnergyJoules: f(700)}),
-		}, 1000, 500, 250, 270, "energy-counter"},
-		// no counter: trapezoids (100+200)/2·1 + (200+300)/2·1 = 400 J over 2 s
-		{"integrated", []Reading{reading(0, GPUReading{PowerWatts: 100}), reading(1, GPUReading{PowerWatts: 200}), reading(2, GPUReading{PowerWatts: 300})},
-			400, 400, 200, 300, "integrated-power"},
-		// a counter that went down (driver reload) falls back to integration
-		{"reset", []Reading{reading(0, GPUReading{PowerWatts: 100, EnergyJoules: f(5000)}), reading(4, GPUReading{PowerWatts: 100, EnergyJoules: f(10)})},
-			0, 400, 100, 100, "integrated-power"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			p, e, why := Summarize(c.rs, 2*time.Second, c.tokens, 0.10, "test")
-			if p == nil || e == nil {
-				t.Fatalf("nil: %s", why)
-			}
-			if e.Joules != c.joules || p.MeanWatts != c.mean || p.PeakWatts != c.peak || e.Source != c.source {
-				t.Fatalf("joules %v mean %v peak %v source %s", e.Joules, p.MeanWatts, p.PeakWatts, e.Source)
-			}
-			if want := c.mean / 1000 * 0.10; math.Abs(e.CostUSDPerHour-want) > 1e-12 {
-				t.Errorf("cost/hour %v want %v", e.CostUSDPerHour, want)
-			}
-			if c.tokens > 0 {
-				if e.JoulesPerOutputToken != c.joules/float64(c.tokens) {
-					t.Errorf("J/token %v", e.JoulesPerOutputToken)
-				}
-				if want := c.joules / 3.6e6 * 0.10 / float64(c.tokens) * 1e6; math.Abs(e.CostUSDPerMillionOutputTokens-want) > 1e-12 {
-					t.Errorf("cost per 1M tokens %v want %v", e.CostUSDPerMillionOutputTokens, want)
-				}
-			} else if e.JoulesPerOutputToken != 0 {
-				t.Error("no tokens: no per-token figures")
-			}
-		})
-	}
-	if p, e, why := Summarize([]Reading{reading(0, GPUReading{PowerWatts: 1})}, time.Second, 1, 0.1, "x"); p != nil || e != nil || why == "" {
-		t.Fatal("one reading cannot give energy")
-	}
-}
 
 func TestParseDCGM(t *testing.T) {
 	fh, _ := os.Open("testdata/dcgm.txt")
@@ -145,7 +89,14 @@ func TestMeterAgainstSimulatorDCGM(t *testing.T) {
 	if len(rs) < 3 {
 		t.Fatalf("%d readings", len(rs))
 	}
-	pw, e, why := Summarize(rs, 0, 0, 0.1, src.Name())
+	pr := make([]servebench.PowerReading, len(rs))
+	for i, r := range rs {
+		pr[i] = r.Power(rs[0].Time)
+	}
+	if pr[0].AtSeconds != 0 || len(pr[0].EnergyJoules) != len(rs[0].GPUs) || pr[0].Watts[0] != rs[0].GPUs[0].PowerWatts {
+		t.Fatalf("reading as kept: %+v from %+v", pr[0], rs[0])
+	}
+	pw, e, why := stats.Power(pr, 0, 0, 0.1, src.Name())
 	if pw == nil {
 		t.Fatal(why)
 	}

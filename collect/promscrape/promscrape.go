@@ -312,31 +312,28 @@ func (s *Scraper) WaitFinished(ctx context.Context, before *Snapshot, n int, tim
 	}
 }
 
-// Attribution is what the server's histograms say about the requests of a cell.
-type Attribution struct {
-	QueueWait, Prefill                  *servebench.ServerValue
-	PrefixCacheQueries, PrefixCacheHits *int64
-	// Unavailable maps "queue_wait_seconds" / "prefill_seconds" to why they are nil.
-	Unavailable map[string]string
-}
-
-// Attribute compares two scrapes of the same server.
-func Attribute(before, after *Snapshot) Attribution {
-	a := Attribution{Unavailable: map[string]string{}}
+// Delta is what the server's metrics say about the requests of a cell: how its queue-time and
+// prefill-time histograms and its prefix-cache counters changed from before to after, and
+// whether it restarted in between (Restarted). Package stats turns the deltas into means.
+func Delta(before, after *Snapshot) servebench.MetricsDelta {
+	d := servebench.MetricsDelta{Unavailable: map[string]string{}, Restarted: Restarted(before, after)}
 	eng, ok := engines[after.Engine]
 	if !ok || before.Engine != after.Engine {
 		why := "the metrics endpoint is not from a known engine (vLLM, SGLang, TGI, TensorRT-LLM, llama.cpp)"
-		a.Unavailable["queue_wait_seconds"], a.Unavailable["prefill_seconds"] = why, why
-		return a
+		d.Unavailable["queue_wait_seconds"], d.Unavailable["prefill_seconds"] = why, why
+		return d
 	}
-	a.QueueWait = histDelta(before, after, eng.queue, eng.noQueue, "queue_wait_seconds", a.Unavailable)
-	a.Prefill = histDelta(before, after, eng.prefill, eng.noPrefill, "prefill_seconds", a.Unavailable)
-	a.PrefixCacheQueries = counterDelta(before, after, eng.cacheQueries)
-	a.PrefixCacheHits = counterDelta(before, after, eng.cacheHits)
-	return a
+	d.QueueWait = histDelta(before, after, eng.queue, eng.noQueue, "queue_wait_seconds", d.Unavailable)
+	d.Prefill = histDelta(before, after, eng.prefill, eng.noPrefill, "prefill_seconds", d.Unavailable)
+	d.PrefixCacheQueries = counterDelta(before, after, eng.cacheQueries)
+	d.PrefixCacheHits = counterDelta(before, after, eng.cacheHits)
+	if len(d.Unavailable) == 0 {
+		d.Unavailable = nil
+	}
+	return d
 }
 
-func histDelta(before, after *Snapshot, sels []selector, absent, field string, why map[string]string) *servebench.ServerValue {
+func histDelta(before, after *Snapshot, sels []selector, absent, field string, why map[string]string) *servebench.HistogramDelta {
 	s1, c1, name, ok1 := after.histogram(sels)
 	s0, c0, _, ok0 := before.histogram(sels)
 	switch {
@@ -353,7 +350,7 @@ func histDelta(before, after *Snapshot, sels []selector, absent, field string, w
 		why[field] = "no request finished between the scrapes"
 		return nil
 	}
-	return &servebench.ServerValue{Mean: (s1 - s0) / (c1 - c0), Source: "prometheus:" + name, Requests: int(math.Round(c1 - c0))}
+	return &servebench.HistogramDelta{Metric: name, Sum: s1 - s0, Count: c1 - c0}
 }
 
 func counterDelta(before, after *Snapshot, sels []selector) *int64 {

@@ -12,7 +12,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/servebench/servebench"
 	"github.com/servebench/servebench/sim"
+	"github.com/servebench/servebench/stats"
 )
 
 func load(t *testing.T, name string) *Snapshot {
@@ -57,7 +59,7 @@ func TestAttributeFromFixtures(t *testing.T) {
 			if a.Engine != c.engine {
 				t.Fatalf("engine %q, want %q", a.Engine, c.engine)
 			}
-			at := Attribute(b, a)
+			at := attribute(b, a)
 			check := func(name string, v *float64, want float64) {
 				if math.IsNaN(want) {
 					if v != nil {
@@ -94,7 +96,7 @@ func TestAttributeFromFixtures(t *testing.T) {
 }
 
 func TestCounterResetIsUnavailableNeverNegative(t *testing.T) {
-	at := Attribute(load(t, "vllm-after.txt"), load(t, "vllm-restarted.txt"))
+	at := attribute(load(t, "vllm-after.txt"), load(t, "vllm-restarted.txt"))
 	if at.QueueWait != nil || at.Prefill != nil || at.PrefixCacheHits != nil {
 		t.Fatalf("a restart between scrapes must make the values unavailable: %+v", at)
 	}
@@ -108,14 +110,14 @@ func TestUnknownAndLlamaCppServers(t *testing.T) {
 	if u.Engine != "unknown" {
 		t.Fatalf("engine %q", u.Engine)
 	}
-	if at := Attribute(u, u); at.QueueWait != nil || at.Unavailable["queue_wait_seconds"] == "" {
+	if at := attribute(u, u); at.QueueWait != nil || at.Unavailable["queue_wait_seconds"] == "" {
 		t.Fatalf("unknown server: %+v", at)
 	}
 	l := load(t, "llamacpp.txt")
 	if l.Engine != "llamacpp" {
 		t.Fatalf("engine %q", l.Engine)
 	}
-	at := Attribute(l, l)
+	at := attribute(l, l)
 	if at.QueueWait != nil || !strings.Contains(at.Unavailable["queue_wait_seconds"], "llama.cpp") {
 		t.Fatalf("llama.cpp: %+v", at)
 	}
@@ -136,7 +138,7 @@ func FuzzParse(f *testing.F) {
 		fams, err := Parse(bytes.NewReader(b), "")
 		if err == nil {
 			s := &Snapshot{Engine: Detect(fams), fams: fams}
-			Attribute(s, s)
+			attribute(s, s)
 		}
 	})
 }
@@ -180,7 +182,7 @@ func TestAgainstSimulatorTruth(t *testing.T) {
 		t.Fatal(err)
 	}
 	t1 := s.Truth()
-	at := Attribute(before, after)
+	at := attribute(before, after)
 	n := float64(t1.RequestsFinished - t0.RequestsFinished)
 	wantQ, wantP := (t1.QueueSecondsSum-t0.QueueSecondsSum)/n, (t1.PrefillSecondsSum-t0.PrefillSecondsSum)/n
 	if at.QueueWait == nil || at.Prefill == nil {
@@ -189,4 +191,16 @@ func TestAgainstSimulatorTruth(t *testing.T) {
 	if wantQ <= 0 || math.Abs(at.QueueWait.Mean-wantQ) > 1e-9*wantQ || math.Abs(at.Prefill.Mean-wantP) > 1e-9*wantP {
 		t.Fatalf("queue %v vs truth %v, prefill %v vs truth %v", at.QueueWait.Mean, wantQ, at.Prefill.Mean, wantP)
 	}
+}
+
+// attribution is a Delta as the runner turns it into values (stats.ServerMean).
+type attribution struct {
+	QueueWait, Prefill                  *servebench.ServerValue
+	PrefixCacheQueries, PrefixCacheHits *int64
+	Unavailable                         map[string]string
+}
+
+func attribute(before, after *Snapshot) attribution {
+	d := Delta(before, after)
+	return attribution{stats.ServerMean(d.QueueWait), stats.ServerMean(d.Prefill), d.PrefixCacheQueries, d.PrefixCacheHits, d.Unavailable}
 }

@@ -1,0 +1,110 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/servebench/servebench"
+)
+
+// errNotMeasured ends a recomputed capacity search at a level the run never finished measuring
+// (it was interrupted there).
+var errNotMeasured = errors.New("level not measured")
+
+// Recompute computes a run's results again from what its folder keeps: the manifest (plan and
+// server), every record (requests.jsonl) and the cell logs (cells.jsonl), by the code that
+// computed them while the run measured: each cell from its records and its log (cellFrom), the
+// capacity searches over those cells (the levels the search asks for are read back instead of
+// measured), the run's notes and sizing (Results). A run that was interrupted gives the cells
+// and searches it finished.
+//
+// A resumed run is recomputed as one run: cells an earlier attempt measured count as
+// measured by the search that asked for them (its requests are counted), where the resumed
+// attempt had reused them.
+func Recompute(man servebench.Manifest, recs []servebench.Record, logs []servebench.CellLog) (servebench.Results, error) {
+	r := &Runner{Plan: man.Plan, Server: man.Server, finished: man.FinishedAt}
+	if r.finished.IsZero() {
+		r.finished = man.StartedAt
+	}
+	sessions := 0
+	for _, l := range logs {
+		if l.Event == servebench.LogSession {
+			sessions++
+			r.Notes = l.Notes
+			if l.Run != nil {
+				r.RunInfo = *l.Run
+			}
+		}
+	}
+	if sessions == 0 {
+		return servebench.Results{}, fmt.Errorf("the run keeps no cell logs (cells.jsonl): it was recorded before servebench kept them, so its results cannot be recomputed; its results.json is all there is")
+	}
+	for _, rec := range recs {
+		r.tally(rec)
+	}
+	// the records of one cell attempt, in the order they were written (by number: on disk a
+	// record's own output_tokens hides its cell's)
+	recordsOf := func(l servebench.CellLog) []servebench.Record {
+		var out []servebench.Record
+		for _, rec := range recs {
+			if rec.CellAttempt == l.Attempt && rec.Seq >= l.FirstSeq && rec.Seq < l.EndSeq {
+				out = append(out, rec)
+			}
+		}
+		return out
+	}
+
+	// the sweep and the sessions, in the order they were measured (a cell measured again, as a
+	// resumed run does with an unfinished session level, replaces the earlier one); the
+	// capacity levels are read when their search asks for them
+	done := map[servebench.CellKey]servebench.CellResult{}
+	skipped := map[servebench.CellKey]bool{}
+	levels := map[servebench.CellKey]servebench.CellLog{}
+	outages := map[servebench.CellKey][]servebench.Outage{}
+	for _, l := range logs {
+		sweep := !servebench.IsCapacityPhase(l.Phase)
+		switch {
+		case l.Event == servebench.LogOutage && l.Outage != nil && sweep:
+			r.addOutage(*l.Outage)
+		case l.Event == servebench.LogOutage && l.Outage != nil:
+			outages[l.Cell] = append(outages[l.Cell], *l.Outage)
+		case l.Event == servebench.LogSkipped && !skipped[l.Cell]:
+			skipped[l.Cell] = true
+			r.addCell(skippedCell(l.Cell, l.Note))
+		case l.Event == servebench.LogCell && sweep:
+			if _, again := done[l.Cell]; again {
+				r.cells = slices.DeleteFunc(r.cells, func(c servebench.CellResult) bool { return c.CellKey == l.Cell })
+			}
+			c := r.cellFrom(l, recordsOf(l))
+			done[l.Cell] = c
+			r.addCell(c)
+		case l.Event == servebench.LogCell:
+			levels[l.Cell] = l
+		}
+	}
+	err := r.searchCapacity(context.Background(), done, func(_ context.Context, _ servebench.UseCase, key servebench.CellKey) (servebench.CellResult, int, error) {
+		for _, o := range outages[key] {
+			r.addOutage(o)
+		}
+		l, ok := levels[key]
+		if !ok {
+			return servebench.CellResult{}, 0, errNotMeasured
+		}
+		return r.cellFrom(l, recordsOf(l)), l.RequestsSent, nil
+	})
+	if err != nil && !errors.Is(err, errNotMeasured) {
+		return servebench.Results{}, err
+	}
+	return r.Results(), nil
+}
+
+// finishedAt is when Results says the run finished.
+func (r *Runner) finishedAt() time.Time {
+	if !r.finished.IsZero() {
+		return r.finished
+	}
+	return time.Now().UTC()
+}
