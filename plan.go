@@ -118,6 +118,9 @@ type Sweep struct {
 // CapacityPlan bounds the capacity search.
 type CapacityPlan struct {
 	MaxConcurrency int `json:"max_concurrency" yaml:"max_concurrency"`
+	// Headline names the use case the report's summary leads with (its capacity is the
+	// headline figure); when it names no analysed use case, the first analysed one leads.
+	Headline string `json:"headline,omitempty" yaml:"headline"`
 }
 
 // SizingPlan says how capacity limits become a deployment size (the report's Capacity

@@ -36,6 +36,8 @@ const (
 // CellKey identifies one measured setting. Its fields are inlined into every Record and
 // CellResult so a line of requests.jsonl can be grouped without a join.
 type CellKey struct {
+	// Kind says which part of the plan the cell belongs to (sweep, scenario, capacity …).
+	Kind          CellKind `json:"kind,omitempty"`
 	Scenario      string   `json:"scenario"`
 	LoadMode      LoadMode `json:"load_mode"`
 	ContextTokens int      `json:"context_tokens"`
@@ -47,6 +49,29 @@ type CellKey struct {
 	// measured beside it at the same prompt length; 0 for every other cell.
 	Turn int `json:"turn,omitempty"`
 }
+
+// CellKind says which part of a plan a cell measures.
+type CellKind string
+
+const (
+	// KindSweep: a cell of the sweep's grid (contexts × concurrency levels).
+	KindSweep CellKind = "sweep"
+	// KindRate: an open-loop cell of a request-rate sweep (one per rate).
+	KindRate CellKind = "rate"
+	// KindDataset: a cell replaying the plan's dataset (the sweep's concurrency levels).
+	KindDataset CellKind = "dataset"
+	// KindTrace: the cell replaying the plan's trace on its schedule.
+	KindTrace CellKind = "trace"
+	// KindScenario: a dedicated-burst cell of one of the plan's scenarios.
+	KindScenario CellKind = "scenario"
+	// KindSession: a turn of the multi-turn sessions, or the fresh prompts measured beside it.
+	KindSession CellKind = "session"
+	// KindCapacity: a level of a use case's capacity search.
+	KindCapacity CellKind = "capacity"
+)
+
+// SweepScenario is the scenario name of the sweep's cells.
+const SweepScenario = "sweep"
 
 // ID is a stable, human-readable key for the cell, e.g. "sweep/sustained/ctx=8192/out=1024/c=4".
 func (k CellKey) ID() string {

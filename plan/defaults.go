@@ -92,7 +92,7 @@ func Defaults(simulated bool) servebench.Plan {
 			OutageTimeout: servebench.Duration(5 * time.Minute),
 		},
 		UseCases: DefaultUseCases(),
-		Capacity: servebench.CapacityPlan{MaxConcurrency: 128},
+		Capacity: servebench.CapacityPlan{MaxConcurrency: 128, Headline: "general_chatbot"},
 		Metadata: servebench.Metadata{ElectricityUSDPerKWh: 0.10},
 	}
 	if simulated {

@@ -8,6 +8,7 @@ import (
 
 	servebench "github.com/servebench/servebench"
 	"github.com/servebench/servebench/capacity"
+	"github.com/servebench/servebench/plan"
 	"github.com/servebench/servebench/stats"
 )
 
@@ -235,11 +236,20 @@ func (b *builder) totals() (total, ok int) {
 	return total, ok
 }
 
-func (b *builder) chatbot() *Verdict {
+// headline is the verdict the summary leads with: the plan's capacity.headline use case, else
+// the first analysed one; nil when no use case was analysed.
+func (b *builder) headline() *Verdict {
+	name := b.man.Plan.Capacity.Headline
+	if name == "" { // a run folder from before the plan named its headline
+		name = plan.Defaults(false).Capacity.Headline
+	}
 	for i := range b.rep.Capacity {
-		if b.rep.Capacity[i].UseCase == "general_chatbot" {
+		if b.rep.Capacity[i].UseCase == name {
 			return &b.rep.Capacity[i]
 		}
+	}
+	if len(b.rep.Capacity) > 0 {
+		return &b.rep.Capacity[0]
 	}
 	return nil
 }
@@ -259,15 +269,15 @@ func (b *builder) highlights() {
 	} else {
 		r.Highlights = append(r.Highlights, Highlight{Value: "—", Label: "Success Rate", Condition: "no requests measured"})
 	}
-	if v := b.chatbot(); v != nil {
-		cond := "@ " + v.Context + " Context (General Chatbot)"
+	if v := b.headline(); v != nil {
+		cond := "@ " + v.Context + " Context (" + v.Title + ")"
 		if u := b.sizingOf(v.UseCase); u != nil && u.UsersPerReplica != nil && b.res.Sizing != nil {
 			cond += fmt.Sprintf(" ≈ %s users at %s per request slot", usersLabel(*u), fmtUsers(b.res.Sizing.UsersPerSlot))
 		}
 		r.Highlights = append(r.Highlights, Highlight{Value: v.LimitLabel, Label: "Concurrent Requests", Condition: cond})
 	} else {
 		r.Highlights = append(r.Highlights, Highlight{Value: "—", Label: "Concurrent Requests",
-			Condition: "chatbot capacity not measured: add the general_chatbot use case (--use-cases general_chatbot)"})
+			Condition: "capacity not measured: no use case was analysed (--use-cases default)"})
 	}
 }
 
@@ -347,10 +357,10 @@ func (b *builder) sectionExecutive() {
 		row("TTFT Single Request", "not measured: add concurrency 1 to the sweep (--concurrency 1,...)")
 		row("Generation Speed Single Request", "not measured: add concurrency 1 to the sweep")
 	}
-	if v := b.chatbot(); v != nil {
-		row("Chatbot Capacity", fmt.Sprintf("%s @ %s context", v.LimitPhrase, v.Context))
+	if v := b.headline(); v != nil {
+		row(v.Title+" Capacity", fmt.Sprintf("%s @ %s context", v.LimitPhrase, v.Context))
 	} else {
-		row("Chatbot Capacity", "not measured: add the general_chatbot use case")
+		row("Capacity", "not measured: no use case was analysed (--use-cases default)")
 	}
 	if x, ctx, lo, hi, ok := b.scaling(); ok {
 		row("Throughput Scaling", fmt.Sprintf("%.1f× from %d to %d concurrent requests (%s context)", x, lo, hi, ctxLabel(ctx)))

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/capacity"
 )
 
 func TestFormatting(t *testing.T) {
@@ -55,7 +58,7 @@ func TestMissingDataSaysWhatToDo(t *testing.T) {
 		"--gpu nvml",
 		"No capacity analysis in this run",
 		"No telemetry samples were recorded",
-		"chatbot capacity not measured",
+		"capacity not measured: no use case was analysed",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("Markdown lacks %q", want)
@@ -110,5 +113,32 @@ func TestCompareHTML(t *testing.T) {
 	m := dataBlockRE.FindStringSubmatch(buf.String())
 	if m == nil || !strings.Contains(m[1], "cmp-throughput") || !strings.Contains(m[1], "1x H100 SXM") {
 		t.Fatal("comparison HTML lacks the overlaid charts")
+	}
+}
+
+// The summary leads with the use case the plan's capacity.headline names, worded as capacity
+// words its limit; a plan without one leads with general_chatbot (the default).
+func TestHeadlineUseCaseFromThePlan(t *testing.T) {
+	for _, c := range []struct{ headline, want string }{
+		{"", "general_chatbot"},                 // a run folder from before the key: the default
+		{"code_completion", "code_completion"},  // the plan names another use case
+		{"no_such_use_case", "code_completion"}, // none analysed by that name: the first one
+	} {
+		in := loadFixture(t)
+		in.Manifest.Plan.Capacity.Headline = c.headline
+		rep := Build(in)
+		var want *servebench.CapacityResult
+		for i := range in.Results.Capacity {
+			if in.Results.Capacity[i].UseCase == c.want {
+				want = &in.Results.Capacity[i]
+			}
+		}
+		if want == nil {
+			t.Fatalf("the fixture has no use case %s", c.want)
+		}
+		h := rep.Highlights[len(rep.Highlights)-1]
+		if h.Label != "Concurrent Requests" || h.Value != capacity.LimitLabel(*want) || !strings.Contains(h.Condition, want.Title) {
+			t.Errorf("headline %q: highlight %+v, want %s (%s)", c.headline, h, capacity.LimitLabel(*want), want.Title)
+		}
 	}
 }

@@ -55,7 +55,7 @@ func (r *Runner) warnEventRate(ctx context.Context, key servebench.CellKey, phas
 	if capacity <= 0 || planned <= capacity {
 		return
 	}
-	r.emit(Event{Kind: "note", Phase: phase, Cell: key, Message: fmt.Sprintf(
+	r.emit(Event{Kind: EventNote, Phase: phase, Cell: key, Message: fmt.Sprintf(
 		"%s plans about %.0f stream events/s (%d streams × %.0f/s, the fastest stream so far); this machine reads about %.0f/s with its timing intact, so the cell may be client-bound: check with `servebench selfcheck --concurrency %d --events-per-second %.0f`, or measure from more client machines",
 		key.ID(), planned, key.Concurrency, stream, capacity, key.Concurrency, planned)})
 }

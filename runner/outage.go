@@ -66,7 +66,7 @@ func (r *Runner) measure(ctx context.Context, key servebench.CellKey, phase stri
 			return cell, sent, err
 		}
 		o := servebench.Outage{Cell: key, Attempt: attempt, StartedAt: oe.at.UTC(), Requests: n, Failed: oe.failed, Cause: oe.cause}
-		r.emit(Event{Kind: "note", Phase: phase, Cell: key, Message: fmt.Sprintf("the server stopped answering during cell %s (%s): paused, probing it for up to %s",
+		r.emit(Event{Kind: EventNote, Phase: phase, Cell: key, Message: fmt.Sprintf("the server stopped answering during cell %s (%s): paused, probing it for up to %s",
 			key.ID(), clipCause(oe.cause), r.outageTimeout())})
 		up, werr := r.awaitServer(ctx)
 		if werr != nil {
@@ -82,7 +82,7 @@ func (r *Runner) measure(ctx context.Context, key servebench.CellKey, phase stri
 		if attempt+1 >= maxCellAttempts {
 			return servebench.CellResult{}, sent, fmt.Errorf("%w: it went down %d times during cell %s; resume the run once it is stable", ErrServerGone, attempt+1, key.ID())
 		}
-		r.emit(Event{Kind: "note", Phase: phase, Cell: key, Message: fmt.Sprintf("the server answers again after %.1f s: measuring cell %s again from its start", o.DownSeconds, key.ID())})
+		r.emit(Event{Kind: EventNote, Phase: phase, Cell: key, Message: fmt.Sprintf("the server answers again after %.1f s: measuring cell %s again from its start", o.DownSeconds, key.ID())})
 	}
 }
 

@@ -58,10 +58,22 @@ type GPUReader interface {
 	Read(ctx context.Context) (gpu.Reading, error)
 }
 
+// EventKind says what an Event reports.
+type EventKind string
+
+// The kinds of Event.
+const (
+	EventPhase     EventKind = "phase"      // a phase begins (Phase: servebench.PhaseSweep …)
+	EventCellStart EventKind = "cell-start" // a cell begins (Cell, Planned)
+	EventRequest   EventKind = "request"    // a request of the current cell finished
+	EventCellDone  EventKind = "cell-done"  // a cell finished (Result)
+	EventNote      EventKind = "note"       // something to tell the user (Message)
+)
+
 // Event is pushed to the live view; the view never drives the run.
 type Event struct {
-	// Kind: "phase", "cell-start", "request", "cell-done", "note".
-	Kind      string
+	Kind EventKind
+	// Phase is servebench.PhaseSweep, PhaseSessions or CapacityPhase(use case).
 	Phase     string
 	Cell      servebench.CellKey
 	CellIndex int // 1-based within the phase; 0 when unknown
@@ -205,7 +217,7 @@ func sortCells(cells []servebench.CellResult) {
 }
 
 // SweepScenario is the scenario name of the sweep's cells.
-const SweepScenario = "sweep"
+const SweepScenario = servebench.SweepScenario
 
 // Run measures the sweep, the dedicated scenarios and the capacity searches. It writes results
 // after every cell, so an interrupted run keeps everything it measured. A canceled ctx stops
@@ -213,6 +225,7 @@ const SweepScenario = "sweep"
 func (r *Runner) Run(ctx context.Context) error {
 	done := map[servebench.CellKey]servebench.CellResult{}
 	for _, c := range r.Done {
+		c.CellKey = withKind(c.CellKey)
 		done[c.CellKey] = c
 		r.cells = append(r.cells, c)
 	}
@@ -234,11 +247,11 @@ func (r *Runner) Run(ctx context.Context) error {
 			levels = []int{1, 2, 4}
 		}
 		for _, n := range levels {
-			sweep = append(sweep, servebench.CellKey{Scenario: s.Name, LoadMode: servebench.ModeDedicated,
+			sweep = append(sweep, servebench.CellKey{Kind: servebench.KindScenario, Scenario: s.Name, LoadMode: servebench.ModeDedicated,
 				ContextTokens: int(s.ContextTokens), OutputTokens: int(s.OutputTokens), Concurrency: n})
 		}
 	}
-	r.emit(Event{Kind: "phase", Phase: servebench.PhaseSweep, CellCount: len(sweep)})
+	r.emit(Event{Kind: EventPhase, Phase: servebench.PhaseSweep, CellCount: len(sweep)})
 	for i, key := range sweep {
 		if _, ok := done[key]; ok {
 			continue
@@ -249,10 +262,10 @@ func (r *Runner) Run(ctx context.Context) error {
 				return err
 			}
 			r.addCell(skippedCell(key, note))
-			r.emit(Event{Kind: "note", Phase: servebench.PhaseSweep, Cell: key, Message: key.ID() + " " + note})
+			r.emit(Event{Kind: EventNote, Phase: servebench.PhaseSweep, Cell: key, Message: key.ID() + " " + note})
 			continue
 		}
-		r.emit(Event{Kind: "cell-start", Phase: servebench.PhaseSweep, Cell: key, CellIndex: i + 1, CellCount: len(sweep), Planned: r.planned(key)})
+		r.emit(Event{Kind: EventCellStart, Phase: servebench.PhaseSweep, Cell: key, CellIndex: i + 1, CellCount: len(sweep), Planned: r.planned(key)})
 		res, _, err := r.measure(ctx, key, servebench.PhaseSweep, i+1, len(sweep), nil)
 		if err != nil {
 			return err
@@ -267,7 +280,7 @@ func (r *Runner) Run(ctx context.Context) error {
 	// 2. capacity searches, reusing every sustained cell already measured
 	return r.searchCapacity(ctx, done, func(ctx context.Context, uc servebench.UseCase, key servebench.CellKey) (servebench.CellResult, int, error) {
 		phase := servebench.CapacityPhase(uc.Name)
-		r.emit(Event{Kind: "cell-start", Phase: phase, Cell: key, Planned: r.planned(key)})
+		r.emit(Event{Kind: EventCellStart, Phase: phase, Cell: key, Planned: r.planned(key)})
 		return r.measure(ctx, key, phase, 0, 0, func(c servebench.CellResult) bool { return capacity.Settled(uc, c) })
 	})
 }
@@ -275,6 +288,29 @@ func (r *Runner) Run(ctx context.Context) error {
 // skippedCell is a cell that was not run, for the reason note.
 func skippedCell(key servebench.CellKey, note string) servebench.CellResult {
 	return servebench.CellResult{CellKey: key, Skipped: true, Note: note, Validity: servebench.NotMeasured(note)}
+}
+
+// withKind fills in the kind of a cell recorded before cells said theirs (a resumed run from
+// an older servebench), from its scenario and load mode.
+func withKind(k servebench.CellKey) servebench.CellKey {
+	switch {
+	case k.Kind != "":
+	case k.Scenario == SweepScenario && k.LoadMode == servebench.ModeRate:
+		k.Kind = servebench.KindRate
+	case k.Scenario == SweepScenario:
+		k.Kind = servebench.KindSweep
+	case k.Scenario == DatasetScenario:
+		k.Kind = servebench.KindDataset
+	case k.Scenario == TraceScenario:
+		k.Kind = servebench.KindTrace
+	case k.Scenario == stats.SessionScenario || k.Scenario == stats.FreshScenario:
+		k.Kind = servebench.KindSession
+	case k.LoadMode == servebench.ModeDedicated:
+		k.Kind = servebench.KindScenario
+	default:
+		k.Kind = servebench.KindCapacity
+	}
+	return k
 }
 
 // levelFunc measures one level of a use case's capacity search (the cell key) and returns the
@@ -291,7 +327,7 @@ func (r *Runner) searchCapacity(ctx context.Context, done map[servebench.CellKey
 			return err
 		}
 		ctxTok, outTok := int(uc.ContextTokens), int(uc.OutputTokens)
-		r.emit(Event{Kind: "phase", Phase: servebench.CapacityPhase(uc.Name)})
+		r.emit(Event{Kind: EventPhase, Phase: servebench.CapacityPhase(uc.Name)})
 		if maxLen > 0 && ctxTok+outTok > maxLen {
 			r.addCapacity(servebench.CapacityResult{UseCase: uc.Name, Title: uc.Title, ContextTokens: ctxTok,
 				OutputTokens: outTok, Statistic: uc.Statistic, Thresholds: uc.Thresholds, LimitKind: servebench.LimitNotViable,
@@ -306,7 +342,7 @@ func (r *Runner) searchCapacity(ctx context.Context, done map[servebench.CellKey
 		cfg := capacity.SearchConfig{Ceiling: r.Plan.Capacity.MaxConcurrency, Known: capacity.KnownCells(measured, uc), RequestsAt: r.levelCost}
 		uc := uc
 		res, err := capacity.Search(ctx, uc, cfg, func(ctx context.Context, n int) (servebench.CellResult, int, error) {
-			key := servebench.CellKey{Scenario: uc.Name, LoadMode: servebench.ModeSustained, ContextTokens: ctxTok, OutputTokens: outTok, Concurrency: n}
+			key := servebench.CellKey{Kind: servebench.KindCapacity, Scenario: uc.Name, LoadMode: servebench.ModeSustained, ContextTokens: ctxTok, OutputTokens: outTok, Concurrency: n}
 			if c, ok := done[key]; ok {
 				return c, 0, nil
 			}
@@ -394,7 +430,7 @@ func (r *Runner) addCapacity(c servebench.CapacityResult) {
 func (r *Runner) flush() {
 	if r.Recorder != nil {
 		if err := r.Recorder.WriteResults(r.Results()); err != nil {
-			r.emit(Event{Kind: "note", Message: "could not write results.json: " + err.Error()})
+			r.emit(Event{Kind: EventNote, Message: "could not write results.json: " + err.Error()})
 		}
 	}
 }
@@ -466,7 +502,7 @@ func (r *Runner) measureOnce(ctx context.Context, key servebench.CellKey, phase 
 		if session {
 			r.sessionEnded(int(rec.Seq-firstSeq), rec)
 		}
-		r.emit(Event{Kind: "request", Phase: phase, Cell: key, CellIndex: idx, CellCount: count, Requests: n, Planned: planned})
+		r.emit(Event{Kind: EventRequest, Phase: phase, Cell: key, CellIndex: idx, CellCount: count, Requests: n, Planned: planned})
 	}
 	next := func(ctx context.Context, seq int64, warmup bool) (*servebench.Request, error) {
 		if replay {
@@ -505,7 +541,7 @@ func (r *Runner) measureOnce(ctx context.Context, key servebench.CellKey, phase 
 	// Open the cell's connections now, so that its first wave pays for no dial.
 	if pw, ok := r.Client.(prewarmer); ok {
 		if _, err := pw.Prewarm(ctx, key.Concurrency); err != nil {
-			r.emit(Event{Kind: "note", Phase: phase, Cell: key, Message: key.ID() + ": " + err.Error()})
+			r.emit(Event{Kind: EventNote, Phase: phase, Cell: key, Message: key.ID() + ": " + err.Error()})
 		}
 	}
 	sched0 := host.SchedLatency()
@@ -552,7 +588,7 @@ func (r *Runner) measureOnce(ctx context.Context, key servebench.CellKey, phase 
 		l.PowerNote = r.GPUNote
 	}
 	cell := r.cellFrom(l, recs)
-	r.emit(Event{Kind: "cell-done", Phase: phase, Cell: key, CellIndex: idx, CellCount: count, Requests: len(recs), Planned: planned, Result: &cell})
+	r.emit(Event{Kind: EventCellDone, Phase: phase, Cell: key, CellIndex: idx, CellCount: count, Requests: len(recs), Planned: planned, Result: &cell})
 	return cell, len(recs), l, nil
 }
 

@@ -73,7 +73,7 @@ func sessionContext(ss *servebench.SessionPlan, t int) int {
 
 // sessionKey is the cell of turn t of the sessions at level n.
 func sessionKey(ss *servebench.SessionPlan, n, t int) servebench.CellKey {
-	return servebench.CellKey{Scenario: stats.SessionScenario, LoadMode: servebench.ModeFixed, ContextTokens: sessionContext(ss, t),
+	return servebench.CellKey{Kind: servebench.KindSession, Scenario: stats.SessionScenario, LoadMode: servebench.ModeFixed, ContextTokens: sessionContext(ss, t),
 		OutputTokens: int(ss.OutputTokens), Concurrency: n, Turn: t}
 }
 
@@ -142,7 +142,7 @@ func (r *Runner) runSessions(ctx context.Context, done map[servebench.CellKey]se
 		return nil
 	}
 	total := len(ss.Concurrency) * (2*ss.Turns - 1)
-	r.emit(Event{Kind: "phase", Phase: servebench.PhaseSessions, CellCount: total})
+	r.emit(Event{Kind: EventPhase, Phase: servebench.PhaseSessions, CellCount: total})
 	idx := 0
 	for _, n := range ss.Concurrency {
 		if r.levelDone(done, n) {
@@ -161,10 +161,10 @@ func (r *Runner) runSessions(ctx context.Context, done map[servebench.CellKey]se
 					return err
 				}
 				r.addCell(skippedCell(key, note))
-				r.emit(Event{Kind: "note", Phase: servebench.PhaseSessions, Cell: key, Message: key.ID() + " " + note})
+				r.emit(Event{Kind: EventNote, Phase: servebench.PhaseSessions, Cell: key, Message: key.ID() + " " + note})
 				break
 			}
-			r.emit(Event{Kind: "cell-start", Phase: servebench.PhaseSessions, Cell: key, CellIndex: idx, CellCount: total, Planned: r.planned(key)})
+			r.emit(Event{Kind: EventCellStart, Phase: servebench.PhaseSessions, Cell: key, CellIndex: idx, CellCount: total, Planned: r.planned(key)})
 			res, _, err := r.measure(ctx, key, servebench.PhaseSessions, idx, total, nil)
 			if err != nil {
 				return err
@@ -185,7 +185,7 @@ func (r *Runner) runSessions(ctx context.Context, done map[servebench.CellKey]se
 			if s.InputTokensMean > 0 {
 				key.ContextTokens = int(math.Round(s.InputTokensMean))
 			}
-			r.emit(Event{Kind: "cell-start", Phase: servebench.PhaseSessions, Cell: key, CellIndex: idx, CellCount: total, Planned: r.planned(key)})
+			r.emit(Event{Kind: EventCellStart, Phase: servebench.PhaseSessions, Cell: key, CellIndex: idx, CellCount: total, Planned: r.planned(key)})
 			res, _, err := r.measure(ctx, key, servebench.PhaseSessions, idx, total, nil)
 			if err != nil {
 				return err

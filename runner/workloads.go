@@ -42,15 +42,18 @@ func (r *Runner) sweepKeys() []servebench.CellKey {
 		if n := len(sched); n > 1 && sched[n-1] > sched[0] {
 			rate = float64(n-1) / (sched[n-1] - sched[0]).Seconds() // the trace's mean arrival rate
 		}
-		return []servebench.CellKey{{Scenario: TraceScenario, LoadMode: servebench.ModeRate, RatePerSecond: rate}}
+		return []servebench.CellKey{{Kind: servebench.KindTrace, Scenario: TraceScenario, LoadMode: servebench.ModeRate, RatePerSecond: rate}}
 	}
-	scenario := SweepScenario
+	scenario, kind := SweepScenario, servebench.KindSweep
+	if s.Mode == servebench.ModeRate {
+		kind = servebench.KindRate
+	}
 	contexts := make([]int, 0, len(s.Contexts))
 	for _, c := range s.Contexts {
 		contexts = append(contexts, int(c))
 	}
 	if r.Dataset != nil {
-		scenario, contexts = DatasetScenario, []int{0}
+		scenario, kind, contexts = DatasetScenario, servebench.KindDataset, []int{0}
 	}
 	type level struct {
 		n    int
@@ -72,7 +75,7 @@ func (r *Runner) sweepKeys() []servebench.CellKey {
 	var keys []servebench.CellKey
 	for _, c := range contexts {
 		for _, l := range levels {
-			keys = append(keys, servebench.CellKey{Scenario: scenario, LoadMode: s.Mode, ContextTokens: c,
+			keys = append(keys, servebench.CellKey{Kind: kind, Scenario: scenario, LoadMode: s.Mode, ContextTokens: c,
 				OutputTokens: int(s.OutputTokens), Concurrency: l.n, RatePerSecond: l.rate})
 		}
 	}
