@@ -1,6 +1,7 @@
 package servebench
 
 import (
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -78,4 +79,22 @@ func unsafeRune(r rune) bool {
 		return true
 	}
 	return false
+}
+
+// Thousands writes n with comma separators: 2016 → "2,016", −33639 → "-33,639".
+func Thousands(n int) string {
+	neg := n < 0
+	s := strconv.Itoa(n)
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
 }

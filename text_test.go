@@ -68,3 +68,21 @@ func TestTerminalText(t *testing.T) {
 		t.Errorf("100 KB hostile name: got %d runes, escape kept: %v", utf8.RuneCountInString(got), strings.ContainsRune(got, 0x1b))
 	}
 }
+
+func TestThousands(t *testing.T) {
+	for _, c := range []struct {
+		n    int
+		want string
+	}{
+		{0, "0"},               // no separator
+		{999, "999"},           // three digits
+		{1000, "1,000"},        // the first separator
+		{2016, "2,016"},        // a year-like count
+		{-33639, "-33,639"},    // the sign stays in front
+		{1234567, "1,234,567"}, // two separators
+	} {
+		if got := Thousands(c.n); got != c.want {
+			t.Errorf("Thousands(%d) = %q, want %q", c.n, got, c.want)
+		}
+	}
+}

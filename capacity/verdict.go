@@ -406,7 +406,7 @@ func formatValue(m string, v, threshold float64) string { return formatPrec(m, v
 func formatPrec(m string, v, threshold float64, extra int) string {
 	fixed := func(x float64, prec int) string {
 		if prec == 0 {
-			return thousands(int(math.Round(x)))
+			return servebench.Thousands(int(math.Round(x)))
 		}
 		return strconv.FormatFloat(x, 'f', prec, 64)
 	}
@@ -450,27 +450,9 @@ func formatThreshold(m string, t float64) string {
 // thousandsFloat writes whole numbers with thousands separators and others as %g.
 func thousandsFloat(v float64) string {
 	if r := math.Round(v); math.Abs(v-r) < 1e-9 && math.Abs(r) < 1e15 {
-		return thousands(int(r))
+		return servebench.Thousands(int(r))
 	}
 	return strconv.FormatFloat(v, 'g', -1, 64)
-}
-
-// thousands writes n with comma separators: 2016 → "2,016".
-func thousands(n int) string {
-	s := strconv.Itoa(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
 }
 
 // requests is "1 request" or "N concurrent requests".

@@ -59,24 +59,7 @@ func fmtPct(ratio float64) string { return strconv.FormatFloat(ratio*100, 'f', 1
 func fmtPct0(ratio float64) string { return strconv.FormatFloat(ratio*100, 'f', 0, 64) + "%" }
 
 // fmtInt writes an integer with thousands separators: "33,639".
-func fmtInt(v int) string {
-	neg := v < 0
-	if neg {
-		v = -v
-	}
-	s := strconv.Itoa(v)
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+func fmtInt(v int) string { return servebench.Thousands(v) }
 
 // fmtCount writes a count compactly: 950, 4.7K, 1.2M.
 func fmtCount(v int) string {
