@@ -34,7 +34,9 @@ const (
 )
 
 // CellKey identifies one measured setting. Its fields are inlined into every Record and
-// CellResult so a line of requests.jsonl can be grouped without a join.
+// CellResult. On a line of requests.jsonl, output_tokens is the record's own (what the server
+// produced; output_tokens_requested is what was asked), so group records by the seq ranges of
+// cells.jsonl, as runner.Recompute does, rather than by key.
 type CellKey struct {
 	// Kind says which part of the plan the cell belongs to (sweep, scenario, capacity …).
 	Kind          CellKind `json:"kind,omitempty"`

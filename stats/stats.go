@@ -106,15 +106,6 @@ func mean(v []float64) float64 {
 	return (sum + c) / float64(len(v))
 }
 
-// Group splits records by cell, keeping each cell's records in their input order.
-func Group(recs []servebench.Record) map[servebench.CellKey][]servebench.Record {
-	out := make(map[servebench.CellKey][]servebench.Record)
-	for _, r := range recs {
-		out[r.CellKey] = append(out[r.CellKey], r)
-	}
-	return out
-}
-
 // ScalingEfficiency fills ScalingEfficiency of every cell in place:
 //
 //	scaling_efficiency = system_output_throughput_tps(N) / (N × system_output_throughput_tps(1))

@@ -153,17 +153,6 @@ func FuzzPercentile(f *testing.F) {
 	})
 }
 
-func TestGroupKeepsOrder(t *testing.T) {
-	a := servebench.CellKey{Scenario: "sweep", LoadMode: servebench.ModeSustained, ContextTokens: 1024, OutputTokens: 8, Concurrency: 1}
-	b := a
-	b.Concurrency = 2
-	recs := []servebench.Record{{CellKey: a, Seq: 0}, {CellKey: b, Seq: 1}, {CellKey: a, Seq: 2}}
-	g := stats.Group(recs)
-	if len(g) != 2 || len(g[a]) != 2 || g[a][0].Seq != 0 || g[a][1].Seq != 2 || len(g[b]) != 1 {
-		t.Fatalf("Group = %+v", g)
-	}
-}
-
 func TestScalingEfficiency(t *testing.T) {
 	k := func(mode servebench.LoadMode, ctx, n int) servebench.CellKey {
 		return servebench.CellKey{Scenario: "sweep", LoadMode: mode, ContextTokens: ctx, OutputTokens: 1024, Concurrency: n}
