@@ -46,30 +46,30 @@ func (p *progress) handle(ev runner.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch ev.Kind {
-	case "phase":
+	case runner.EventPhase:
 		p.phase = ev.Phase
-		if ev.Phase == "sweep" {
+		if ev.Phase == servebench.PhaseSweep {
 			p.sweepN = ev.CellCount
 		}
 		p.clear()
 		fmt.Fprintf(p.w, "— %s\n", servebench.TerminalText(ev.Phase, termLine, false))
-	case "note":
+	case runner.EventNote:
 		p.clear()
 		fmt.Fprintf(p.w, "  note: %s\n", servebench.TerminalText(ev.Message, 0, true))
-	case "cell-start":
-		if ev.Phase == "sweep" {
+	case runner.EventCellStart:
+		if ev.Phase == servebench.PhaseSweep {
 			p.sweepPlan += ev.Planned
 		}
-	case "request":
-		if ev.Phase == "sweep" {
+	case runner.EventRequest:
+		if ev.Phase == servebench.PhaseSweep {
 			p.sweepReqs++
 		}
 		if p.tty && time.Since(p.last) > 100*time.Millisecond {
 			p.last = time.Now()
 			p.draw(ev)
 		}
-	case "cell-done":
-		if ev.Phase == "sweep" {
+	case runner.EventCellDone:
+		if ev.Phase == servebench.PhaseSweep {
 			p.sweepDone++
 		}
 		p.clear()
@@ -90,7 +90,7 @@ func (p *progress) draw(ev runner.Event) {
 		cell = fmt.Sprintf("cell %d/%d ", ev.CellIndex, ev.CellCount)
 	}
 	left := ""
-	if ev.Phase == "sweep" && p.sweepReqs > 0 && p.sweepPlan > 0 {
+	if ev.Phase == servebench.PhaseSweep && p.sweepReqs > 0 && p.sweepPlan > 0 {
 		// estimate from the sweep's pace: time per request × requests still planned
 		per := ev.Elapsed / time.Duration(p.sweepReqs)
 		remaining := p.sweepPlan - p.sweepReqs
