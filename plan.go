@@ -307,6 +307,9 @@ type Manifest struct {
 	// ClockSource is the clock the client stamps responses with: ClockKernel (receive
 	// timestamps of the socket) or ClockUser; each record says which clock stamped it.
 	ClockSource string `json:"clock_source,omitempty"`
+	// ClientPriority says at which scheduling priority the client ran (e.g. "nice -10 (raised
+	// from 0 …)"): a raised priority lets other processes delay its reads less.
+	ClientPriority string `json:"client_priority,omitempty"`
 	// Status: "running", "completed", "interrupted", "failed".
 	Status string `json:"status"`
 	Error  string `json:"error,omitempty"`

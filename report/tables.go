@@ -309,11 +309,15 @@ func (b *builder) timingBlock() (Block, bool) {
 			bound++
 		}
 	}
+	prio := ""
+	if b.man.ClientPriority != "" {
+		prio = " The client ran at scheduling priority " + b.man.ClientPriority + "."
+	}
 	switch b.man.ClockSource {
 	case servebench.ClockKernel:
-		return para("Timing: every response read was stamped by the kernel when its bytes reached the socket (Linux receive timestamps, mapped onto the run's monotonic clock at each read), so the client's own scheduling delays do not enter the figures. Request start is stamped just before the request's first byte is written, and each cell's connections are opened before its measured phase. Whether the client kept up is measured in every cell (results.json, cells[].client): the client lag per request (read time − kernel stamp), first tokens that share their stamp with later events (read late, so stamped late by about one gap between events), and the Go scheduler's latency over the cell. A cell where any of these could move a figure by more than 1 ms is marked client-bound: %d cell(s) in this run.", bound), true
+		return para("Timing: every response read was stamped by the kernel when its bytes reached the socket (Linux receive timestamps, mapped onto the run's monotonic clock at each read), so the client's own scheduling delays do not enter the figures. Request start is stamped just before the request's first byte is written, and each cell's connections are opened before its measured phase. Whether the client kept up is measured in every cell (results.json, cells[].client): the client lag per request (read time − kernel stamp), first tokens that share their stamp with later events (read late, so stamped late by about one gap between events), and the Go scheduler's latency over the cell. A cell where any of these could move a figure by more than 1 ms is marked client-bound: %d cell(s) in this run.%s", bound, prio), true
 	case servebench.ClockUser:
-		return para("Timing: responses were stamped with the time each read returned in user space (kernel receive timestamps were unavailable), so delays of the client itself enter the figures. The Go scheduler's latency over each cell (results.json, cells[].client) bounds them; a cell where it exceeded 1 ms at p99 is marked client-bound: %d cell(s) in this run.", bound), true
+		return para("Timing: responses were stamped with the time each read returned in user space (kernel receive timestamps were unavailable), so delays of the client itself enter the figures. The Go scheduler's latency over each cell (results.json, cells[].client) bounds them; a cell where it exceeded 1 ms at p99 is marked client-bound: %d cell(s) in this run.%s", bound, prio), true
 	}
 	return Block{}, false
 }

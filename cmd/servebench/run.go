@@ -370,6 +370,7 @@ func (s *session) openRunFolder() error {
 	man.Plan.Target.Model = tg.model
 	man.Plan.Metadata = tg.metadata
 	man.ClockSource = tg.client.ClockSource()
+	_, man.ClientPriority = host.RaisePriority(host.ClientNice)
 	this := servebench.Attempt{ID: strconv.Itoa(s.attempt()), StartedAt: man.StartedAt, Command: man.Command,
 		Server: identity(tg.info, tg.model), Status: "running"}
 	if s.resume != nil {

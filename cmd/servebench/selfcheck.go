@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/servebench/servebench/host"
 	"github.com/servebench/servebench/selfcheck"
 )
 
@@ -22,11 +23,13 @@ process, so the check is pessimistic: a real run carries only the client.`,
 		Example: `  servebench selfcheck --concurrency 256 --events-per-second 5000`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, prio := host.RaisePriority(host.ClientNice) // as a run does
 			res, err := selfcheck.Run(cmd.Context(), cfg)
 			if err != nil {
 				return withCode(exitUsage, err)
 			}
 			w := e.stdout
+			fmt.Fprintf(w, "priority:      %s\n", prio)
 			fmt.Fprintf(w, "load:          %d streams, %.0f events/s planned, %.0f delivered (%d requests)\n", res.Concurrency, res.EventsPerSecond, res.AchievedEventsPerSec, res.Requests)
 			fmt.Fprintf(w, "clock:         %s\n", res.ClockSource)
 			p99 := res.StampError.Max
