@@ -172,6 +172,9 @@ func NotViableAdvice(r servebench.CapacityResult) string {
 	if !ok || len(p.Failing) == 0 {
 		return "Not viable: even 1 request fails a threshold; no replica count serves this use case as specified."
 	}
+	if AllFailed(p) {
+		return "Not sized: every request failed at concurrency 1, so nothing is known about this use case's thresholds; fix the failures (the report's Notes give their error classes) and measure again."
+	}
 	var relax, within []string
 	for _, m := range p.Failing {
 		if m == MetricSuccessRate {

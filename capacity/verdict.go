@@ -42,7 +42,7 @@ func LimitLabel(r servebench.CapacityResult) string {
 }
 
 // MetricLabel is the reader's name of metric m, prefixed with the statistic when it is not the
-// mean: "TTFT", "p99 TTFT", "generation speed", "end-to-end latency", "inter-token latency",
+// mean: "TTFT", "p99 TTFT", "generation speed", "end-to-end latency", "ITL (per token)",
 // "success rate", "system throughput". The statistic never applies to the success rate or the
 // system throughput (one value per cell).
 func MetricLabel(m string, st servebench.Statistic) string {
@@ -55,7 +55,7 @@ func MetricLabel(m string, st servebench.Statistic) string {
 	case MetricE2ELatency:
 		n = "end-to-end latency"
 	case MetricITL:
-		n = "inter-token latency"
+		n = "ITL (per token)"
 	case MetricFirstContent:
 		n = "time to first answer"
 	case MetricSuccessRate:
@@ -164,6 +164,12 @@ func readingAt(r servebench.CapacityResult, k Check, n int) Reading {
 	rd.Value, rd.Approx, rd.Measured = ValueAt(r, k.Metric, n)
 	rd.Holds = rd.Measured && k.Holds(rd.Value)
 	return rd
+}
+
+// AllFailed reports whether every request of a measured level failed (success rate 0).
+func AllFailed(p servebench.CapacityPoint) bool {
+	v, ok := p.Values[MetricSuccessRate]
+	return ok && v == 0
 }
 
 // PointAt returns r's measured point at concurrency n.

@@ -54,7 +54,7 @@ func workloadFlags() []Flag {
 				return nil
 			}},
 		flag("duration", "sweep.duration", "duration", "time bound per cell (rate mode without --requests sends rate × duration requests)", parseDuration, func(p *servebench.Plan) *servebench.Duration { return &s(p).Duration }),
-		{Name: "slo", Key: "slo", Kind: "string", Usage: "per-request objectives for goodput, e.g. ttft=2s,itl=50ms,e2e=10s (also first_answer=, speed= tok/s)",
+		{Name: "slo", Key: "slo", Kind: "string", Usage: "per-request objectives for goodput, e.g. ttft=2s,itl=50ms,e2e=10s (itl: ITL per token, decode time / (output tokens − 1); also first_answer=, speed= tok/s)",
 			apply: func(p *servebench.Plan, v string) error {
 				slo, err := ParseSLO(v)
 				p.SLO = &slo

@@ -254,6 +254,32 @@ func (b *builder) headline() *Verdict {
 	return nil
 }
 
+// measuredAny reports whether any sweep cell sent requests (succeeded or not).
+func (b *builder) measuredAny() bool {
+	for i := range b.res.Cells {
+		if c := &b.res.Cells[i]; c.Scenario == sweepScenario && !c.Skipped && c.RequestsTotal > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// measuredAtOne reports whether any sweep cell at concurrency 1 was run (succeeded or not).
+func (b *builder) measuredAtOne() bool {
+	for i := range b.res.Cells {
+		if c := &b.res.Cells[i]; c.Scenario == sweepScenario && c.Concurrency == 1 && !c.Skipped && c.RequestsTotal > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// openLoopOnly reports whether the run measured only off-grid cells (request rates, a dataset):
+// nothing at a concurrency level.
+func (b *builder) openLoopOnly() bool {
+	return b.sweep.empty() && b.man.Plan.Sessions == nil && len(b.workloadCells()) > 0
+}
+
 func (b *builder) highlights() {
 	r := b.rep
 	if c, v := b.peak(); c != nil {
@@ -342,18 +368,26 @@ func (b *builder) sectionExecutive() {
 
 	kf := &Table{Header: []string{"FINDING", "VALUE"}}
 	row := func(k, v string) { kf.Rows = append(kf.Rows, []string{k, v}) }
-	if c, v := b.peak(); c != nil && sessionCell(c) {
-		row("Peak System Throughput", fmtTPS(v)+" "+peakCondition(c))
-	} else if c != nil {
-		row("Peak System Throughput", fmt.Sprintf("%s @ %d concurrent requests, %s context", fmtTPS(v), c.Concurrency, ctxLabel(c.ContextTokens)))
+	if c, v := b.peak(); c != nil {
+		row("Peak System Throughput", fmtTPS(v)+" "+peakWhere(c, false))
 	} else {
 		row("Peak System Throughput", "not measured: no cell completed a request")
 	}
 	lo, hi := b.singleEnds()
-	if lo != nil {
+	switch {
+	case lo != nil && lo == hi:
+		row("TTFT Single Request", fmt.Sprintf("%s (%s context)", fmtDur(lo.TTFTSeconds.Mean), ctxLabel(lo.ContextTokens)))
+		row("Generation Speed Single Request", fmt.Sprintf("%s (%s context)", fmtTPS(lo.GenerationSpeedTPS.Mean), ctxLabel(lo.ContextTokens)))
+	case b.openLoopOnly():
+		row("TTFT Single Request", "not measured: this run measured request rates, not concurrency levels (see Request-Rate Sweep)")
+		row("Generation Speed Single Request", "not measured: this run measured request rates, not concurrency levels")
+	case lo != nil:
 		row("TTFT Single Request", fmt.Sprintf("%s (%s context) → %s (%s context)", fmtDur(lo.TTFTSeconds.Mean), ctxLabel(lo.ContextTokens), fmtDur(hi.TTFTSeconds.Mean), ctxLabel(hi.ContextTokens)))
 		row("Generation Speed Single Request", fmt.Sprintf("%s (%s context) → %s (%s context)", fmtTPS(lo.GenerationSpeedTPS.Mean), ctxLabel(lo.ContextTokens), fmtTPS(hi.GenerationSpeedTPS.Mean), ctxLabel(hi.ContextTokens)))
-	} else {
+	case b.measuredAtOne():
+		row("TTFT Single Request", "not measured: no request at concurrency 1 succeeded (see Notes)")
+		row("Generation Speed Single Request", "not measured: no request at concurrency 1 succeeded")
+	default:
 		row("TTFT Single Request", "not measured: add concurrency 1 to the sweep (--concurrency 1,...)")
 		row("Generation Speed Single Request", "not measured: add concurrency 1 to the sweep")
 	}
@@ -364,6 +398,8 @@ func (b *builder) sectionExecutive() {
 	}
 	if x, ctx, lo, hi, ok := b.scaling(); ok {
 		row("Throughput Scaling", fmt.Sprintf("%.1f× from %d to %d concurrent requests (%s context)", x, lo, hi, ctxLabel(ctx)))
+	} else if b.openLoopOnly() {
+		row("Throughput Scaling", "not measured: this run measured request rates, not concurrency levels")
 	} else {
 		row("Throughput Scaling", "not measured: needs at least two concurrency levels at one context")
 	}
@@ -417,14 +453,48 @@ func (b *builder) scaling() (x float64, ctx, lo, hi int, ok bool) {
 func (b *builder) testParameters() string {
 	p := b.man.Plan
 	var parts []string
-	if !b.sweep.empty() {
-		parts = append(parts, fmt.Sprintf("Context lengths from %s tokens.", b.sweep.ctxRange()))
-		parts = append(parts, fmt.Sprintf("Concurrency from %s requests.", b.sweep.concRange()))
-	} else if ss := p.Sessions; ss != nil {
+	switch {
+	case !b.sweep.empty():
+		g := b.sweep
+		if len(g.ctxs) == 1 {
+			parts = append(parts, fmt.Sprintf("One context length: %s tokens.", ctxLabel(g.ctxs[0])))
+		} else {
+			parts = append(parts, fmt.Sprintf("Context lengths from %s to %s tokens.", ctxLabel(g.ctxs[0]), ctxLabel(g.ctxs[len(g.ctxs)-1])))
+		}
+		if len(g.concs) == 1 {
+			parts = append(parts, fmt.Sprintf("One concurrency level: %s.", requestsWord(g.concs[0])))
+		} else {
+			parts = append(parts, fmt.Sprintf("Concurrency from %d to %d requests.", g.concs[0], g.concs[len(g.concs)-1]))
+		}
+	case b.openLoopOnly():
+		var ctxs, rates []string
+		seen := map[string]bool{}
+		for _, c := range b.workloadCells() {
+			if x := ctxLabel(c.ContextTokens); c.Scenario != "dataset" && !seen["c"+x] {
+				seen["c"+x] = true
+				ctxs = append(ctxs, x)
+			}
+			if r := fmtRate(c.RatePerSecond); openLoop(c) && !seen["r"+r] {
+				seen["r"+r] = true
+				rates = append(rates, r)
+			}
+		}
+		if len(ctxs) > 0 {
+			parts = append(parts, fmt.Sprintf("Context %s tokens.", joinAnd(ctxs)))
+		}
+		if len(rates) > 0 {
+			parts = append(parts, fmt.Sprintf("Arrival rates %s.", joinAnd(rates)))
+		}
+	case p.Sessions != nil:
+		ss := p.Sessions
 		parts = append(parts, fmt.Sprintf("Multi-turn sessions instead of the context × concurrency grid: %d turns, a %s-token first prompt, %s tokens of new user text and a %s-token answer per turn, %s sessions in flight (see Prompt Caching).",
 			ss.Turns, ss.FirstTurnTokens, ss.TurnTokens, ss.OutputTokens, joinInts(ss.Concurrency)))
-	} else if len(p.Sweep.Contexts) > 0 {
-		parts = append(parts, fmt.Sprintf("Planned context lengths %s tokens (none measured).", rangeLabel(p.Sweep.Contexts[0].String(), p.Sweep.Contexts[len(p.Sweep.Contexts)-1].String())))
+	case len(p.Sweep.Contexts) > 0:
+		none := "none measured"
+		if b.measuredAny() {
+			none = "no request succeeded"
+		}
+		parts = append(parts, fmt.Sprintf("Planned context lengths %s tokens ("+none+").", rangeLabel(p.Sweep.Contexts[0].String(), p.Sweep.Contexts[len(p.Sweep.Contexts)-1].String())))
 	}
 	out := int(p.Sweep.OutputTokens)
 	if p.Sessions != nil && b.sweep.empty() {
@@ -484,7 +554,14 @@ func (b *builder) testParameters() string {
 	case servebench.ModeFixed:
 		parts = append(parts, fmt.Sprintf("Load mode: fixed count (%d prompts, at most N in flight).", p.Sweep.Requests))
 	case servebench.ModeRate:
-		parts = append(parts, fmt.Sprintf("Load mode: open loop at %g requests/s (%s arrivals).", p.Sweep.Rate, orDefault(p.Sweep.Arrivals, "poisson")))
+		rates := []string{}
+		for _, r := range p.Sweep.Rates {
+			rates = append(rates, strings.TrimSuffix(fmtRate(r), " req/s"))
+		}
+		if len(rates) == 0 {
+			rates = append(rates, strings.TrimSuffix(fmtRate(p.Sweep.Rate), " req/s"))
+		}
+		parts = append(parts, fmt.Sprintf("Load mode: open loop at %s requests/s (%s arrivals; requests are sent on schedule whatever is in flight).", joinAnd(rates), orDefault(p.Sweep.Arrivals, "poisson")))
 	}
 	total, _ := b.totals()
 	warm := 0
@@ -588,7 +665,7 @@ func thresholdColumns(t servebench.Thresholds) (ttft, speed string) {
 		s = append(s, fmtThreshold(capacity.MetricGenerationSpeed, *t.GenerationSpeedTPSMin))
 	}
 	if t.ITLSecondsMax != nil {
-		s = append(s, "ITL "+fmtThreshold(capacity.MetricITL, *t.ITLSecondsMax))
+		s = append(s, termITL+" "+fmtThreshold(capacity.MetricITL, *t.ITLSecondsMax))
 	}
 	ttft, speed = strings.Join(a, ", "), strings.Join(s, ", ")
 	if ttft == "" {
@@ -605,6 +682,10 @@ func thresholdColumns(t servebench.Thresholds) (ttft, speed string) {
 func (b *builder) noSweep(id, title string) bool {
 	if b.sweep.empty() && b.man.Plan.Sessions != nil {
 		b.add(id, title, 1, missing("This run measured multi-turn sessions instead of the context × concurrency grid: see Prompt Caching and the Serving Benchmark Summary."))
+		return true
+	}
+	if b.sweep.empty() && len(b.workloadCells()) > 0 {
+		b.add(id, title, 1, missing("This run measured request rates or replayed a dataset, not a grid of context lengths × concurrency levels, so this view has nothing to chart: the Request-Rate Sweep or Dataset Replay section and the summary tables show every measured cell."))
 		return true
 	}
 	if b.sweep.empty() {
@@ -747,9 +828,11 @@ func (b *builder) sectionTTFT() {
 	}
 	if b.man.Plan.Sweep.SharedPrefix > 0 {
 		blocks = append(blocks, note(fmt.Sprintf("About caching: prompts in this run share a %s-token prefix, so the server may serve part of every prompt from its prefix cache; TTFT here is better than for fresh context of the same length.", b.man.Plan.Sweep.SharedPrefix)))
-	} else {
+	} else if len(g.ctxs) > 1 {
 		small, large := ctxLabel(g.ctxs[0]), ctxLabel(g.ctxs[len(g.ctxs)-1])
 		blocks = append(blocks, note(fmt.Sprintf("About caching: %s With prompt caching in production only new tokens need prefill: a %s conversation that adds %s of new context would see a TTFT close to the %s results above, not the %s ones. For workloads that build context incrementally (chatbots, coding assistants, multi-turn agents), cached TTFT is much lower.", b.freshClaim(), large, small, small, large)))
+	} else {
+		blocks = append(blocks, note(fmt.Sprintf("About caching: %s With prompt caching in production only new tokens need prefill, so a conversation that builds its context incrementally sees a TTFT set by the new tokens of each turn, not by the whole %s context.", b.freshClaim(), ctxLabel(g.ctxs[0]))))
 	}
 	if n := b.contaminated(); n > 0 {
 		blocks = append(blocks, note(fmt.Sprintf("Warning: the server reported prefix-cache hits in %s although caching was not intended; their TTFTs may be optimistic (see Notes).", plural(n, "cell"))))
@@ -823,9 +906,16 @@ func (b *builder) sectionQueue() {
 				mx = c.QueueWaitSeconds.Mean
 			}
 		}
-		if mx < 0.05 {
-			fmt.Fprintf(&s, "At a single request, queue wait is effectively zero (at most %s) regardless of context length. ", fmtDur(mx))
-		} else {
+		where := " regardless of context length"
+		if len(g.ctxs) == 1 {
+			where = ""
+		}
+		switch {
+		case mx < 0.0005:
+			fmt.Fprintf(&s, "At a single request, queue wait is effectively zero (under 1ms)%s. ", where)
+		case mx < 0.05:
+			fmt.Fprintf(&s, "At a single request, queue wait is effectively zero (at most %s)%s. ", fmtMS(mx), where)
+		default:
 			fmt.Fprintf(&s, "Even at a single request, queue wait reaches %s. ", fmtDur(mx))
 		}
 	}
@@ -893,9 +983,12 @@ func (b *builder) sectionPrefill() {
 		t.Rows = append(t.Rows, []string{fmt.Sprint(n), ctxLabel(best.ContextTokens) + " context", fmtInt(int(bv+0.5)) + " tok/s"})
 	}
 	blocks = append(blocks, chartB(ch), tableB(t))
-	if declines > 0 {
+	switch {
+	case len(g.ctxs) == 1:
+		blocks = append(blocks, para("With one context length measured (%s), this run cannot show how prefill speed changes with context; measure several (--contexts 1k,8k,32k) to see where it peaks.", ctxLabel(g.ctxs[0])))
+	case declines > 0:
 		blocks = append(blocks, para("At %d of %d concurrency levels, prefill speed peaks before the longest measured context and then declines as attention over more context adds work. Such a peak reflects GPU saturation (compute or memory bandwidth) or engine settings such as chunked-prefill limits, which cap the tokens processed per forward pass.", declines, len(t.Rows)))
-	} else {
+	default:
 		blocks = append(blocks, para("Prefill speed still rises at the longest measured context at every concurrency level: the GPU is not yet saturated by prefill in this range."))
 	}
 	b.add(id, title, 1, blocks...)
@@ -907,22 +1000,30 @@ func (b *builder) sectionITL() {
 		return
 	}
 	g := b.sweep
-	ch := g.chart("chart-itl", title, "Average inter-token latency", "ms", 1, valITLms)
-	blocks := []Block{para("Time between consecutive tokens during generation, per token: decode time / (output tokens − 1). It sets how smooth streaming looks."), chartB(ch)}
+	blocks := []Block{para("Two numbers describe streaming. %s is the time per generated token: decode time / (output tokens − 1), vLLM's TPOT; it sets generation speed. The %s is the time between consecutive stream events, which is what a user sees: %s. The two are equal when every event carries one token; with speculative decoding or multi-token chunks the %s is the longer one.", termITL, termChunkGap, perceptualMarks, termChunkGap),
+		chartB(g.chart("chart-itl", termITL, "Average "+termITL, "ms", 1, valITLms))}
 	lo, _ := b.singleEnds()
-	wc, wv := g.extreme(true, valITLms)
-	if wc != nil {
+	if wc, wv := g.extreme(true, valITLms); wc != nil {
 		s := ""
 		if lo != nil {
-			s = fmt.Sprintf("At a single request and %s context, inter-token latency is %s. ", ctxLabel(lo.ContextTokens), fmtMS(lo.ITLSeconds.Mean))
+			s = fmt.Sprintf("At a single request and %s context, %s is %s. ", ctxLabel(lo.ContextTokens), termITL, fmtMS(lo.ITLSeconds.Mean))
 		}
-		s += fmt.Sprintf("The highest was %s at %s context with %s", fmtMS(wv/1000), ctxLabel(wc.ContextTokens), requestsWord(wc.Concurrency))
-		if wv >= 70 {
-			s += ", where individual tokens become visible as they stream."
+		if lo != wc {
+			s += fmt.Sprintf("The highest was %s at %s context with %s.", fmtMS(wv/1000), ctxLabel(wc.ContextTokens), requestsWord(wc.Concurrency))
+		}
+		blocks = append(blocks, para("%s", strings.TrimSpace(s)))
+	}
+	if g.has(valChunkGapMS) {
+		gaps := g.chart("chart-chunk-gap", "Chunk gap", "Average "+termChunkGap+" (the time between stream events, what users see)", "ms", 1, valChunkGapMS)
+		gaps.Thresholds = perceptualThresholds()
+		blocks = append(blocks, chartB(gaps))
+		bc, bv := g.extreme(false, valChunkGapMS)
+		wc, wv := g.extreme(true, valChunkGapMS)
+		if bc == wc {
+			blocks = append(blocks, para("The %s is %s (%s), which %s.", termChunkGap, fmtMS(wv/1000), condition(wc), perceivedAs(wv)))
 		} else {
-			s += "."
+			blocks = append(blocks, para("The %s users see ranges from %s (%s) to %s (%s); at its longest, streaming %s.", termChunkGap, fmtMS(bv/1000), condition(bc), fmtMS(wv/1000), condition(wc), perceivedAs(wv)))
 		}
-		blocks = append(blocks, para("%s", s))
 	}
 	var tpc float64
 	for _, c := range g.ordered() {
@@ -931,7 +1032,7 @@ func (b *builder) sectionITL() {
 		}
 	}
 	if tpc > 1.05 {
-		blocks = append(blocks, note(fmt.Sprintf("Stream events carried up to %.2f tokens each (speculative decoding or multi-token chunks): the per-token ITL above is lower than the gap between stream events, which the percentile tables show as the chunk gap.", tpc)))
+		blocks = append(blocks, note(fmt.Sprintf("Stream events carried up to %.2f tokens each (speculative decoding or multi-token chunks): %s is lower than the %s, so judge smoothness by the %s.", tpc, termITL, termChunkGap, termChunkGap)))
 	}
 	b.add(id, title, 1, blocks...)
 }
@@ -958,7 +1059,10 @@ func (b *builder) sectionScaling() {
 		}
 	}
 	blocks := []Block{intro, chartB(ch)}
-	if lo != nil {
+	if lo != nil && lo == hi {
+		blocks = append(blocks, para("At %d concurrent requests, scaling efficiency is %s (%s context). High efficiency at a target concurrency means headroom; sharply dropping efficiency signals diminishing returns.",
+			maxN, fmtPct0(*lo.ScalingEfficiency), ctxLabel(lo.ContextTokens)))
+	} else if lo != nil {
 		blocks = append(blocks, para("At %d concurrent requests, scaling efficiency ranges from %s (%s context) down to %s (%s context). High efficiency at a target concurrency means headroom; sharply dropping efficiency signals diminishing returns.",
 			maxN, fmtPct0(*hi.ScalingEfficiency), ctxLabel(hi.ContextTokens), fmtPct0(*lo.ScalingEfficiency), ctxLabel(lo.ContextTokens)))
 	}
@@ -1031,9 +1135,7 @@ func (b *builder) reproduce() {
 	for i, a := range cmd {
 		args[i] = shellQuote(a)
 	}
-	if args[0] != "servebench" && strings.HasSuffix(cmd[0], "servebench") {
-		args[0] = "servebench"
-	}
+	args[0] = "servebench" // whatever the binary was called (go run builds it under a temporary path)
 	b.rep.Reproduce = strings.Join(args, " ") + " — the resolved plan, every setting with its default, is saved in this run's run.json under \"plan\"."
 }
 

@@ -108,6 +108,10 @@ func verdictText(cr servebench.CapacityResult) (analysis, sentence string) {
 	switch ex.Kind {
 	case servebench.LimitNotViable:
 		analysis = "Not viable even at a single request."
+		if p, ok := capacity.PointAt(cr, 1); ok && capacity.AllFailed(p) {
+			analysis = "Not viable: every request failed at concurrency 1 (see Notes for the error classes)."
+			break
+		}
 		for _, rd := range ex.AtLimit {
 			if rd.Holds { // something still works at 1: name what does not
 				analysis += " " + upperFirst(capacity.MetricLabel(cr.LimitingMetric, cr.Statistic)) + " is the limitation."

@@ -196,7 +196,7 @@ func Compare(ins []Input) *Comparison {
 	}
 	cmp.Sections = append(cmp.Sections, Section{ID: "capacity", Title: "Capacity per Use Case", Level: 1, Blocks: capBlocks})
 	cmp.Sections = append(cmp.Sections, Section{ID: "methodology", Title: "Definitions", Level: 1, Blocks: []Block{
-		note("TPOT is servebench's per-request inter-token latency, decode time / (output tokens − 1), vLLM's TPOT; the ITL rows are the gaps between token-carrying stream events (vLLM's per-chunk ITL)."),
+		note("ITL (per token) is decode time / (output tokens − 1) per request, vLLM's TPOT; the chunk gap is the gap between token-carrying stream events, vLLM's per-chunk ITL and what a user sees."),
 		tableB(definitionsTable())}})
 	return cmp
 }
@@ -231,8 +231,8 @@ func compareHeadline(labels []string, idx []map[cmpKey]*servebench.CellResult, k
 		return fmtNum(s.Mean*1000, 1) + " / " + fmtOpt(s.P99, func(v float64) string { return fmtNum(v*1000, 1) })
 	}
 	row(lat, "Time to first token", func(c *servebench.CellResult) string { return pair(c.TTFTSeconds) })
-	row(lat, "Time per output token (TPOT)", func(c *servebench.CellResult) string { return pair(c.ITLSeconds) })
-	row(lat, "Inter-token latency (chunk gap)", func(c *servebench.CellResult) string { return pair(c.ChunkGapSeconds) })
+	row(lat, "ITL (per token; vLLM's TPOT)", func(c *servebench.CellResult) string { return pair(c.ITLSeconds) })
+	row(lat, "Chunk gap (vLLM's ITL)", func(c *servebench.CellResult) string { return pair(c.ChunkGapSeconds) })
 	row(lat, "End-to-end latency", func(c *servebench.CellResult) string { return pair(c.E2ELatencySeconds) })
 	// sentence: who leads on output throughput
 	best, worst := 0, 0
@@ -308,7 +308,8 @@ func compareCharts(labels []string, idx []map[cmpKey]*servebench.CellResult, com
 		chartB(mk("cmp-throughput", "System output throughput", "output tok/s", 1, valThroughput)),
 		chartB(mk("cmp-speed", "Per-user generation speed", "tok/s per user", 1, valSpeed)),
 		chartB(mk("cmp-ttft", "Mean TTFT", "seconds", 3, valTTFT)),
-		chartB(mk("cmp-itl", "Mean inter-token latency", "ms", 1, valITLms)),
+		chartB(mk("cmp-itl", "Mean ITL (per token)", "ms", 1, valITLms)),
+		chartB(mk("cmp-chunk-gap", "Mean chunk gap", "ms", 1, valChunkGapMS)),
 	}}}
 }
 

@@ -111,7 +111,7 @@ func plural(n int, word string) string {
 	if n == 1 {
 		return "1 " + word
 	}
-	return fmt.Sprintf("%d %ss", n, word)
+	return fmtInt(n) + " " + word + "s"
 }
 
 // rangeLabel writes "1K - 200K" or just "8K" when both ends are equal.

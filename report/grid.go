@@ -106,7 +106,18 @@ func (g grid) concRange() string {
 // caption is the standard chart caption: "Average X across 1K - 200K tokens context lengths at
 // 1 - 4 concurrency levels."
 func (g grid) caption(what string) string {
-	return fmt.Sprintf("%s across %s tokens context lengths at %s concurrency levels.", what, g.ctxRange(), g.concRange())
+	where := fmt.Sprintf("across %s tokens context lengths", g.ctxRange())
+	if len(g.ctxs) == 1 {
+		where = "at " + g.ctxRange() + " context"
+	}
+	load := fmt.Sprintf("at %s concurrency levels", g.concRange())
+	if len(g.concs) == 1 {
+		load = "at " + requestsWord(g.concs[0])
+	}
+	if len(g.ctxs) == 1 {
+		return fmt.Sprintf("%s %s, %s.", what, where, load)
+	}
+	return fmt.Sprintf("%s %s %s.", what, where, load)
 }
 
 // chart builds a chart with contexts on the x axis and one series per concurrency level.

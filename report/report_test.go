@@ -16,11 +16,14 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
 // loadFixture reads the recorded run in testdata/run (written by testdata/fixturegen).
-func loadFixture(t testing.TB) Input {
+func loadFixture(t testing.TB) Input { return loadRun(t, filepath.Join("testdata", "run")) }
+
+// loadRun reads run.json, results.json and telemetry.jsonl of a run folder.
+func loadRun(t testing.TB, dir string) Input {
 	t.Helper()
 	var in Input
 	for name, v := range map[string]any{"run.json": &in.Manifest, "results.json": &in.Results} {
-		b, err := os.ReadFile(filepath.Join("testdata", "run", name))
+		b, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -28,7 +31,7 @@ func loadFixture(t testing.TB) Input {
 			t.Fatalf("%s: %v", name, err)
 		}
 	}
-	f, err := os.Open(filepath.Join("testdata", "run", "telemetry.jsonl"))
+	f, err := os.Open(filepath.Join(dir, "telemetry.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}

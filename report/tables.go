@@ -66,7 +66,7 @@ func (b *builder) sectionServeTable() {
 		b.add(id, title, 1, missing("No cell completed a request."))
 		return
 	}
-	t := &Table{Header: []string{"CELL", "REQUESTS", "OUTPUT TOK/S", "TOTAL TOK/S", "PER-USER TOK/S", "TTFT MEAN / P99 (ms)", "TPOT MEAN / P99 (ms)", "ITL MEAN / P99 (ms)"}}
+	t := &Table{Header: []string{"CELL", "REQUESTS", "OUTPUT TOK/S", "TOTAL TOK/S", "PER-USER TOK/S", "TTFT MEAN / P99 (ms)", "ITL (PER TOKEN) MEAN / P99 (ms)", "CHUNK GAP MEAN / P99 (ms)"}}
 	for _, c := range cells {
 		t.Rows = append(t.Rows, []string{cellLabel(c), fmt.Sprintf("%d/%d", c.RequestsSucceeded, c.RequestsTotal),
 			fmtNum(c.SystemOutputThroughputTPS, 1), fmtNum(c.TotalThroughputTPS, 1), fmtNum(c.GenerationSpeedTPS.Mean, 1),
@@ -77,7 +77,7 @@ func (b *builder) sectionServeTable() {
 	b.add(id, title, 1,
 		para("Every measured cell in the shape of vllm bench serve: output and total (input + output) token throughput, per-user generation speed, and latency means and 99th percentiles."),
 		tableB(t),
-		note("How the columns map to vLLM's: TPOT is servebench's per-request inter-token latency, decode time / (output tokens − 1), the same formula as vLLM's TPOT; servebench's per-request ITL therefore equals TPOT. The ITL column here plays the role of vLLM's per-chunk ITL: the gaps between consecutive token-carrying stream events (chunk gaps), which exceed TPOT when chunks carry several tokens (speculative decoding)."))
+		note("How the columns map to vLLM's: "+termITL+" is decode time / (output tokens − 1) per request, the formula of vLLM's TPOT; the "+termChunkGap+" is the gap between consecutive token-carrying stream events, what vLLM calls ITL. The chunk gap exceeds ITL (per token) when events carry several tokens (speculative decoding)."))
 }
 
 func (b *builder) sectionPercentiles() {
@@ -96,7 +96,8 @@ func (b *builder) sectionPercentiles() {
 	}
 	for _, m := range []metric{
 		{"ttft", "TTFT", "ms", func(c *servebench.CellResult) servebench.Summary { return c.TTFTSeconds }, 1000, 1},
-		{"itl", "Inter-token latency (TPOT)", "ms", func(c *servebench.CellResult) servebench.Summary { return c.ITLSeconds }, 1000, 2},
+		{"itl", termITL, "ms", func(c *servebench.CellResult) servebench.Summary { return c.ITLSeconds }, 1000, 2},
+		{"chunk-gap", "Chunk gap", "ms", func(c *servebench.CellResult) servebench.Summary { return c.ChunkGapSeconds }, 1000, 2},
 		{"e2e", "End-to-end latency", "s", func(c *servebench.CellResult) servebench.Summary { return c.E2ELatencySeconds }, 1, 3},
 		{"speed", "Generation speed", "tok/s", func(c *servebench.CellResult) servebench.Summary { return c.GenerationSpeedTPS }, 1, 1},
 	} {
@@ -257,10 +258,10 @@ var Definitions = []Field{
 	{"first_content_seconds", "Start → first non-empty content delta, when reasoning came first; otherwise equal to TTFT (s)."},
 	{"e2e_latency_seconds", "Start → last byte of the response (s)."},
 	{"decode_seconds", "Last token-carrying event − first token-carrying event (s)."},
-	{"itl_seconds", "decode_seconds / (output_tokens − 1) (s per token; vLLM's TPOT). Needs at least two output tokens and a positive decode time."},
+	{"itl_seconds", "ITL (per token): decode_seconds / (output_tokens − 1) (s per token; vLLM's TPOT). Needs at least two output tokens and a positive decode time."},
 	{"generation_speed_tps", "(output_tokens − 1) / decode_seconds (tokens/s, per user). Needs at least two output tokens and a positive decode time."},
 	{"output_tokens", "The server's usage.completion_tokens (or Ollama's eval_count); a client count of non-empty deltas only when the server gives no usage (output_tokens_source says which)."},
-	{"chunk_gap_seconds", "Raw gaps between consecutive token-carrying stream events (not tokens); the first gap is second event − first event."},
+	{"chunk_gap_seconds", "Chunk gap: the gaps between consecutive token-carrying stream events (not tokens), pooled over a cell's successful requests; the first gap is second event − first event (s; vLLM's ITL). What a user sees: the perceptual marks, under ~20ms instant and above 70ms sluggish, judge the chunk gap."},
 	{"tokens_per_chunk", "output_tokens / chunks (above 1 under speculative decoding or multi-token chunks)."},
 	{"Percentiles", "Over the successful measured requests of a cell (warm-up excluded), linear interpolation between closest ranks (NumPy's \"linear\"): for sorted x[0..n−1] and q in [0,1], h = (n−1)·q, p = x[⌊h⌋] + (h−⌊h⌋)·(x[⌊h⌋+1]−x[⌊h⌋])."},
 	{"success_rate", "requests_succeeded / requests_total over measured requests."},

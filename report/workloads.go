@@ -81,7 +81,7 @@ func sloSentence(slo *servebench.Thresholds) string {
 		parts = append(parts, "time to first answer ≤ "+fmtDur(*v))
 	}
 	if v := slo.ITLSecondsMax; v != nil {
-		parts = append(parts, "ITL ≤ "+fmtDur(*v))
+		parts = append(parts, termITL+" ≤ "+fmtDur(*v))
 	}
 	if v := slo.E2ELatencySecondsMax; v != nil {
 		parts = append(parts, "end-to-end ≤ "+fmtDur(*v))
@@ -119,21 +119,29 @@ func (b *builder) workloadSummaryRows(t *Table) {
 		if sessionCell(c) {
 			ctx = sessionLabel(c) + ", " + fmtNum(c.InputTokensMean, 0)
 		}
-		t.Rows = append(t.Rows, []string{ctx, loadLabel(c), fmtDur(c.TTFTSeconds.Mean), fmtOpt(c.TTFTSeconds.P99, fmtDur),
-			fmtTPS(c.GenerationSpeedTPS.Mean), fmtTPS(c.SystemOutputThroughputTPS), fmtPct(c.SuccessRate)})
+		t.Rows = append(t.Rows, []string{ctx, loadLabel(c), fmtDur(c.TTFTSeconds.Mean) + plusMinus(c.TTFTSeconds.CI95RelHalfWidth()), fmtOpt(c.TTFTSeconds.P99, fmtDur),
+			fmtTPS(c.GenerationSpeedTPS.Mean), fmtTPS(c.SystemOutputThroughputTPS) + plusMinusIv(c.SystemOutputThroughputCI95, c.SystemOutputThroughputTPS), fmtPct(c.SuccessRate), validityLabel(c.Validity)})
 	}
 }
 
-// peakCondition says where the peak throughput was measured.
-func peakCondition(c *servebench.CellResult) string {
+// peakCondition says where the peak throughput was measured, in a highlight's title case.
+func peakCondition(c *servebench.CellResult) string { return peakWhere(c, true) }
+
+// peakWhere says where a cell was measured: "@ 4 concurrent requests, 1K context", "@ 2 req/s,
+// 1K context", "@ 4 concurrent, dataset prompts"; title capitalises the words of a highlight.
+func peakWhere(c *servebench.CellResult, title bool) string {
 	if c.Scenario == "dataset" {
 		return "@ " + loadLabel(c) + ", dataset prompts"
 	}
 	if sessionCell(c) {
 		return fmt.Sprintf("@ %s, %s", loadLabel(c), sessionLabel(c))
 	}
-	if openLoop(c) {
-		return fmt.Sprintf("@ %s, %s Context", loadLabel(c), ctxLabel(c.ContextTokens))
+	reqs, ctx := "concurrent requests", "context"
+	if title {
+		reqs, ctx = "Concurrent Requests", "Context"
 	}
-	return fmt.Sprintf("@ %d Concurrent Requests, %s Context", c.Concurrency, ctxLabel(c.ContextTokens))
+	if openLoop(c) {
+		return fmt.Sprintf("@ %s, %s %s", loadLabel(c), ctxLabel(c.ContextTokens), ctx)
+	}
+	return fmt.Sprintf("@ %d %s, %s %s", c.Concurrency, reqs, ctxLabel(c.ContextTokens), ctx)
 }

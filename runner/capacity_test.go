@@ -247,6 +247,12 @@ func levels(pts []servebench.CapacityPoint) []int {
 // run recorded.
 func runControlled(t *testing.T, srv http.Handler, p servebench.Plan, url string, maxConns int, id string) *memRecorder {
 	t.Helper()
+	return runControlledEvents(t, srv, p, url, maxConns, id, nil)
+}
+
+// runControlledEvents is runControlled with the runner's events passed to events.
+func runControlledEvents(t *testing.T, srv http.Handler, p servebench.Plan, url string, maxConns int, id string, events func(runner.Event)) *memRecorder {
+	t.Helper()
 	ln := newPipeListener()
 	hs := &http.Server{Handler: srv}
 	served := make(chan struct{})
@@ -259,7 +265,7 @@ func runControlled(t *testing.T, srv http.Handler, p servebench.Plan, url string
 	}
 	rec := &memRecorder{}
 	r := &runner.Runner{Plan: p, Server: servebench.ServerInfo{Models: []string{"controlled"}}, Client: client,
-		Prompts: wordPrompts{}, Recorder: rec, Origin: origin, RunInfo: servebench.RunInfo{ID: id}}
+		Prompts: wordPrompts{}, Recorder: rec, Origin: origin, RunInfo: servebench.RunInfo{ID: id}, Events: events}
 	runErr := r.Run(t.Context())
 	client.Close()
 	_ = hs.Close()

@@ -5,6 +5,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -73,17 +74,44 @@ const (
 // Event is pushed to the live view; the view never drives the run.
 type Event struct {
 	Kind EventKind
-	// Phase is servebench.PhaseSweep, PhaseSessions or CapacityPhase(use case).
-	Phase     string
+	// Phase is servebench.PhaseSweep, PhaseSessions, CapacityPhase(use case) or, for the header
+	// of a dedicated scenario, "scenario NAME".
+	Phase string
+	// Title is a phase's header for a reader: what it measures ("scenario Chatbot: bursts of
+	// 1, 2, 4 requests released together, 2K in / 512 out tokens").
+	Title     string
 	Cell      servebench.CellKey
 	CellIndex int // 1-based within the phase; 0 when unknown
 	CellCount int // cells planned in the phase; 0 when unknown (capacity search)
 	Requests  int // requests finished in the current cell
-	Planned   int // requests the cell plans to run
+	Planned   int // requests the cell plans to run at least
 	Total     int // requests finished in the run
 	Result    *servebench.CellResult
 	Message   string
 	Elapsed   time.Duration
+	// CellElapsed is the time since the current cell started (0 outside a cell).
+	CellElapsed time.Duration
+	// CellEstimate is the current cell's expected wall time, and Left the expected time until
+	// the phase ends, current cell included (estimateCell over the cells measured so far); 0
+	// when nothing measured can tell yet. A capacity search's Left covers its current level only.
+	CellEstimate, Left time.Duration
+	// Progress is how sure the current sustained cell is so far; nil before its window opens
+	// and for other load modes.
+	Progress *CellProgress
+}
+
+// CellProgress is a sustained cell's statistical progress, as its driver last judged it.
+type CellProgress struct {
+	// WindowSeconds is the measured window so far (s).
+	WindowSeconds float64
+	// TTFTMean (s) and Throughput (output tok/s) are the current estimates, each with the
+	// relative half-width of its 95% interval (+Inf while unknown).
+	TTFTMean, TTFTRelHalfWidth         float64
+	Throughput, ThroughputRelHalfWidth float64
+	// Target is the relative half-width aimed for; Settled says a capacity level's verdict is
+	// already certain.
+	Target  float64
+	Settled bool
 }
 
 // Runner measures one plan. Build it with the dependencies; call Run once.
@@ -133,6 +161,10 @@ type Runner struct {
 	total atomic.Int64
 	// rates is the event-rate check's state (see warnEventRate).
 	rates eventRates
+	// clock is the current cell's timing for the live view (nil outside a cell); costs are the
+	// finished cells the estimates learn from.
+	clock atomic.Pointer[cellClock]
+	costs []cellCost
 	mu    sync.Mutex
 	cells []servebench.CellResult
 	caps  []servebench.CapacityResult
@@ -151,8 +183,70 @@ func (r *Runner) emit(e Event) {
 	if r.Events != nil {
 		e.Total = int(r.total.Load())
 		e.Elapsed = time.Since(r.Origin)
+		if c := r.clock.Load(); c != nil && e.Kind != EventPhase {
+			e.CellElapsed = time.Since(c.start)
+			if c.estimate > 0 {
+				e.CellEstimate = c.estimate
+				e.Left = c.after + max(c.estimate-e.CellElapsed, 0)
+			}
+		}
 		r.Events(e)
 	}
+}
+
+// cellClock is the current cell's start and time estimates (estimateCell): its own expected
+// wall time and that of the phase's cells after it (0 when unknown).
+type cellClock struct {
+	start           time.Time
+	estimate, after time.Duration
+}
+
+// startCell starts the live view's clock for key; rest are the phase's cells after it.
+func (r *Runner) startCell(key servebench.CellKey, rest []servebench.CellKey) {
+	c := &cellClock{start: time.Now()}
+	if d, ok := estimateCell(key, r.planned(key), r.family(key)); ok {
+		c.estimate = d
+		for _, k := range rest {
+			if d, ok := estimateCell(k, r.planned(k), r.family(k)); ok {
+				c.after += d
+			}
+		}
+	}
+	r.clock.Store(c)
+}
+
+// endCell stops the clock and remembers what the finished cell cost.
+func (r *Runner) endCell(key servebench.CellKey, res servebench.CellResult) {
+	c := r.clock.Swap(nil)
+	if c == nil || res.RequestsSucceeded == 0 {
+		return
+	}
+	r.costs = append(r.costs, cellCost{key: key, wall: time.Since(c.start).Seconds(), planned: r.planned(key),
+		ttft: res.TTFTSeconds.Mean, e2e: res.E2ELatencySeconds.Mean})
+}
+
+// family returns the finished cells that can teach k's estimate: those of k's scenario, load
+// mode and output length; when there are none yet, every finished cell of k's load mode with
+// its decode time scaled to k's output length (e2e' = ttft + (e2e − ttft) × out_k / out).
+func (r *Runner) family(k servebench.CellKey) []cellCost {
+	var same, mode []cellCost
+	for _, c := range r.costs {
+		if c.key.LoadMode != k.LoadMode {
+			continue
+		}
+		if c.key.Scenario == k.Scenario && c.key.OutputTokens == k.OutputTokens {
+			same = append(same, c)
+		}
+		if c.key.OutputTokens > 0 {
+			c.e2e = c.ttft + (c.e2e-c.ttft)*float64(k.OutputTokens)/float64(c.key.OutputTokens)
+		}
+		c.key.Scenario = k.Scenario
+		mode = append(mode, c)
+	}
+	if len(same) > 0 {
+		return same
+	}
+	return mode
 }
 
 // Results returns what has been computed so far (also after an interrupted Run).
@@ -251,8 +345,13 @@ func (r *Runner) Run(ctx context.Context) error {
 				ContextTokens: int(s.ContextTokens), OutputTokens: int(s.OutputTokens), Concurrency: n})
 		}
 	}
-	r.emit(Event{Kind: EventPhase, Phase: servebench.PhaseSweep, CellCount: len(sweep)})
+	r.emit(Event{Kind: EventPhase, Phase: servebench.PhaseSweep, Title: r.sweepTitle(sweep), CellCount: len(sweep)})
+	scenario := servebench.SweepScenario
 	for i, key := range sweep {
+		if key.Scenario != scenario {
+			scenario = key.Scenario
+			r.emit(Event{Kind: EventPhase, Phase: "scenario " + key.Scenario, Title: r.scenarioTitle(key.Scenario), CellCount: len(sweep)})
+		}
 		if _, ok := done[key]; ok {
 			continue
 		}
@@ -265,8 +364,16 @@ func (r *Runner) Run(ctx context.Context) error {
 			r.emit(Event{Kind: EventNote, Phase: servebench.PhaseSweep, Cell: key, Message: key.ID() + " " + note})
 			continue
 		}
+		var rest []servebench.CellKey
+		for _, k := range sweep[i+1:] {
+			if _, ok := done[k]; !ok && (maxLen <= 0 || k.ContextTokens+k.OutputTokens <= maxLen) {
+				rest = append(rest, k)
+			}
+		}
+		r.startCell(key, rest)
 		r.emit(Event{Kind: EventCellStart, Phase: servebench.PhaseSweep, Cell: key, CellIndex: i + 1, CellCount: len(sweep), Planned: r.planned(key)})
 		res, _, err := r.measure(ctx, key, servebench.PhaseSweep, i+1, len(sweep), nil)
+		r.endCell(key, res)
 		if err != nil {
 			return err
 		}
@@ -280,8 +387,11 @@ func (r *Runner) Run(ctx context.Context) error {
 	// 2. capacity searches, reusing every sustained cell already measured
 	return r.searchCapacity(ctx, done, func(ctx context.Context, uc servebench.UseCase, key servebench.CellKey) (servebench.CellResult, int, error) {
 		phase := servebench.CapacityPhase(uc.Name)
+		r.startCell(key, nil)
 		r.emit(Event{Kind: EventCellStart, Phase: phase, Cell: key, Planned: r.planned(key)})
-		return r.measure(ctx, key, phase, 0, 0, func(c servebench.CellResult) bool { return capacity.Settled(uc, c) })
+		c, sent, err := r.measure(ctx, key, phase, 0, 0, func(c servebench.CellResult) bool { return capacity.Settled(uc, c) })
+		r.endCell(key, c)
+		return c, sent, err
 	})
 }
 
@@ -327,12 +437,13 @@ func (r *Runner) searchCapacity(ctx context.Context, done map[servebench.CellKey
 			return err
 		}
 		ctxTok, outTok := int(uc.ContextTokens), int(uc.OutputTokens)
-		r.emit(Event{Kind: EventPhase, Phase: servebench.CapacityPhase(uc.Name)})
+		r.emit(Event{Kind: EventPhase, Phase: servebench.CapacityPhase(uc.Name), Title: r.capacityTitle(uc)})
 		if maxLen > 0 && ctxTok+outTok > maxLen {
 			r.addCapacity(servebench.CapacityResult{UseCase: uc.Name, Title: uc.Title, ContextTokens: ctxTok,
 				OutputTokens: outTok, Statistic: uc.Statistic, Thresholds: uc.Thresholds, LimitKind: servebench.LimitNotViable,
 				LimitingMetric: "context_tokens", Ceiling: r.Plan.Capacity.MaxConcurrency, Skipped: true,
 				Note: fmt.Sprintf("not viable on this target: its maximum model length (%d tokens) is below this use case's %d context + %d output tokens", maxLen, uc.ContextTokens, uc.OutputTokens)})
+			r.emit(Event{Kind: EventNote, Phase: servebench.CapacityPhase(uc.Name), Message: fmt.Sprintf("not searched: %d context + %d output tokens exceed the target's maximum model length of %d tokens", uc.ContextTokens, uc.OutputTokens, maxLen)})
 			continue
 		}
 		measured := make([]servebench.CellResult, 0, len(done))
@@ -483,6 +594,7 @@ func (r *Runner) measureOnce(ctx context.Context, key servebench.CellKey, phase 
 	var mu sync.Mutex
 	var recs []servebench.Record
 	var writeErr error
+	var live atomic.Pointer[CellProgress]
 	planned := r.planned(key)
 	sink := func(rec servebench.Record) {
 		rec.CellAttempt = attempt
@@ -502,7 +614,7 @@ func (r *Runner) measureOnce(ctx context.Context, key servebench.CellKey, phase 
 		if session {
 			r.sessionEnded(int(rec.Seq-firstSeq), rec)
 		}
-		r.emit(Event{Kind: EventRequest, Phase: phase, Cell: key, CellIndex: idx, CellCount: count, Requests: n, Planned: planned})
+		r.emit(Event{Kind: EventRequest, Phase: phase, Cell: key, CellIndex: idx, CellCount: count, Requests: n, Planned: planned, Progress: live.Load()})
 	}
 	next := func(ctx context.Context, seq int64, warmup bool) (*servebench.Request, error) {
 		if replay {
@@ -529,7 +641,7 @@ func (r *Runner) measureOnce(ctx context.Context, key servebench.CellKey, phase 
 		bursts = s.Rounds
 	}
 	spec := load.Spec{
-		Key: key, Sizing: r.sizing(settled != nil), Judge: judge(key, &mu, &recs, settled),
+		Key: key, Sizing: r.sizing(settled != nil), Judge: judge(key, &mu, &recs, settled, cmp.Or(s.Precision, stats.DefaultRelHalfWidth), &live),
 		Bursts: bursts, Requests: r.openLoopRequests(key), Rate: key.RatePerSecond, Poisson: s.Arrivals != "constant",
 		MaxDuration: time.Duration(s.Duration),
 		Seed:        int64(key.ContextTokens)*7919 + int64(key.Concurrency), NextSeq: &r.seq,
@@ -781,7 +893,10 @@ func (r *Runner) attributePower(cell *servebench.CellResult, l servebench.CellLo
 // Throughput is judged over [windowStart, now − the longest end-to-end latency seen], the part
 // of the window whose requests have all finished. It recomputes only when at least a tenth more
 // records (and one more) have arrived since the last time.
-func judge(key servebench.CellKey, mu *sync.Mutex, recs *[]servebench.Record, settled func(servebench.CellResult) bool) func(ws, now float64) load.Progress {
+//
+// Each time it recomputes, it also leaves the estimates in live for the live view (target is the
+// precision aimed for); nothing reads them on the driver's side.
+func judge(key servebench.CellKey, mu *sync.Mutex, recs *[]servebench.Record, settled func(servebench.CellResult) bool, target float64, live *atomic.Pointer[CellProgress]) func(ws, now float64) load.Progress {
 	if key.LoadMode != servebench.ModeSustained && key.LoadMode != "" {
 		return nil
 	}
@@ -813,6 +928,10 @@ func judge(key servebench.CellKey, mu *sync.Mutex, recs *[]servebench.Record, se
 		}
 		if settled != nil {
 			last.Settled = settled(c)
+		}
+		if live != nil && c.TTFTSeconds.Count > 0 {
+			live.Store(&CellProgress{WindowSeconds: now - ws, TTFTMean: c.TTFTSeconds.Mean, TTFTRelHalfWidth: last.TTFTRelHalfWidth,
+				Throughput: c.SystemOutputThroughputTPS, ThroughputRelHalfWidth: last.ThroughputRelHalfWidth, Target: target, Settled: last.Settled})
 		}
 		return last
 	}

@@ -2,41 +2,87 @@ package main
 
 import (
 	"fmt"
-	"github.com/servebench/servebench"
 	"io"
+	"maps"
+	"math"
+	"slices"
 	"os"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/servebench/servebench"
 	"github.com/servebench/servebench/runner"
 )
 
-// progress is the live view. It only listens to the runner's events: on a terminal it redraws
-// one status line; otherwise it prints a plain line per finished cell.
+// progress is the live view. It only listens to the runner's events: a header per phase, a line
+// per finished cell, and inside a cell a status line (requests done of the planned minimum, the
+// window, the current estimates with how sure they are, the time in the cell and the time left).
+// On a terminal the status line is redrawn every second; otherwise it is printed as a plain line
+// every plainEvery, so a long cell (minutes at 64K) is never silent.
 type progress struct {
 	w     io.Writer
 	tty   bool
 	quiet bool
+	// plainEvery is the period of the status line off a terminal.
+	plainEvery time.Duration
 
-	mu        sync.Mutex
-	last      time.Time
-	lastLen   int
-	phase     string
-	sweepDone int
-	sweepN    int
-	sweepReqs int
-	sweepPlan int
+	mu      sync.Mutex
+	lastLen int
+	last    time.Time // last redraw on a terminal
+	cur     *runner.Event
+	seenAt  time.Time // when cur arrived (the view's clock)
+	printed time.Time // last plain status line
+	stop    chan struct{}
+	done    chan struct{}
 }
 
 func newProgress(w io.Writer, quiet bool) *progress {
-	p := &progress{w: w, quiet: quiet}
+	p := &progress{w: w, quiet: quiet, plainEvery: 30 * time.Second}
 	if f, ok := w.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 && os.Getenv("TERM") != "dumb" {
 			p.tty = true
 		}
 	}
 	return p
+}
+
+// start runs the view's own clock: it redraws (terminal) or prints (otherwise) the status line
+// of the cell in progress between the runner's events. finish stops it.
+func (p *progress) start() {
+	if p.quiet || p.stop != nil {
+		return
+	}
+	p.stop, p.done = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(p.done)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-p.stop:
+				return
+			case <-t.C:
+				p.tick()
+			}
+		}
+	}()
+}
+
+func (p *progress) tick() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cur == nil {
+		return
+	}
+	if p.tty {
+		p.draw()
+		return
+	}
+	if time.Since(p.printed) >= p.plainEvery {
+		p.printed = time.Now()
+		fmt.Fprintf(p.w, "%s\n", p.status())
+	}
 }
 
 func (p *progress) handle(ev runner.Event) {
@@ -47,36 +93,38 @@ func (p *progress) handle(ev runner.Event) {
 	defer p.mu.Unlock()
 	switch ev.Kind {
 	case runner.EventPhase:
-		p.phase = ev.Phase
-		if ev.Phase == servebench.PhaseSweep {
-			p.sweepN = ev.CellCount
-		}
 		p.clear()
-		fmt.Fprintf(p.w, "— %s\n", servebench.TerminalText(ev.Phase, termLine, false))
+		p.cur = nil
+		title := ev.Title
+		if title == "" {
+			title = ev.Phase
+		}
+		fmt.Fprintf(p.w, "— %s\n", servebench.TerminalText(title, 0, false))
 	case runner.EventNote:
 		p.clear()
 		fmt.Fprintf(p.w, "  note: %s\n", servebench.TerminalText(ev.Message, 0, true))
-	case runner.EventCellStart:
-		if ev.Phase == servebench.PhaseSweep {
-			p.sweepPlan += ev.Planned
+	case runner.EventCellStart, runner.EventRequest:
+		if ev.Kind == runner.EventRequest && p.cur != nil && ev.Progress == nil {
+			ev.Progress = p.cur.Progress // a failed request carries no new estimate
 		}
-	case runner.EventRequest:
-		if ev.Phase == servebench.PhaseSweep {
-			p.sweepReqs++
+		p.cur, p.seenAt = &ev, time.Now()
+		if ev.Kind == runner.EventCellStart {
+			p.printed = time.Now()
 		}
 		if p.tty && time.Since(p.last) > 100*time.Millisecond {
-			p.last = time.Now()
-			p.draw(ev)
+			p.draw()
 		}
 	case runner.EventCellDone:
-		if ev.Phase == servebench.PhaseSweep {
-			p.sweepDone++
-		}
 		p.clear()
+		p.cur = nil
 		r := ev.Result
 		cell := ""
 		if ev.CellCount > 0 {
 			cell = fmt.Sprintf("cell %d/%d ", ev.CellIndex, ev.CellCount)
+		}
+		if r.RequestsSucceeded == 0 {
+			fmt.Fprintf(p.w, "  %sctx=%-6s %-5s %4d req  no request succeeded (%s)  [%s]\n", cell, tokens(ev.Cell.ContextTokens), level(ev.Cell), ev.Requests, failureClasses(r), round(ev.Elapsed))
+			return
 		}
 		fmt.Fprintf(p.w, "  %sctx=%-6s %-5s %4d req  TTFT %7s  speed %7.1f tok/s  system %8.1f tok/s  ok %5.1f%%  [%s]\n",
 			cell, tokens(ev.Cell.ContextTokens), level(ev.Cell), ev.Requests, seconds(r.TTFTSeconds.Mean),
@@ -84,26 +132,75 @@ func (p *progress) handle(ev runner.Event) {
 	}
 }
 
-func (p *progress) draw(ev runner.Event) {
-	cell := ""
+// status is the cell in progress in one line, e.g.
+//
+//	sweep cell 9/18 32K c=4 · 11 of ≥20 requests · window 38s · TTFT 9.50s ±12% · 373 tok/s ±8% (aiming ±5%) · in cell 41s of ~1m10s · sweep ~3m left
+func (p *progress) status() string {
+	ev := p.cur
+	since := time.Since(p.seenAt)
+	var b strings.Builder
+	b.WriteString("  " + servebench.TerminalText(ev.Phase, 40, false) + " ")
 	if ev.CellCount > 0 {
-		cell = fmt.Sprintf("cell %d/%d ", ev.CellIndex, ev.CellCount)
+		fmt.Fprintf(&b, "cell %d/%d ", ev.CellIndex, ev.CellCount)
 	}
-	left := ""
-	if ev.Phase == servebench.PhaseSweep && p.sweepReqs > 0 && p.sweepPlan > 0 {
-		// estimate from the sweep's pace: time per request × requests still planned
-		per := ev.Elapsed / time.Duration(p.sweepReqs)
-		remaining := p.sweepPlan - p.sweepReqs
-		cellsLeft := p.sweepN - p.sweepDone - 1
-		if cellsLeft > 0 && p.sweepDone+1 > 0 {
-			remaining += cellsLeft * (p.sweepPlan / (p.sweepDone + 1))
+	fmt.Fprintf(&b, "%s %s · %d of ≥%d requests", tokens(ev.Cell.ContextTokens), level(ev.Cell), ev.Requests, ev.Planned)
+	if pr := ev.Progress; pr != nil {
+		fmt.Fprintf(&b, " · window %s", round(time.Duration(pr.WindowSeconds*float64(time.Second))))
+		if pr.TTFTMean > 0 {
+			fmt.Fprintf(&b, " · TTFT %s%s", seconds(pr.TTFTMean), sure(pr.TTFTRelHalfWidth))
 		}
-		if remaining > 0 {
-			left = fmt.Sprintf("  sweep left ~%s", round(per*time.Duration(remaining)))
+		if pr.Throughput > 0 {
+			fmt.Fprintf(&b, " · %.0f tok/s%s", pr.Throughput, sure(pr.ThroughputRelHalfWidth))
+		}
+		if pr.Settled {
+			b.WriteString(" (verdict settled)")
+		} else {
+			fmt.Fprintf(&b, " (aiming ±%.0f%%)", 100*pr.Target)
 		}
 	}
-	line := fmt.Sprintf("  %s %sctx=%s %s  requests %d/%d  total %d  elapsed %s%s",
-		servebench.TerminalText(ev.Phase, 40, false), cell, tokens(ev.Cell.ContextTokens), level(ev.Cell), ev.Requests, ev.Planned, ev.Total, round(ev.Elapsed), left)
+	in := ev.CellElapsed + since
+	fmt.Fprintf(&b, " · in cell %s", round(in))
+	if ev.CellEstimate > 0 {
+		fmt.Fprintf(&b, " of ~%s", round(ev.CellEstimate))
+	}
+	if ev.Left > 0 {
+		left := max(ev.Left-since, 0)
+		what := "cell"
+		if ev.CellCount > 0 {
+			what = "sweep"
+		}
+		if left < time.Second {
+			fmt.Fprintf(&b, " · %s overrunning its estimate", what)
+		} else {
+			fmt.Fprintf(&b, " · %s ~%s left", what, round(left))
+		}
+	}
+	return b.String()
+}
+
+// failureClasses writes a cell's failures by class: "timeout-first-token: 3".
+func failureClasses(r *servebench.CellResult) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(r.ErrorsByClass)) {
+		parts = append(parts, fmt.Sprintf("%s: %d", k, r.ErrorsByClass[k]))
+	}
+	if len(parts) == 0 {
+		return "no error class recorded"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// sure writes a relative half-width as " ±8%" ("" while unknown).
+func sure(rel float64) string {
+	if math.IsInf(rel, 0) || math.IsNaN(rel) || rel <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" ±%.0f%%", 100*rel)
+}
+
+func (p *progress) draw() {
+	p.last = time.Now()
+	line := p.status()
 	pad := ""
 	if n := p.lastLen - len(line); n > 0 {
 		pad = strings.Repeat(" ", n)
@@ -120,6 +217,11 @@ func (p *progress) clear() {
 }
 
 func (p *progress) finish() {
+	if p.stop != nil {
+		close(p.stop)
+		<-p.done
+		p.stop = nil
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.clear()

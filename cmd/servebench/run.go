@@ -442,6 +442,7 @@ func (s *session) measure(ctx context.Context) (*runner.Runner, error) {
 		fmt.Fprintf(e.stderr, "target: %s (%s, model %s, prompts sized by %s)\n", servebench.TerminalText(tg.spec.URL, termLine, false),
 			servebench.TerminalText(tg.info.Engine, termLine, false), servebench.TerminalText(tg.model, termLine, false), tg.info.TokenCounting)
 	}
+	view.start()
 	err := rn.Run(ctx)
 	stopSampling()
 	view.finish()

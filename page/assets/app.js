@@ -91,14 +91,14 @@
     ["ttft_seconds_max", "TTFT max (s)"],
     ["generation_speed_tps_min", "Speed min (tok/s)"],
     ["e2e_latency_seconds_max", "End-to-end max (s)"],
-    ["itl_seconds_max", "ITL max (s)"]
+    ["itl_seconds_max", "ITL (per token) max (s)"]
   ];
   var edited = false;
   var outcomes = {}; // use case → the capacity result shown now (the run's, or the what-if's)
   var onOutcome = function () {};
   var kindWords = { measured: "measured", interpolated: "interpolated", lower_bound: "lower bound: the highest level passed", not_viable: "not viable" };
 
-  var metricWords = { ttft_seconds: "TTFT", generation_speed_tps: "speed", e2e_latency_seconds: "end-to-end", itl_seconds: "ITL", success_rate: "success rate" };
+  var metricWords = { ttft_seconds: "TTFT", generation_speed_tps: "speed", e2e_latency_seconds: "end-to-end", itl_seconds: "ITL (per token)", success_rate: "success rate" };
 
   // drawStrip shows each measured level of a capacity result as a box: green passes, red
   // fails (its title names the failing thresholds), the limit outlined.

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/runner"
+)
+
+// Off a terminal, a long cell is never silent: the view prints the cell's status every 30 s on
+// its own clock (virtual time here), with what the runner last said: requests done of the
+// planned minimum, the window and estimates with their precision, the time in the cell against
+// its estimate, and the sweep's time left counting down. Phase headers print the runner's title.
+func TestProgressPrintsInsideLongCells(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var buf bytes.Buffer
+		p := newProgress(&buf, false)
+		p.start()
+		defer p.finish()
+		out := func() string {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			return buf.String()
+		}
+		key := servebench.CellKey{Scenario: "sweep", LoadMode: servebench.ModeSustained, ContextTokens: 65536, OutputTokens: 1024, Concurrency: 4}
+		p.handle(runner.Event{Kind: "phase", Phase: "sweep", Title: "sweep: 2 cells, contexts 32K, 64K × concurrency 4, 1024 output tokens (sustained)"})
+		p.handle(runner.Event{Kind: "cell-start", Phase: "sweep", Cell: key, CellIndex: 2, CellCount: 2, Planned: 16,
+			CellEstimate: 4 * time.Minute, Left: 4 * time.Minute})
+		time.Sleep(29 * time.Second)
+		synctest.Wait()
+		if strings.Contains(out(), "of ≥16 requests") {
+			t.Fatalf("status printed before 30 s:\n%s", out())
+		}
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		if !strings.Contains(out(), "sweep cell 2/2 64K c=4 · 0 of ≥16 requests · in cell 30s of ~4m0s · sweep ~3m30s left") {
+			t.Fatalf("no status line at 30 s:\n%s", out())
+		}
+		p.handle(runner.Event{Kind: "request", Phase: "sweep", Cell: key, CellIndex: 2, CellCount: 2, Requests: 5, Planned: 16,
+			CellElapsed: 31 * time.Second, CellEstimate: 4 * time.Minute, Left: 3 * time.Minute,
+			Progress: &runner.CellProgress{WindowSeconds: 20, TTFTMean: 12.5, TTFTRelHalfWidth: 0.12, Throughput: 380, ThroughputRelHalfWidth: 0.3, Target: 0.05}})
+		time.Sleep(30 * time.Second)
+		synctest.Wait()
+		if !strings.Contains(out(), "5 of ≥16 requests · window 20s · TTFT 12.50s ±12% · 380 tok/s ±30% (aiming ±5%) · in cell 1m0s of ~4m0s · sweep ~2m31s left") {
+			t.Fatalf("status line lacks the cell's progress:\n%s", out())
+		}
+		p.finish()
+		if got := strings.Count(out(), "\n"); got != 3 {
+			t.Errorf("%d lines, want the header and two status lines:\n%s", got, out())
+		}
+		if !strings.HasPrefix(out(), "— sweep: 2 cells, contexts 32K, 64K") {
+			t.Errorf("header:\n%s", out())
+		}
+	})
+}

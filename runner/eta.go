@@ -1,0 +1,141 @@
+package runner
+
+import (
+	"math"
+	"time"
+
+	"github.com/servebench/servebench"
+)
+
+// cellCost is what one finished cell teaches the time estimates: how long it took and its mean
+// latencies.
+type cellCost struct {
+	key servebench.CellKey
+	// wall is the cell's wall time (s), from its first request to its last, warm-up included.
+	wall float64
+	// planned is the request count it was planned at (Runner.planned).
+	planned int
+	// ttft and e2e are its mean TTFT and end-to-end latency over successful measured requests (s).
+	ttft, e2e float64
+}
+
+// estimateCell is the time estimate of a cell not yet measured, from the cells measured so far
+// (the only definition of it; the live view's "left" figures are sums of it). ok is false when
+// nothing measured can teach it.
+//
+//	e2e(k)   = the mean end-to-end latency expected at k's context c and concurrency n:
+//	           from the measured cell at c with the nearest concurrency m, scaled by
+//	           e2e(c', n) / e2e(c', m) at another context c' where both n and m were measured
+//	           (how latency grows with concurrency), else unscaled;
+//	           with nothing measured at c, from the nearest measured context c₀ (at n, or its
+//	           nearest concurrency): e2e₀ + ttft₀ × (c / c₀ − 1) (prefill grows at least linearly
+//	           with context; decode is carried over);
+//	wall(k)  = planned(k) / n × e2e(k) × pace, where pace is the mean over measured closed-loop
+//	           cells of wall / (planned / n × e2e): how many of its minimal rounds a cell really
+//	           took (cells measure until sure, so usually more than planned);
+//	           an open-loop cell (rate r): planned(k) / r + e2e(k).
+//
+// Every measured cell must be of the same scenario and output length family as k for the
+// estimate to mean much; the caller passes the sweep's or the search's own cells.
+func estimateCell(k servebench.CellKey, planned int, done []cellCost) (time.Duration, bool) {
+	var usable []cellCost
+	for _, d := range done {
+		if d.e2e > 0 && d.wall > 0 {
+			usable = append(usable, d)
+		}
+	}
+	if len(usable) == 0 {
+		return 0, false
+	}
+	e2e := expectedE2E(k, usable)
+	if k.Concurrency <= 0 {
+		if k.RatePerSecond <= 0 {
+			return 0, false
+		}
+		return seconds(float64(planned)/k.RatePerSecond + e2e), true
+	}
+	pace, n := 0.0, 0
+	for _, d := range usable {
+		if d.key.Concurrency > 0 && d.planned > 0 {
+			pace += d.wall / (float64(d.planned) / float64(d.key.Concurrency) * d.e2e)
+			n++
+		}
+	}
+	if n == 0 {
+		pace, n = 1, 1
+	}
+	pace /= float64(n)
+	return seconds(float64(planned) / float64(k.Concurrency) * e2e * pace), true
+}
+
+// expectedE2E is e2e(k) of estimateCell; usable is not empty.
+func expectedE2E(k servebench.CellKey, usable []cellCost) float64 {
+	at := func(ctx, n int) *cellCost {
+		for i := range usable {
+			if usable[i].key.ContextTokens == ctx && usable[i].key.Concurrency == n {
+				return &usable[i]
+			}
+		}
+		return nil
+	}
+	// nearest concurrency measured at context ctx
+	nearest := func(ctx, n int) *cellCost {
+		var best *cellCost
+		for i := range usable {
+			u := &usable[i]
+			if u.key.ContextTokens != ctx {
+				continue
+			}
+			if best == nil || absInt(u.key.Concurrency-n) < absInt(best.key.Concurrency-n) {
+				best = u
+			}
+		}
+		return best
+	}
+	atContext := func(ctx int) (float64, float64, bool) {
+		m := nearest(ctx, k.Concurrency)
+		if m == nil {
+			return 0, 0, false
+		}
+		e, t := m.e2e, m.ttft
+		if m.key.Concurrency != k.Concurrency {
+			for i := range usable {
+				u := &usable[i]
+				if u.key.ContextTokens == ctx || u.key.Concurrency != m.key.Concurrency {
+					continue
+				}
+				if other := at(u.key.ContextTokens, k.Concurrency); other != nil {
+					f := other.e2e / u.e2e
+					e, t = e*f, t*f
+					break
+				}
+			}
+		}
+		return e, t, true
+	}
+	if e, _, ok := atContext(k.ContextTokens); ok {
+		return e
+	}
+	// nearest measured context, preferring the one below
+	c0 := -1
+	for _, u := range usable {
+		c := u.key.ContextTokens
+		if c0 < 0 || math.Abs(math.Log(float64(max(c, 1))/float64(max(k.ContextTokens, 1)))) < math.Abs(math.Log(float64(max(c0, 1))/float64(max(k.ContextTokens, 1)))) {
+			c0 = c
+		}
+	}
+	e, t, _ := atContext(c0)
+	if c0 > 0 && k.ContextTokens > 0 {
+		e += t * (float64(k.ContextTokens)/float64(c0) - 1)
+	}
+	return max(e, 0)
+}
+
+func absInt(v int) int {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
