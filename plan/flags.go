@@ -275,14 +275,22 @@ func parseUserCounts(v string) ([]int, error) {
 	return out, nil
 }
 
+// MetadataKeys lists the plan's metadata keys (their YAML names, in declaration order): what
+// --metadata key=value accepts.
+func MetadataKeys() []string {
+	rt := reflect.TypeFor[servebench.Metadata]()
+	keys := make([]string, 0, rt.NumField())
+	for i := 0; i < rt.NumField(); i++ {
+		keys = append(keys, strings.Split(rt.Field(i).Tag.Get("yaml"), ",")[0])
+	}
+	return keys
+}
+
 // applyMetadata sets metadata keys from "key=value" pairs; the keys are the plan's metadata
 // keys (its YAML names), so --metadata gpu="2x H100" is metadata.gpu.
 func applyMetadata(m *servebench.Metadata, pairs []string) error {
 	rv := reflect.ValueOf(m).Elem()
-	var known []string
-	for i := 0; i < rv.NumField(); i++ {
-		known = append(known, strings.Split(rv.Type().Field(i).Tag.Get("yaml"), ",")[0])
-	}
+	known := MetadataKeys()
 	for _, kv := range pairs {
 		key, val, ok := strings.Cut(kv, "=")
 		key = strings.TrimSpace(key)

@@ -20,7 +20,8 @@ func newCompareCmd(e *env) *cobra.Command {
 		Short: "Side-by-side report of several runs (HTML and Markdown)",
 		Example: `  servebench compare runs/b200 runs/h100 runs/a100 --out compare.html
   # also writes compare.md next to it`,
-		Args: cobra.MinimumNArgs(2),
+		Args:              cobra.MinimumNArgs(2),
+		ValidArgsFunction: dirArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var ins []report.Input
 			for _, dir := range args {
@@ -55,5 +56,6 @@ func newCompareCmd(e *env) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "compare.html", "output file; the Markdown goes next to it with .md")
+	completeFiles(cmd, "out", "html")
 	return cmd
 }

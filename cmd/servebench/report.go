@@ -30,7 +30,8 @@ With --recompute, results.json is first computed again from what the folder keep
 run.json (the plan and the server), requests.jsonl (every request) and cells.jsonl (each cell's
 window and the server and GPU telemetry around it) — by the code that computed it during the
 run, and written over the folder's results.json.`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: dirArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			fs, err := parseFormats(formats)
 			if err != nil {
@@ -55,6 +56,7 @@ run, and written over the folder's results.json.`,
 	}
 	cmd.Flags().BoolVar(&recompute, "recompute", false, "compute results.json again from run.json, requests.jsonl and cells.jsonl before rendering")
 	cmd.Flags().StringVar(&formats, "format", "html,md", "formats to write: html, md, pdf, json, csv (cells.csv: one row per cell; requests.csv: one row per request) (comma separated)")
+	completeValues(cmd, "format", true, fixed(knownFormats...))
 	return cmd
 }
 

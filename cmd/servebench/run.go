@@ -77,6 +77,7 @@ func newRunCmd(e *env) *cobra.Command {
 			fl.String(pf.Name, "", pf.Usage)
 		}
 	}
+	completeRun(cmd)
 	return cmd
 }
 

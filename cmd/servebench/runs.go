@@ -2,8 +2,11 @@ package main
 
 import (
 	"fmt"
-	"github.com/servebench/servebench"
+	"os"
+	"path/filepath"
 	"text/tabwriter"
+
+	"github.com/servebench/servebench"
 
 	"github.com/spf13/cobra"
 
@@ -39,14 +42,31 @@ func newRunsCmd(e *env) *cobra.Command {
 				return nil
 			}
 			tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tSTARTED\tSTATUS\tMODEL\tTARGET\tPEAK tok/s\tDIR")
+			fmt.Fprintln(tw, "ID\tSTARTED\tSTATUS\tTARGET KIND\tMODEL\tTARGET\tPEAK tok/s\tDIR")
+			missing := 0
 			for _, r := range list {
 				t := func(s string) string { return servebench.TerminalText(s, 60, false) }
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.1f\t%s\n", t(r.ID), r.StartedAt.Format("2006-01-02 15:04"), t(r.Status), t(r.Model), t(r.Target), r.PeakThroughputTPS, servebench.TerminalText(r.Dir, 0, false))
+				kind := "real"
+				if r.Simulated {
+					kind = "SIMULATED"
+				}
+				dir := servebench.TerminalText(r.Dir, 0, false)
+				if _, err := os.Stat(filepath.Join(r.Dir, "run.json")); err != nil {
+					dir = "MISSING " + dir
+					missing++
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t%s\n", t(r.ID), r.StartedAt.Format("2006-01-02 15:04"), t(r.Status), kind, t(r.Model), t(r.Target), r.PeakThroughputTPS, dir)
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			if missing > 0 {
+				fmt.Fprintf(e.stdout, "\n%d of %d runs are MISSING: their folder (or its run.json) is gone, moved or deleted since the run, so report, compare and serve cannot open them; the index keeps their summary above.\n", missing, len(list))
+			}
+			return nil
 		},
 	}
 	cmd.Flags().StringVar(&index, "index", "", "runs index database (default $SERVEBENCH_DATA_DIR/runs.db or ~/.local/share/servebench/runs.db)")
+	completeFiles(cmd, "index", "db")
 	return cmd
 }

@@ -20,6 +20,7 @@ type pagesFlags struct{ index string }
 
 func (f *pagesFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.index, "index", "", "runs index database (default $SERVEBENCH_DATA_DIR/runs.db or ~/.local/share/servebench/runs.db)")
+	completeFiles(cmd, "index", "db")
 }
 
 // pages opens the runs index and returns the pages over it and the run folders dirs; close
@@ -57,6 +58,7 @@ host. Run folders named as arguments are shown too, e.g. a run still in progress
 follows it as cells finish. The JSON API is under /api/v1 (docs/api.md).`,
 		Example: `  servebench serve
   servebench serve runs/demo --listen 127.0.0.1:9000`,
+		ValidArgsFunction: dirArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, closeIndex, err := f.pages(args)
 			if err != nil {

@@ -85,5 +85,7 @@ func newSimCmd(e *env) *cobra.Command {
 	fl.BoolVar(&reqMetrics, "request-metrics", false, "attach vLLM-style per-request metrics to the final chunk")
 	fl.IntVar(&reasoning, "reasoning-tokens", 0, "simulate a reasoning model: stream this many reasoning tokens before each chat answer")
 	fl.StringVar(&reasoningField, "reasoning-field", sim.ReasoningFieldContent, "delta field of the reasoning text: reasoning_content or reasoning")
+	completeValues(cmd, "profile", false, profileNames)
+	completeValues(cmd, "reasoning-field", false, fixed("reasoning_content", "reasoning"))
 	return cmd
 }

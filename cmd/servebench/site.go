@@ -18,6 +18,7 @@ list of runs, a page and the full report per run, the comparison page and the JS
 index.html from disk; the what-if and the values read between cells work offline.`,
 		Example: `  servebench site public/
   servebench site public/ runs/extra-run`,
+		ValidArgsFunction: dirArgs,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return withCode(exitUsage, fmt.Errorf("site needs OUT_DIR, the folder to write the pages into (see servebench site --help)"))

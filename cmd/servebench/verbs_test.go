@@ -22,7 +22,7 @@ func TestReportCompareAndRunsVerbs(t *testing.T) {
 		dirs = append(dirs, dir)
 	}
 	code, stdout, stderr := runCLI(t, "runs", "--index", index)
-	if code != 0 || strings.Count(stdout, "completed") != 2 {
+	if code != 0 || strings.Count(stdout, "completed") != 2 || strings.Count(stdout, "SIMULATED") != 2 || strings.Contains(stdout, "MISSING") {
 		t.Fatalf("runs: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	code, _, stderr = runCLI(t, "report", dirs[0], "--format", "md,json,html")
@@ -58,5 +58,13 @@ func TestReportCompareAndRunsVerbs(t *testing.T) {
 	code, _, stderr = runCLI(t, "report", dirs[0], "--format", "docx")
 	if code != exitUsage || !strings.Contains(stderr, "docx") {
 		t.Errorf("unknown format: exit %d %q", code, stderr)
+	}
+	// a run folder moved away: runs still lists it, marked MISSING, and says what that means
+	if err := os.Rename(dirs[1], dirs[1]+"-moved"); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr = runCLI(t, "runs", "--index", index)
+	if code != 0 || strings.Count(stdout, "MISSING "+dirs[1]) != 1 || !strings.Contains(stdout, "1 of 2 runs are MISSING") || strings.Contains(stdout, "MISSING "+dirs[0]) {
+		t.Errorf("runs after moving a folder: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 }
