@@ -26,7 +26,8 @@ type cellCost struct {
 //	e2e(k)   = the mean end-to-end latency expected at k's context c and concurrency n:
 //	           from the measured cell at c with the nearest concurrency m, scaled by
 //	           e2e(c', n) / e2e(c', m) at another context c' where both n and m were measured
-//	           (how latency grows with concurrency), else unscaled;
+//	           (how latency grows with concurrency), else along the straight line through the
+//	           two levels measured at c nearest to n, else unscaled;
 //	           with nothing measured at c, from the nearest measured context c₀ (at n, or its
 //	           nearest concurrency): e2e₀ + ttft₀ × (c / c₀ − 1) (prefill grows at least linearly
 //	           with context; decode is carried over);
@@ -98,17 +99,39 @@ func expectedE2E(k servebench.CellKey, usable []cellCost) float64 {
 			return 0, 0, false
 		}
 		e, t := m.e2e, m.ttft
-		if m.key.Concurrency != k.Concurrency {
-			for i := range usable {
-				u := &usable[i]
-				if u.key.ContextTokens == ctx || u.key.Concurrency != m.key.Concurrency {
-					continue
+		if m.key.Concurrency == k.Concurrency {
+			return e, t, true
+		}
+		for i := range usable {
+			u := &usable[i]
+			if u.key.ContextTokens == ctx || u.key.Concurrency != m.key.Concurrency {
+				continue
+			}
+			if other := at(u.key.ContextTokens, k.Concurrency); other != nil {
+				f := other.e2e / u.e2e
+				return e * f, t * f, true
+			}
+		}
+		// no other context shows the ratio: the straight line through the two levels measured
+		// at ctx nearest to k's concurrency (never below the nearest level's latency)
+		var second *cellCost
+		for i := range usable {
+			u := &usable[i]
+			if u.key.ContextTokens != ctx || u == m {
+				continue
+			}
+			if second == nil || absInt(u.key.Concurrency-k.Concurrency) < absInt(second.key.Concurrency-k.Concurrency) {
+				second = u
+			}
+		}
+		if second != nil && second.key.Concurrency != m.key.Concurrency {
+			slope := (m.e2e - second.e2e) / float64(m.key.Concurrency-second.key.Concurrency)
+			if ext := m.e2e + slope*float64(k.Concurrency-m.key.Concurrency); ext > 0 {
+				f := ext / m.e2e
+				if k.Concurrency > m.key.Concurrency {
+					f = max(f, 1)
 				}
-				if other := at(u.key.ContextTokens, k.Concurrency); other != nil {
-					f := other.e2e / u.e2e
-					e, t = e*f, t*f
-					break
-				}
+				return e * f, t * f, true
 			}
 		}
 		return e, t, true

@@ -31,6 +31,8 @@ func TestEstimateCell(t *testing.T) {
 		{"concurrency ratio", key(8192, 4), 16, []cellCost{cost(1024, 1, 11, 0.1, 2, 22), cost(1024, 4, 16, 0.4, 3, 12), cost(8192, 1, 11, 0.8, 4, 44)}, 24 * time.Second, true},
 		// 32K from 8K: e2e 4 + ttft 0.8 × (4 − 1) = 6.4 s; 11 requests at 1 in flight
 		{"longer context", key(32768, 1), 11, []cellCost{cost(1024, 1, 11, 0.1, 2, 22), cost(8192, 1, 11, 0.8, 4, 44)}, time.Duration(11 * 6.4 * float64(time.Second)), true},
+		// no other context: the line through 1 (2 s) and 2 (3 s) at 8K gives 7 s at 6; 18/6 rounds
+		{"concurrency line", key(8192, 6), 18, []cellCost{cost(8192, 1, 11, 0.1, 2, 22), cost(8192, 2, 12, 0.2, 3, 18)}, 21 * time.Second, true},
 		// cells that took twice their planned rounds (measured until sure): pace 2
 		{"pace", key(1024, 2), 12, []cellCost{cost(1024, 1, 11, 0.1, 2, 44)}, 24 * time.Second, true},
 		// an open-loop cell: 20 requests at 4/s + one end-to-end latency

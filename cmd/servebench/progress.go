@@ -160,8 +160,11 @@ func (p *progress) status() string {
 	}
 	in := ev.CellElapsed + since
 	fmt.Fprintf(&b, " · in cell %s", round(in))
-	if ev.CellEstimate > 0 {
+	switch {
+	case ev.CellEstimate > 0 && in <= ev.CellEstimate:
 		fmt.Fprintf(&b, " of ~%s", round(ev.CellEstimate))
+	case ev.CellEstimate > 0:
+		fmt.Fprintf(&b, " (estimated ~%s)", round(ev.CellEstimate))
 	}
 	if ev.Left > 0 {
 		left := max(ev.Left-since, 0)
