@@ -11,13 +11,17 @@ import (
 
 // Phase headers of the live view: what each phase measures, in a reader's words.
 
-// sweepTitle: "sweep: 9 cells, contexts 1K, 8K, 32K × concurrency 1, 2, 4, 1024 output tokens (sustained)".
+// sweepTitle: "sweep: 9 cells (contexts 1K, 8K, 32K × concurrency 1, 2, 4, 1024 output tokens,
+// sustained), then 9 cells in 3 dedicated scenarios".
 func (r *Runner) sweepTitle(keys []servebench.CellKey) string {
 	var ctxs, loads []string
 	seenC, seenL := map[string]bool{}, map[string]bool{}
 	n, out, mode := 0, 0, servebench.LoadMode("")
+	scen, scenCells := map[string]bool{}, 0
 	for _, k := range keys {
 		if k.Scenario != SweepScenario && k.Scenario != DatasetScenario && k.Scenario != TraceScenario {
+			scen[k.Scenario] = true
+			scenCells++
 			continue
 		}
 		n++
@@ -35,12 +39,19 @@ func (r *Runner) sweepTitle(keys []servebench.CellKey) string {
 			loads = append(loads, l)
 		}
 	}
-	if n == 0 {
-		return "sweep: no cells (scenarios only)"
+	then := ""
+	if scenCells > 0 {
+		then = fmt.Sprintf(", then %d cells in %d dedicated scenarios", scenCells, len(scen))
+		if len(scen) == 1 {
+			then = fmt.Sprintf(", then %d cells in 1 dedicated scenario", scenCells)
+		}
 	}
-	s := fmt.Sprintf("sweep: %d cells", n)
+	if n == 0 {
+		return "sweep: no grid cells" + then
+	}
+	s := fmt.Sprintf("sweep: %d cells (", n)
 	if len(ctxs) > 0 {
-		s += ", contexts " + strings.Join(ctxs, ", ")
+		s += "contexts " + strings.Join(ctxs, ", ")
 	}
 	if len(keys) > 0 && keys[0].Concurrency == 0 {
 		s += " × rates " + strings.Join(loads, ", ")
@@ -50,7 +61,7 @@ func (r *Runner) sweepTitle(keys []servebench.CellKey) string {
 	if out > 0 {
 		s += fmt.Sprintf(", %d output tokens", out)
 	}
-	return s + " (" + string(mode) + ")"
+	return s + ", " + string(mode) + ")" + then
 }
 
 // scenarioTitle: "scenario Chatbot: bursts of 1, 2, 4 requests released together, 2K in / 512 out tokens".

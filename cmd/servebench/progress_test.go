@@ -27,7 +27,7 @@ func TestProgressPrintsInsideLongCells(t *testing.T) {
 			return buf.String()
 		}
 		key := servebench.CellKey{Scenario: "sweep", LoadMode: servebench.ModeSustained, ContextTokens: 65536, OutputTokens: 1024, Concurrency: 4}
-		p.handle(runner.Event{Kind: "phase", Phase: "sweep", Title: "sweep: 2 cells, contexts 32K, 64K × concurrency 4, 1024 output tokens (sustained)"})
+		p.handle(runner.Event{Kind: "phase", Phase: "sweep", Title: "sweep: 2 cells (contexts 32K, 64K × concurrency 4, 1024 output tokens, sustained)"})
 		p.handle(runner.Event{Kind: "cell-start", Phase: "sweep", Cell: key, CellIndex: 2, CellCount: 2, Planned: 16,
 			CellEstimate: 4 * time.Minute, Left: 4 * time.Minute})
 		time.Sleep(29 * time.Second)
@@ -52,7 +52,7 @@ func TestProgressPrintsInsideLongCells(t *testing.T) {
 		if got := strings.Count(out(), "\n"); got != 3 {
 			t.Errorf("%d lines, want the header and two status lines:\n%s", got, out())
 		}
-		if !strings.HasPrefix(out(), "— sweep: 2 cells, contexts 32K, 64K") {
+		if !strings.HasPrefix(out(), "— sweep: 2 cells (contexts 32K, 64K") {
 			t.Errorf("header:\n%s", out())
 		}
 	})
