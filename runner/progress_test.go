@@ -39,15 +39,15 @@ func TestEventsCarryHeadersProgressAndEstimates(t *testing.T) {
 			mu.Unlock()
 		})
 		var titles []string
-		starts := map[servebench.CellKey]runner.Event{}
+		starts := map[[2]int]runner.Event{} // sweep grid cells by (context, concurrency)
 		var withProgress int
 		for _, e := range evs {
 			switch e.Kind {
 			case "phase":
 				titles = append(titles, e.Title)
 			case "cell-start":
-				if e.Phase == "sweep" {
-					starts[e.Cell] = e
+				if e.Cell.Scenario == servebench.SweepScenario {
+					starts[[2]int{e.Cell.ContextTokens, e.Cell.Concurrency}] = e
 				}
 			case "request":
 				if pr := e.Progress; pr != nil && e.Cell.LoadMode == servebench.ModeSustained {
@@ -58,7 +58,7 @@ func TestEventsCarryHeadersProgressAndEstimates(t *testing.T) {
 				}
 			case "cell-done":
 				if e.Cell.Scenario == "sweep" && e.Cell.ContextTokens == 128 && e.Cell.Concurrency == 2 {
-					st := starts[e.Cell]
+					st := starts[[2]int{128, 2}]
 					took := e.Elapsed - st.Elapsed
 					if st.CellEstimate <= 0 || float64(absDur(st.CellEstimate-took)) > 0.25*float64(took) {
 						t.Errorf("last sweep cell estimated at %v, took %v", st.CellEstimate, took)
@@ -75,8 +75,10 @@ func TestEventsCarryHeadersProgressAndEstimates(t *testing.T) {
 		if withProgress == 0 {
 			t.Error("no request event of a sustained cell carried its progress")
 		}
-		first := starts[servebench.CellKey{Scenario: "sweep", LoadMode: servebench.ModeSustained, ContextTokens: 64, OutputTokens: 16, Concurrency: 1}]
-		second := starts[servebench.CellKey{Scenario: "sweep", LoadMode: servebench.ModeSustained, ContextTokens: 64, OutputTokens: 16, Concurrency: 2}]
+		first, second := starts[[2]int{64, 1}], starts[[2]int{64, 2}]
+		if len(starts) != 4 {
+			t.Fatalf("%d sweep cells started, want 4", len(starts))
+		}
 		if first.Left != 0 || first.CellEstimate != 0 {
 			t.Errorf("first cell: estimate %v, left %v; nothing measured can tell yet", first.CellEstimate, first.Left)
 		}
