@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -51,8 +52,8 @@ func newRunsCmd(e *env) *cobra.Command {
 					kind = "SIMULATED"
 				}
 				dir := servebench.TerminalText(r.Dir, 0, false)
-				if _, err := os.Stat(filepath.Join(r.Dir, "run.json")); err != nil {
-					dir = "MISSING " + dir
+				if state := folderState(r.Dir, r.ID); state != "" {
+					dir = state + " " + dir
 					missing++
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t%s\n", t(r.ID), r.StartedAt.Format("2006-01-02 15:04"), t(r.Status), kind, t(r.Model), t(r.Target), r.PeakThroughputTPS, dir)
@@ -61,7 +62,7 @@ func newRunsCmd(e *env) *cobra.Command {
 				return err
 			}
 			if missing > 0 {
-				fmt.Fprintf(e.stdout, "\n%d of %d runs are MISSING: their folder (or its run.json) is gone, moved or deleted since the run, so report, compare and serve cannot open them; the index keeps their summary above.\n", missing, len(list))
+				fmt.Fprintf(e.stdout, "\n%d of %d runs are MISSING or REPLACED: their folder (or its run.json) is gone, moved or deleted, or now holds another run, so report, compare and serve cannot open them; the index keeps their summary above.\n", missing, len(list))
 			}
 			return nil
 		},
@@ -69,4 +70,20 @@ func newRunsCmd(e *env) *cobra.Command {
 	cmd.Flags().StringVar(&index, "index", "", "runs index database (default $SERVEBENCH_DATA_DIR/runs.db or ~/.local/share/servebench/runs.db)")
 	completeFiles(cmd, "index", "db")
 	return cmd
+}
+
+// folderState says whether a run's folder still holds it: "" when it does, "MISSING" when the
+// folder or its run.json is gone, "REPLACED" when run.json now belongs to another run.
+func folderState(dir, id string) string {
+	b, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	if err != nil {
+		return "MISSING"
+	}
+	var m struct {
+		ID string `json:"id"`
+	}
+	if json.Unmarshal(b, &m) == nil && m.ID != "" && m.ID != id {
+		return "REPLACED"
+	}
+	return ""
 }

@@ -64,7 +64,7 @@ func TestReportCompareAndRunsVerbs(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, stdout, stderr = runCLI(t, "runs", "--index", index)
-	if code != 0 || strings.Count(stdout, "MISSING "+dirs[1]) != 1 || !strings.Contains(stdout, "1 of 2 runs are MISSING") || strings.Contains(stdout, "MISSING "+dirs[0]) {
+	if code != 0 || strings.Count(stdout, "MISSING "+dirs[1]) != 1 || !strings.Contains(stdout, "1 of 2 runs are MISSING or REPLACED") || strings.Contains(stdout, "MISSING "+dirs[0]) {
 		t.Errorf("runs after moving a folder: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 }
