@@ -989,7 +989,11 @@ func (b *builder) sectionPrefill() {
 	case declines > 0:
 		blocks = append(blocks, para("At %d of %d concurrency levels, prefill speed peaks before the longest measured context and then declines as attention over more context adds work. Such a peak reflects GPU saturation (compute or memory bandwidth) or engine settings such as chunked-prefill limits, which cap the tokens processed per forward pass.", declines, len(t.Rows)))
 	default:
-		blocks = append(blocks, para("Prefill speed still rises at the longest measured context at every concurrency level: the GPU is not yet saturated by prefill in this range."))
+		at := "at every concurrency level"
+		if len(t.Rows) == 1 {
+			at = "at the one concurrency level measured"
+		}
+		blocks = append(blocks, para("Prefill speed still rises at the longest measured context %s: the GPU is not yet saturated by prefill in this range.", at))
 	}
 	b.add(id, title, 1, blocks...)
 }
@@ -1005,11 +1009,16 @@ func (b *builder) sectionITL() {
 	lo, _ := b.singleEnds()
 	if wc, wv := g.extreme(true, valITLms); wc != nil {
 		s := ""
-		if lo != nil {
+		switch bc, bv := g.extreme(false, valITLms); {
+		case lo != nil:
 			s = fmt.Sprintf("At a single request and %s context, %s is %s. ", ctxLabel(lo.ContextTokens), termITL, fmtMS(lo.ITLSeconds.Mean))
-		}
-		if lo != wc {
-			s += fmt.Sprintf("The highest was %s at %s context with %s.", fmtMS(wv/1000), ctxLabel(wc.ContextTokens), requestsWord(wc.Concurrency))
+			if lo != wc {
+				s += fmt.Sprintf("The highest was %s at %s context with %s.", fmtMS(wv/1000), ctxLabel(wc.ContextTokens), requestsWord(wc.Concurrency))
+			}
+		case bc != wc:
+			s = fmt.Sprintf("%s ranges from %s (%s) to %s (%s).", termITL, fmtMS(bv/1000), condition(bc), fmtMS(wv/1000), condition(wc))
+		default:
+			s = fmt.Sprintf("%s is %s (%s).", termITL, fmtMS(wv/1000), condition(wc))
 		}
 		blocks = append(blocks, para("%s", strings.TrimSpace(s)))
 	}

@@ -24,7 +24,7 @@ var oddRuns = []struct {
 		[]string{"1K - 1K", "→ 39ms", "ranges from 60% (1K context) down to", "regardless of context length", "still rises at the longest", "a 1K conversation that adds 1K"}},
 	// one concurrency level (2) at two contexts, no capacity search.
 	{"one-concurrency", []string{"One concurrency level: 2 concurrent requests.", "no use case was analysed"},
-		[]string{"at 1 concurrency levels", "from 2 - 2", "chatbot capacity not measured"}},
+		[]string{"at 1 concurrency levels", "from 2 - 2", "chatbot capacity not measured", "at every concurrency level", "The highest was"}},
 	// open-loop request rates 2 and 4 req/s: no concurrency anywhere.
 	{"rate", []string{"Arrival rates 2 req/s and 4 req/s", "open loop at 2 and 4 requests/s", "@ 4 req/s", "measured request rates"},
 		[]string{"0 concurrent", "open loop at 0 requests/s", "No sweep cell completed a request", "(none measured)"}},
