@@ -50,7 +50,7 @@ func TestHostileServerTextNeverDrivesTheTerminal(t *testing.T) {
 		dir := filepath.Join(tmp, fmt.Sprintf("run%d", i))
 		dirs = append(dirs, dir)
 		code, stdout, stderr := runCLI(t, "run", "--url", srv.URL+"/v1", "--contexts", "1k", "--concurrency", "1,2",
-			"--output-tokens", "16", "--min-requests", "6", "--rounds", "1", "--use-cases", "none", "--scenarios", "none",
+			"--output-tokens", "16", "--min-requests", "6", "--rounds", "1", "--max-requests", "24", "--max-duration", "1s", "--use-cases", "none", "--scenarios", "none",
 			"--out", dir, "--index", index, "--max-failure-rate", "1")
 		if code != 0 {
 			t.Fatalf("run: exit %d\n%s", code, stderr)

@@ -50,7 +50,7 @@ func TestRunAgainstSimulatorOverHTTP(t *testing.T) {
 		t.Run(api, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "run")
 			code, stdout, stderr := runCLI(t, "run", "--url", base+"/v1", "--api", api, "--contexts", "1k,4k", "--concurrency", "1,4",
-				"--output-tokens", "64", "--min-requests", "4", "--rounds", "1", "--use-cases", "none", "--out", dir, "--quiet",
+				"--output-tokens", "64", "--min-requests", "4", "--rounds", "1", "--max-requests", "24", "--max-duration", "1s", "--use-cases", "none", "--out", dir, "--quiet",
 				"--index", "none", "--metrics-url", base+"/metrics", "--gpu", "dcgm="+base+"/dcgm/metrics")
 			if code != 0 {
 				t.Fatalf("exit %d\nstderr:\n%s", code, stderr)

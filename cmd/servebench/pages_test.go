@@ -41,7 +41,7 @@ func pageRuns(t *testing.T) (index string, dirs [2]string) {
 	}
 	for i, a := range args {
 		dirs[i] = filepath.Join(tmp, []string{"dense", "small"}[i])
-		full := append([]string{"run", "--url", base + "/v1", "--min-requests", "4", "--rounds", "1", "--quiet", "--format", "md",
+		full := append([]string{"run", "--url", base + "/v1", "--min-requests", "4", "--rounds", "1", "--max-requests", "24", "--max-duration", "1s", "--quiet", "--format", "md",
 			"--index", index, "--out", dirs[i], "--gpu", "none"}, a...)
 		if code, _, stderr := runCLI(t, full...); code != 0 {
 			t.Fatalf("run %d: exit %d\n%s", i, code, stderr)

@@ -91,7 +91,7 @@ func TestAPIKeyNeverInAnyOutput(t *testing.T) {
 			dir := filepath.Join(tmp, "run")
 			index := filepath.Join(tmp, "runs.db")
 			code, stdout, stderr := runCLIEnv(t, tt.vars, "run", "--url", tt.url, "--contexts", "1k", "--concurrency", "2",
-				"--output-tokens", "16", "--min-requests", "6", "--rounds", "1", "--use-cases", "none", "--scenarios", "none",
+				"--output-tokens", "16", "--min-requests", "6", "--rounds", "1", "--max-requests", "24", "--max-duration", "1s", "--use-cases", "none", "--scenarios", "none",
 				"--out", dir, "--index", index, "--max-failure-rate", "1")
 			if code != 0 {
 				t.Fatalf("exit %d\n%s", code, stderr)

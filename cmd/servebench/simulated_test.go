@@ -91,7 +91,7 @@ func TestLabelsMetadataAndGPUPriceFromFlags(t *testing.T) {
 	base := startSimWith(t, sim.Options{})
 	tmp := t.TempDir()
 	common := []string{"run", "--url", base + "/v1", "--contexts", "1k", "--concurrency", "1,2", "--output-tokens", "16",
-		"--min-requests", "2", "--rounds", "1", "--use-cases", "code_completion", "--capacity-max", "2", "--scenarios", "none",
+		"--min-requests", "2", "--rounds", "1", "--max-requests", "24", "--max-duration", "1s", "--use-cases", "code_completion", "--capacity-max", "2", "--scenarios", "none",
 		"--quiet", "--index", "none", "--gpu", "none", "--format", "md"}
 	for _, l := range []string{"A", "B"} {
 		args := append(append([]string(nil), common...), "--label", l, "--metadata", "gpu=2x H100 SXM", "--metadata", "engine=vLLM",
