@@ -23,6 +23,10 @@ type Outage struct {
 	Failed   int `json:"failed"`
 	// Cause is the failure that revealed the outage.
 	Cause string `json:"cause,omitempty"`
+	// Worker, when set, names the worker of a distributed run that was lost (died or
+	// disconnected): the server was not at fault, and the cell was measured again with the
+	// workers that remained.
+	Worker string `json:"worker,omitempty"`
 }
 
 // Attempt is one invocation of `servebench run` on a run folder (run.json "attempts"): the

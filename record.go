@@ -161,6 +161,9 @@ const (
 	ErrLengthMismatch ErrorClass = "length-mismatch"
 	// ErrCanceled: the run was stopped while the request was in flight.
 	ErrCanceled ErrorClass = "canceled"
+	// ErrWorkerLost: the worker of a distributed run that was sending the request died or
+	// disconnected while it was in flight, so its outcome is unknown.
+	ErrWorkerLost ErrorClass = "worker-lost"
 )
 
 // Clock sources recorded in Record.ClockSource and RunInfo.ClockSource.
@@ -214,6 +217,8 @@ type Record struct {
 	// CellAttempt numbers the attempts at measuring this cell (0 = the first); an attempt an
 	// outage interrupted is discarded (see Outage, CellResult.Attempt).
 	CellAttempt int `json:"cell_attempt,omitempty"`
+	// Worker names the worker of a distributed run that sent the request (empty in a local run).
+	Worker string `json:"worker,omitempty"`
 	// StartUnixNano is the wall-clock time the request started (for correlating with logs).
 	StartUnixNano int64 `json:"start_unix_nano"`
 	// StartOffsetSeconds is request start (just before the request is written) relative to the

@@ -393,6 +393,35 @@ type Results struct {
 	Notes []string `json:"notes,omitempty"`
 	// Outages lists the periods the server stopped answering; each discarded a cell attempt.
 	Outages []Outage `json:"outages,omitempty"`
+	// Workers lists the processes that generated the load of a distributed run (absent in a
+	// local run) and how well their clocks agreed with the coordinator's.
+	Workers []Worker `json:"workers,omitempty"`
+}
+
+// Worker is one load-generating process of a distributed run (`servebench worker`).
+type Worker struct {
+	Name string `json:"name"`
+	Host string `json:"host,omitempty"`
+	// JoinedAt is when it joined; LostAt, when set, when it died or disconnected (LostCause says how).
+	JoinedAt  time.Time  `json:"joined_at"`
+	LostAt    *time.Time `json:"lost_at,omitempty"`
+	LostCause string     `json:"lost_cause,omitempty"`
+	// Requests counts the records it sent (failures included).
+	Requests int `json:"requests"`
+	// Clock lists the measurements of its clock against the coordinator's, one at its join and
+	// one before every cell it took part in.
+	Clock []ClockSample `json:"clock,omitempty"`
+}
+
+// ClockSample is one NTP-style measurement of a worker's clock against the coordinator's (the
+// formula is stats.ClockOffset).
+type ClockSample struct {
+	// At is the coordinator's time of the measurement.
+	At time.Time `json:"at"`
+	// OffsetSeconds = worker clock − coordinator clock (s); UncertaintySeconds bounds its error
+	// (half the round trip of the exchange it came from).
+	OffsetSeconds      float64 `json:"offset_seconds"`
+	UncertaintySeconds float64 `json:"uncertainty_seconds"`
 }
 
 // Float returns a pointer to v (for optional result fields).

@@ -34,6 +34,10 @@ type Spec struct {
 	// widths, a settled decision) over the window so far; the driver fills in the counts.
 	// Without it a sustained cell stops as soon as the floors of Sizing hold.
 	Judge func(windowStart, now float64) Progress
+	// Until, when set, replaces Sizing and Judge for a sustained cell: after the warm-up its
+	// slots take measured work until Until reports true (a distributed run's worker, whose
+	// coordinator decides on every worker's records together).
+	Until func() bool
 	// Bursts is the number of measured bursts of a dedicated cell (default 3); one warm-up
 	// burst comes first.
 	Bursts int
@@ -76,6 +80,31 @@ type Outcome struct {
 	// judged from the records (stats.LateSend), which keep both the schedule and the send.
 	Dropped int
 }
+
+// ErrGeneratorLost marks a cell attempt that lost part of its load generator (a worker of a
+// distributed run died or disconnected); see LostError.
+var ErrGeneratorLost = errors.New("part of the load generator was lost")
+
+// ErrGeneratorGone means too little of the load generator remains to go on (fewer workers
+// than the run needs): the run stops and can be resumed once there are enough.
+var ErrGeneratorGone = errors.New("too few load generators remain")
+
+// LostError ends a cell attempt during which a worker was lost: the worker's requests in
+// flight were recorded as failed (servebench.ErrWorkerLost), the others' were stopped, and the
+// cell can be measured again with the Remaining workers.
+type LostError struct {
+	Worker, Cause string
+	Remaining     int
+	// InFlight counts the lost worker's requests that were in flight.
+	InFlight int
+}
+
+func (e *LostError) Error() string {
+	return fmt.Sprintf("worker %s was lost (%s); %d worker(s) remain", e.Worker, e.Cause, e.Remaining)
+}
+
+// Is makes errors.Is(err, ErrGeneratorLost) true.
+func (e *LostError) Is(target error) bool { return target == ErrGeneratorLost }
 
 // Run drives one cell. It returns when every launched request has been sunk. A canceled ctx
 // stops launching; requests in flight end through ctx (the client records them as canceled).
@@ -201,6 +230,12 @@ func (d *driver) sustained(ctx context.Context) (Outcome, error) {
 		}
 		if stopped {
 			return false
+		}
+		if d.spec.Until != nil {
+			if stopped = d.spec.Until(); !stopped {
+				measured++
+			}
+			return !stopped
 		}
 		now := d.now()
 		p := Progress{}

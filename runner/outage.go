@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/load"
 )
 
 // ErrServerGone ends a run whose server stopped answering for longer than the outage timeout
@@ -56,6 +57,17 @@ func (r *Runner) measure(ctx context.Context, key servebench.CellKey, phase stri
 	for attempt := 0; ; attempt++ {
 		cell, n, l, err := r.measureOnce(ctx, key, phase, idx, count, attempt, settled)
 		sent += n
+		var lost *load.LostError
+		if errors.As(err, &lost) && ctx.Err() == nil {
+			o := servebench.Outage{Cell: key, Attempt: attempt, StartedAt: time.Now().UTC(), EndedAt: time.Now().UTC(), Recovered: true,
+				Requests: n, Failed: lost.InFlight, Cause: lost.Cause, Worker: lost.Worker}
+			r.addOutage(o)
+			if attempt+1 >= maxCellAttempts {
+				return servebench.CellResult{}, sent, fmt.Errorf("%w: %d workers were lost during cell %s; resume the run once the workers are stable", load.ErrGeneratorGone, attempt+1, key.ID())
+			}
+			r.emit(Event{Kind: "note", Phase: phase, Cell: key, Message: fmt.Sprintf("%s: measuring cell %s again from its start with the workers that remain", lost.Error(), key.ID())})
+			continue
+		}
 		var oe *outageError
 		if !errors.As(err, &oe) {
 			if err == nil {
@@ -136,6 +148,10 @@ func (r *Runner) addOutage(o servebench.Outage) {
 
 // outageNote states an outage with its times for the report.
 func (r *Runner) outageNote(o servebench.Outage) string {
+	if o.Worker != "" {
+		return fmt.Sprintf("Worker lost: worker %s died or disconnected at %s UTC during cell %s (%s). Its %d request(s) in flight are recorded as failed (error class %s); the attempt's %d request(s) stay in requests.jsonl as discarded attempt %d (cell_attempt %d), and the cell was measured again from its start with the workers that remained.",
+			o.Worker, o.StartedAt.Format("15:04:05.000"), o.Cell.ID(), clipCause(o.Cause), o.Failed, servebench.ErrWorkerLost, o.Requests, o.Attempt, o.Attempt)
+	}
 	note := fmt.Sprintf("Outage: the server stopped answering at %s UTC during cell %s (%s)", o.StartedAt.Format("15:04:05.000"), o.Cell.ID(), clipCause(o.Cause))
 	if o.Recovered {
 		note += fmt.Sprintf(" and answered again at %s UTC, %.1f s later. ", o.EndedAt.Format("15:04:05.000"), o.DownSeconds)

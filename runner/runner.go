@@ -71,6 +71,19 @@ const (
 	EventNote      EventKind = "note"       // something to tell the user (Message)
 )
 
+// Generator releases a cell's requests and sinks each one's record (exactly one per request):
+// load.Run on this machine with the runner's Client, or the workers of a distributed run (package
+// dist), which decide nothing themselves. Every decision (when a cell is sure, the capacity
+// search's next level, outages) stays in the runner and load.Spec, on the merged records.
+type Generator interface {
+	Run(ctx context.Context, spec load.Spec, next load.Source, sink load.Sink) (load.Outcome, error)
+}
+
+// Fleet is a Generator made of workers; Results lists them.
+type Fleet interface {
+	Workers() []servebench.Worker
+}
+
 // Event is pushed to the live view; the view never drives the run.
 type Event struct {
 	Kind EventKind
@@ -156,6 +169,8 @@ type Runner struct {
 	// with its timing intact (selfcheck.Carry). The runner asks it once, before the first cell
 	// planned above eventRateFloor, and warns before every cell planned above the answer.
 	EventCapacity func(context.Context) (float64, error)
+	// Load releases each cell's requests; nil: load.Run on this machine with Client.
+	Load Generator
 
 	seq   atomic.Int64
 	total atomic.Int64
@@ -271,6 +286,9 @@ func (r *Runner) Results() servebench.Results {
 		Capacity:      append([]servebench.CapacityResult(nil), r.caps...),
 		Notes:         notes,
 		Outages:       append([]servebench.Outage(nil), r.outs...),
+	}
+	if f, ok := r.Load.(Fleet); ok {
+		res.Workers = f.Workers()
 	}
 	if len(res.Capacity) > 0 {
 		sz := capacity.Size(res.Capacity, capacity.SizingInput{Plan: r.Plan.Sizing, DeclaredGPU: r.Plan.Metadata.GPU, Cells: cells})
@@ -650,14 +668,12 @@ func (r *Runner) measureOnce(ctx context.Context, key servebench.CellKey, phase 
 	if trace {
 		spec.Offsets = r.Trace.Schedule()
 	}
-	// Open the cell's connections now, so that its first wave pays for no dial.
-	if pw, ok := r.Client.(prewarmer); ok {
-		if _, err := pw.Prewarm(ctx, key.Concurrency); err != nil {
-			r.emit(Event{Kind: EventNote, Phase: phase, Cell: key, Message: key.ID() + ": " + err.Error()})
-		}
+	gen := r.Load
+	if gen == nil {
+		gen = localLoad{r: r, phase: phase}
 	}
 	sched0 := host.SchedLatency()
-	out, runErr := load.Run(cellCtx, spec, r.Client, next, sink)
+	out, runErr := gen.Run(cellCtx, spec, next, sink)
 	sched := stats.HistogramDelta(sched0, host.SchedLatency())
 	var readings []gpu.Reading
 	if meter != nil {
@@ -760,6 +776,22 @@ func (r *Runner) cellFrom(l servebench.CellLog, recs []servebench.Record) serveb
 		cell.Unavailable = nil
 	}
 	return cell
+}
+
+// localLoad is the Generator of a local run: load.Run with the runner's Client.
+type localLoad struct {
+	r     *Runner
+	phase string
+}
+
+func (l localLoad) Run(ctx context.Context, spec load.Spec, next load.Source, sink load.Sink) (load.Outcome, error) {
+	// Open the cell's connections now, so that its first wave pays for no dial.
+	if pw, ok := l.r.Client.(prewarmer); ok {
+		if _, err := pw.Prewarm(ctx, spec.Key.Concurrency); err != nil {
+			l.r.emit(Event{Kind: EventNote, Phase: l.phase, Cell: spec.Key, Message: spec.Key.ID() + ": " + err.Error()})
+		}
+	}
+	return load.Run(ctx, spec, l.r.Client, next, sink)
 }
 
 func (r *Runner) attributeServer(cell *servebench.CellResult, recs []servebench.Record, l servebench.CellLog) {

@@ -405,3 +405,25 @@ func BenchmarkCell100k(b *testing.B) {
 		stats.Cell(key, recs, w)
 	}
 }
+
+func TestClockOffset(t *testing.T) {
+	// the worker is 5 s ahead; 2 ms out, 4 ms back, 1 ms inside the worker
+	t1 := int64(1_000_000_000)
+	t2 := t1 + 2_000_000 + 5_000_000_000
+	t3 := t2 + 1_000_000
+	t4 := t3 - 5_000_000_000 + 4_000_000
+	off, unc := stats.ClockOffset(t1, t2, t3, t4)
+	if math.Abs(off-(5-0.001)) > 1e-9 || math.Abs(unc-0.003) > 1e-9 {
+		t.Fatalf("offset %v uncertainty %v, want 4.999 and 0.003", off, unc)
+	}
+	if math.Abs(off-5) > unc {
+		t.Fatalf("the true offset 5 s is outside %v ± %v", off, unc)
+	}
+	drift, u := stats.ClockAgreement([]servebench.Worker{
+		{Clock: []servebench.ClockSample{{OffsetSeconds: 1, UncertaintySeconds: 0.001}, {OffsetSeconds: 1.004, UncertaintySeconds: 0.002}}},
+		{Clock: []servebench.ClockSample{{OffsetSeconds: -3, UncertaintySeconds: 0.0005}}},
+	})
+	if math.Abs(drift-0.004) > 1e-12 || u != 0.002 {
+		t.Fatalf("drift %v uncertainty %v, want 0.004 and 0.002", drift, u)
+	}
+}

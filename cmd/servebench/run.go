@@ -19,7 +19,9 @@ import (
 	"github.com/servebench/servebench"
 	"github.com/servebench/servebench/collect/gpu"
 	"github.com/servebench/servebench/collect/promscrape"
+	"github.com/servebench/servebench/dist"
 	"github.com/servebench/servebench/host"
+	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/openai"
 	"github.com/servebench/servebench/plan"
 	"github.com/servebench/servebench/runner"
@@ -36,6 +38,7 @@ type runFlags struct {
 	resumeAnyway               bool
 	formats                    string
 	maxFailureRate             float64
+	dist                       distFlags
 }
 
 func newRunCmd(e *env) *cobra.Command {
@@ -61,6 +64,7 @@ func newRunCmd(e *env) *cobra.Command {
 	fl.BoolVar(&f.noReport, "no-report", false, "do not render report.html and report.md at the end")
 	fl.StringVar(&f.formats, "format", "html,md", "report formats to render at the end: html,md,pdf,json")
 	fl.Float64Var(&f.maxFailureRate, "max-failure-rate", 0.05, "exit with code 4 when more than this fraction of measured requests failed")
+	addDistFlags(fl, &f.dist)
 	for _, pf := range plan.Flags() {
 		switch pf.Kind {
 		case "int":
@@ -118,10 +122,17 @@ func runRun(ctx context.Context, e *env, f runFlags, ov plan.Overrides) error {
 	if err := s.openTelemetry(ctx); err != nil {
 		return err
 	}
+	if err := s.checkDistributed(); err != nil {
+		return err
+	}
 	if err := s.openRunFolder(); err != nil {
 		return err
 	}
 	defer s.run.Close()
+	if err := s.openWorkers(ctx); err != nil {
+		return err
+	}
+	defer s.closeWorkers()
 	rn, runErr := s.measure(ctx)
 	return s.finish(ctx, rn.Results(), runErr)
 }
@@ -141,6 +152,10 @@ type session struct {
 	tel telemetry
 	run *store.Run
 	man servebench.Manifest
+	// marker, when set, is the prompt marker to use (a worker gets its coordinator's)
+	marker string
+	// coord runs the cells on workers (--workers); nil for a local run
+	coord *dist.Coordinator
 }
 
 // resumedRun is a run folder being resumed: nothing is written into it before every check passed.
@@ -314,7 +329,7 @@ func (s *session) openTarget(ctx context.Context) error {
 			return withCode(exitUsage, err)
 		}
 	}
-	tg.prompts, err = workload.NewBuilder(ctx, workload.Config{RunID: markerRunID(s.id, s.attempt()), API: tg.spec.API, BaseURL: tg.spec.URL, Model: ccfg.Model,
+	tg.prompts, err = workload.NewBuilder(ctx, workload.Config{RunID: s.markerID(), API: tg.spec.API, BaseURL: tg.spec.URL, Model: ccfg.Model,
 		HTTPClient: tg.hc, APIKey: apiKey, Probe: tg.client.ProbePromptTokens, Tokenizer: tg.spec.Tokenizer, SharedPrefixTokens: int(p.Sweep.SharedPrefix)})
 	if err != nil {
 		return withCode(exitUnreachable, fmt.Errorf("cannot size prompts for %s: %w", tg.spec.URL, err))
@@ -422,6 +437,9 @@ func (s *session) measure(ctx context.Context) (*runner.Runner, error) {
 	if tel.gpu != nil {
 		rn.GPU = tel.gpu
 	}
+	if s.coord != nil {
+		rn.Load = s.coord
+	}
 	if s.resume != nil {
 		rn.Done, rn.PastOutages = s.resume.done, s.resume.outages
 		rn.SeqStart(s.resume.nextSeq) // after the highest number ever written: no seq twice
@@ -462,7 +480,7 @@ func (s *session) finish(ctx context.Context, res servebench.Results, runErr err
 	switch {
 	case runErr != nil && ctx.Err() != nil:
 		man.Status, code, resumable = "interrupted", exitInterrupted, true
-	case errors.Is(runErr, runner.ErrServerGone):
+	case errors.Is(runErr, runner.ErrServerGone), errors.Is(runErr, load.ErrGeneratorGone):
 		man.Status, man.Error, code, resumable = "interrupted", runErr.Error(), exitUnreachable, true
 	case errors.Is(runErr, runner.ErrWrite):
 		man.Status, man.Error, code, resumable = "interrupted", runErr.Error(), exitError, true

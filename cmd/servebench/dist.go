@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/dist"
+)
+
+// tokenEnv holds the shared secret of a distributed run (coordinator and workers).
+const tokenEnv = "SERVEBENCH_TOKEN"
+
+// distFlags make `servebench run` the coordinator of a distributed run.
+type distFlags struct {
+	workers, minWorkers int
+	listen              string
+	joinTimeout         time.Duration
+}
+
+func addDistFlags(fl *pflag.FlagSet, f *distFlags) {
+	fl.IntVar(&f.workers, "workers", 0, "distributed run: wait for this many servebench worker processes and let them generate the load (token in $"+tokenEnv+")")
+	fl.StringVar(&f.listen, "listen", "127.0.0.1:7070", "with --workers: the address workers connect to")
+	fl.IntVar(&f.minWorkers, "min-workers", 0, "with --workers: the fewest workers a cell may run with after losing some (default: --workers); with fewer the run stops, resumable (exit 3)")
+	fl.DurationVar(&f.joinTimeout, "join-timeout", 5*time.Minute, "with --workers: how long to wait for the workers to join")
+}
+
+// checkDistributed refuses what a distributed run cannot do yet, before anything is measured.
+func (s *session) checkDistributed() error {
+	f := s.f.dist
+	if f.workers == 0 {
+		return nil
+	}
+	if f.workers < 0 || f.minWorkers < 0 || f.minWorkers > f.workers {
+		return withCode(exitUsage, fmt.Errorf("--workers %d and --min-workers %d: need 1 ≤ --min-workers ≤ --workers", f.workers, f.minWorkers))
+	}
+	if s.e.getenv(tokenEnv) == "" {
+		return withCode(exitUsage, fmt.Errorf("--workers needs a shared token: set %s to the same secret for the coordinator and every worker", tokenEnv))
+	}
+	p := s.man.Plan
+	if s.man.ID == "" {
+		p = s.plan
+	}
+	if p.Dataset != nil || p.Trace != nil {
+		return withCode(exitUsage, errors.New("--workers does not replay datasets or traces yet: run them from one process (drop --workers)"))
+	}
+	return nil
+}
+
+// openWorkers is the coordinator's step: listen, and wait for every worker to join.
+func (s *session) openWorkers(ctx context.Context) error {
+	f := s.f.dist
+	if f.workers == 0 {
+		return nil
+	}
+	p := s.man.Plan
+	p.Target = s.tg.spec // the URL the workers reach (the built-in simulator's included)
+	p.Target.Model = s.tg.model
+	minW := f.minWorkers
+	if minW == 0 {
+		minW = f.workers
+	}
+	c := &dist.Coordinator{Token: s.e.getenv(tokenEnv), Plan: p, Marker: s.markerID(), Origin: s.tg.origin, MinWorkers: minW,
+		Logf: func(format string, args ...any) { fmt.Fprintf(s.e.stderr, "servebench: "+format+"\n", args...) }}
+	if err := c.Listen(ctx, f.listen); err != nil {
+		return withCode(exitUsage, err)
+	}
+	fmt.Fprintf(s.e.stderr, "servebench: waiting for %d worker(s) at tcp://%s (servebench worker --coordinator tcp://%s, with %s set)\n", f.workers, c.Addr(), c.Addr(), tokenEnv)
+	if err := c.WaitFor(ctx, f.workers, f.joinTimeout); err != nil {
+		c.Close()
+		return withCode(exitUnreachable, err)
+	}
+	s.coord = c
+	return nil
+}
+
+func (s *session) closeWorkers() {
+	if s.coord != nil {
+		s.coord.Close()
+	}
+}
+
+// markerID is the run's prompt marker: the run id and attempt (or the coordinator's, in a worker).
+func (s *session) markerID() string {
+	if s.marker != "" {
+		return s.marker
+	}
+	return markerRunID(s.id, s.attempt())
+}
+
+func newWorkerCmd(e *env) *cobra.Command {
+	var coordinator, name string
+	var connect time.Duration
+	cmd := &cobra.Command{
+		Use:   "worker --coordinator tcp://HOST:PORT",
+		Short: "Generate part of a distributed run's load for a coordinator (servebench run --workers N)",
+		Long: `A worker joins the coordinator of a distributed run (servebench run --workers N --listen ADDR),
+receives the plan and the target from it, and sends its share of every cell's requests, streaming
+each request's record back as it ends. It decides nothing: the coordinator starts and stops every
+cell on all workers together and writes the one run folder and report.
+
+The shared token comes from $` + tokenEnv + ` (the coordinator's must be the same); an API key the
+plan names with --api-key-env must be set in the worker's environment too. The worker exits 0 when
+the run is over.`,
+		Example: `  SERVEBENCH_TOKEN=s3cret servebench worker --coordinator tcp://10.0.0.5:7070`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if coordinator == "" {
+				return withCode(exitUsage, errors.New("--coordinator is required: the address the coordinator listens on (its --listen)"))
+			}
+			token := e.getenv(tokenEnv)
+			if token == "" {
+				return withCode(exitUsage, fmt.Errorf("set %s to the coordinator's token", tokenEnv))
+			}
+			if name == "" {
+				name = defaultWorkerName(e)
+			}
+			sec := &secrets{}
+			sec.add(token)
+			w := &dist.Worker{Coordinator: coordinator, Token: token, Name: name, ConnectTimeout: connect,
+				Logf: func(format string, args ...any) { fmt.Fprintf(e.stderr, "servebench: "+format+"\n", args...) },
+				Open: func(ctx context.Context, plan servebench.Plan, marker string) (*dist.Target, error) {
+					s := &session{e: e.redacting(sec), sec: sec, plan: plan, marker: marker}
+					if err := s.openTarget(ctx); err != nil {
+						return nil, err
+					}
+					return &dist.Target{Client: s.tg.client, Prompts: s.tg.prompts, Origin: s.tg.origin, Close: s.tg.stop}, nil
+				}}
+			if err := w.Run(cmd.Context()); err != nil {
+				if errors.Is(err, dist.ErrRefused) {
+					return withCode(exitUsage, err)
+				}
+				return withCode(exitUnreachable, err)
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&coordinator, "coordinator", "", "the coordinator's address, tcp://HOST:PORT")
+	fl.StringVar(&name, "name", "", "this worker's name in records and the report (default: host name, with the Kubernetes Job completion index when set)")
+	fl.DurationVar(&connect, "connect-timeout", 5*time.Minute, "how long to keep trying to reach the coordinator")
+	return cmd
+}
+
+// defaultWorkerName is the host name, with the Indexed Job's completion index when there is one.
+func defaultWorkerName(e *env) string {
+	h, _ := os.Hostname()
+	if i := e.getenv("JOB_COMPLETION_INDEX"); i != "" && !strings.HasSuffix(h, "-"+i) {
+		return h + "-" + i
+	}
+	if h == "" {
+		return fmt.Sprintf("worker-%d", os.Getpid())
+	}
+	return fmt.Sprintf("%s-%d", h, os.Getpid())
+}

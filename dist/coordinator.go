@@ -1,0 +1,353 @@
+package dist
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/stats"
+)
+
+// Coordinator accepts workers and is the runner's load Generator (see Run).
+type Coordinator struct {
+	Token string
+	// Plan is handed to every worker; its target URL must be one every worker can reach.
+	Plan servebench.Plan
+	// Marker goes into every prompt (workload.Config.RunID), as in a local run.
+	Marker string
+	// Origin is the run's clock origin (runner.Runner.Origin): records are moved onto it.
+	Origin time.Time
+	// MinWorkers is the fewest workers a cell may run with (default 1); with fewer, a cell
+	// waits Rejoin (default 1 minute) for more to join, then the run stops (load.ErrGeneratorGone).
+	MinWorkers int
+	Rejoin     time.Duration
+	// Stale is how long a worker may stay silent during a cell before it counts as lost
+	// (default 15 s; it is pinged every second).
+	Stale time.Duration
+	Logf  func(format string, args ...any)
+
+	ln     net.Listener
+	clk    clock
+	mu     sync.Mutex
+	all    []*wconn
+	joined chan struct{} // closed and replaced whenever a worker joins
+	closed bool
+	pingID atomic.Int64
+}
+
+// wconn is one worker as the coordinator sees it.
+type wconn struct {
+	*peer
+	name, host string
+	origin     int64 // the worker's clock origin, its clock (Unix ns)
+	joinedAt   time.Time
+
+	mu        sync.Mutex
+	offset    float64 // worker clock − coordinator clock (s), last measured
+	clockLog  []servebench.ClockSample
+	requests  int
+	lostAt    *time.Time
+	lostCause string
+	cell      *cellRun
+
+	lastSeen atomic.Int64 // coordinator clock (Unix ns) of its last message
+	pongs    chan msg
+	gone     chan struct{}
+}
+
+func (c *Coordinator) logf(format string, args ...any) {
+	if c.Logf != nil {
+		c.Logf(format, args...)
+	}
+}
+
+// Listen starts accepting workers on addr (host:port).
+func (c *Coordinator) Listen(ctx context.Context, addr string) error {
+	if c.Token == "" {
+		return errors.New("no token: set SERVEBENCH_TOKEN (the workers need the same value)")
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listening for workers on %s: %w", addr, err)
+	}
+	c.ln = ln
+	c.clk = clock{origin: c.Origin}
+	c.mu.Lock()
+	c.joined = make(chan struct{})
+	c.mu.Unlock()
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go c.admit(ctx, conn)
+		}
+	}()
+	return nil
+}
+
+// Addr is the address workers reach it at.
+func (c *Coordinator) Addr() string { return c.ln.Addr().String() }
+
+// admit authenticates a worker, hands it the plan, measures its clock and adds it to the pool.
+func (c *Coordinator) admit(ctx context.Context, conn net.Conn) {
+	p := newPeer(conn)
+	fail := func(why string) {
+		_ = p.send(msg{T: tRefused, Err: why})
+		conn.Close()
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	hello, err := p.recv()
+	if err != nil || hello.T != tHello {
+		conn.Close()
+		return
+	}
+	mine := nonce()
+	if err := p.send(msg{T: tChallenge, Nonce: mine, MAC: proof(c.Token, "coordinator", hello.Nonce)}); err != nil {
+		conn.Close()
+		return
+	}
+	auth, err := p.recv()
+	if err != nil || auth.T != tAuth || !proofOK(c.Token, "worker", mine, auth.MAC) {
+		c.logf("refused a worker from %s: wrong token", conn.RemoteAddr())
+		fail("wrong token")
+		return
+	}
+	name := servebench.TerminalText(hello.Name, 64, false)
+	c.mu.Lock()
+	closed := c.closed
+	for _, w := range c.all {
+		if w.name == name && w.lostAt == nil {
+			name = fmt.Sprintf("%s-%d", name, len(c.all))
+		}
+	}
+	c.mu.Unlock()
+	if closed {
+		fail("the run is over")
+		return
+	}
+	plan := c.Plan
+	if err := p.send(msg{T: tWelcome, Plan: &plan, Marker: c.Marker}); err != nil {
+		conn.Close()
+		return
+	}
+	// opening the target (discovery, prompt sizing) may take a while
+	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Minute))
+	ready, err := p.recv()
+	if err != nil || ready.T != tReady || ready.Err != "" {
+		c.logf("worker %s could not open the target: %s", name, orText(ready.Err, fmt.Sprint(err)))
+		conn.Close()
+		return
+	}
+	_ = conn.SetReadDeadline(time.Time{})
+	w := &wconn{peer: p, name: name, host: servebench.TerminalText(hello.Host, 64, false), origin: ready.Origin,
+		joinedAt: time.Now().UTC(), pongs: make(chan msg, 8), gone: make(chan struct{})}
+	w.lastSeen.Store(c.clk.now())
+	go c.read(w)
+	if err := c.sync(w); err != nil {
+		c.lose(w, "its clock could not be measured: "+err.Error())
+		return
+	}
+	c.mu.Lock()
+	c.all = append(c.all, w)
+	close(c.joined)
+	c.joined = make(chan struct{})
+	n := len(c.liveLocked())
+	c.mu.Unlock()
+	c.logf("worker %s (%s) joined: %d worker(s) ready; clock offset %+.3f ms ± %.3f ms", w.name, w.host, n, 1e3*w.offset, 1e3*w.lastUncertainty())
+	_ = ctx
+}
+
+func (w *wconn) lastUncertainty() float64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.clockLog) == 0 {
+		return 0
+	}
+	return w.clockLog[len(w.clockLog)-1].UncertaintySeconds
+}
+
+// read handles one worker's messages until its connection ends.
+func (c *Coordinator) read(w *wconn) {
+	for {
+		m, err := w.recv()
+		if err != nil {
+			c.lose(w, "connection closed: "+err.Error())
+			return
+		}
+		w.lastSeen.Store(c.clk.now())
+		switch m.T {
+		case tPong:
+			if m.ID == 0 {
+				break // a heartbeat's
+			}
+			select {
+			case w.pongs <- m:
+			default:
+			}
+		default:
+			w.mu.Lock()
+			cr := w.cell
+			w.mu.Unlock()
+			if cr != nil {
+				cr.handle(w, m)
+			}
+		}
+	}
+}
+
+// lose marks a worker lost (once) and closes its connection.
+func (c *Coordinator) lose(w *wconn, cause string) {
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed { // the run is over: a closed connection is no loss
+		w.conn.Close()
+		return
+	}
+	w.mu.Lock()
+	if w.lostAt != nil {
+		w.mu.Unlock()
+		return
+	}
+	now := time.Now().UTC()
+	w.lostAt, w.lostCause = &now, cause
+	cr := w.cell
+	w.mu.Unlock()
+	close(w.gone)
+	w.conn.Close()
+	c.logf("worker %s lost: %s", w.name, cause)
+	if cr != nil {
+		cr.wakeUp()
+	}
+}
+
+func (w *wconn) isLost() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.lostAt != nil
+}
+
+// sync measures a worker's clock: five exchanges, the one with the shortest round trip wins.
+func (c *Coordinator) sync(w *wconn) error {
+	best := servebench.ClockSample{UncertaintySeconds: -1}
+	for range 5 {
+		id := c.pingID.Add(1)
+		t1 := c.clk.now()
+		if err := w.send(msg{T: tPing, ID: id, T1: t1}); err != nil {
+			return err
+		}
+		timer := time.NewTimer(5 * time.Second)
+		var m msg
+	wait:
+		for {
+			select {
+			case m = <-w.pongs:
+				if m.ID == id {
+					break wait
+				}
+			case <-w.gone:
+				timer.Stop()
+				return errors.New("the worker left")
+			case <-timer.C:
+				return errors.New("no answer to a clock exchange within 5 s")
+			}
+		}
+		timer.Stop()
+		t4 := c.clk.now()
+		off, unc := stats.ClockOffset(t1, m.T2, m.T3, t4)
+		if best.UncertaintySeconds < 0 || unc < best.UncertaintySeconds {
+			best = servebench.ClockSample{At: time.Now().UTC(), OffsetSeconds: off, UncertaintySeconds: unc}
+		}
+	}
+	w.mu.Lock()
+	w.offset = best.OffsetSeconds
+	w.clockLog = append(w.clockLog, best)
+	w.mu.Unlock()
+	return nil
+}
+
+// shift moves a worker's offsets (seconds from its origin, its clock) onto the coordinator's
+// axis (seconds from the run origin): origin_w − offset − origin_c.
+func (c *Coordinator) shift(w *wconn) float64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return float64(w.origin-c.Origin.UnixNano())/1e9 - w.offset
+}
+
+func (c *Coordinator) liveLocked() []*wconn {
+	var out []*wconn
+	for _, w := range c.all {
+		if !w.isLost() {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// Live returns the workers currently in the pool.
+func (c *Coordinator) Live() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.liveLocked())
+}
+
+// WaitFor waits until n workers are in the pool, ctx ends or timeout passes.
+func (c *Coordinator) WaitFor(ctx context.Context, n int, timeout time.Duration) error {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		c.mu.Lock()
+		have, ch := len(c.liveLocked()), c.joined
+		c.mu.Unlock()
+		if have >= n {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-deadline.C:
+			return fmt.Errorf("only %d of %d worker(s) joined within %s: start them with  SERVEBENCH_TOKEN=… servebench worker --coordinator tcp://%s", have, n, timeout, c.Addr())
+		case <-ch:
+		}
+	}
+}
+
+// Workers lists every worker that joined, lost ones included (results.json "workers").
+func (c *Coordinator) Workers() []servebench.Worker {
+	c.mu.Lock()
+	all := slices.Clone(c.all)
+	c.mu.Unlock()
+	out := make([]servebench.Worker, 0, len(all))
+	for _, w := range all {
+		w.mu.Lock()
+		out = append(out, servebench.Worker{Name: w.name, Host: w.host, JoinedAt: w.joinedAt, LostAt: w.lostAt, LostCause: w.lostCause,
+			Requests: w.requests, Clock: slices.Clone(w.clockLog)})
+		w.mu.Unlock()
+	}
+	return out
+}
+
+// Close tells every worker the run is over and stops accepting more.
+func (c *Coordinator) Close() {
+	c.mu.Lock()
+	c.closed = true
+	all := slices.Clone(c.all)
+	c.mu.Unlock()
+	if c.ln != nil {
+		c.ln.Close()
+	}
+	for _, w := range all {
+		if !w.isLost() {
+			_ = w.send(msg{T: tBye})
+			w.conn.Close()
+		}
+	}
+}

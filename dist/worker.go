@@ -1,0 +1,315 @@
+package dist
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/load"
+)
+
+// PromptBuilder makes a prompt of exactly tokens tokens for request seq (runner.PromptBuilder).
+type PromptBuilder interface {
+	Prompt(ctx context.Context, seq int64, tokens int) (string, error)
+}
+
+// Target is what a worker measures with: the client, the prompt builder and the clock origin
+// its records' offsets count from.
+type Target struct {
+	Client  servebench.Client
+	Prompts PromptBuilder
+	Origin  time.Time
+	Close   func()
+}
+
+// Worker is one `servebench worker` process: it joins a coordinator, opens the target of the
+// plan it is handed, and runs its share of every cell until the coordinator says bye.
+type Worker struct {
+	// Coordinator is host:port (a tcp:// prefix is accepted).
+	Coordinator string
+	Token       string
+	// Name identifies the worker in records and the report (default host-pid).
+	Name string
+	// Open opens the plan's target; marker goes into every prompt (see workload.Config.RunID).
+	Open func(ctx context.Context, plan servebench.Plan, marker string) (*Target, error)
+	// ConnectTimeout is how long to keep trying to reach the coordinator (default 5 minutes).
+	ConnectTimeout time.Duration
+	Logf           func(format string, args ...any)
+
+	p   *peer
+	tg  *Target
+	clk clock
+
+	mu      sync.Mutex
+	cancel  context.CancelFunc // the current cell's
+	stopped atomic.Bool
+	bursts  chan int
+}
+
+// ErrRefused: the coordinator did not accept this worker (wrong token, or the run is over).
+var ErrRefused = errors.New("the coordinator refused this worker")
+
+func (w *Worker) logf(format string, args ...any) {
+	if w.Logf != nil {
+		w.Logf(format, args...)
+	}
+}
+
+// Run joins the coordinator and works until it says bye (nil), ctx ends, or the connection is
+// lost (an error).
+func (w *Worker) Run(ctx context.Context) error {
+	if w.Token == "" {
+		return errors.New("no token: set SERVEBENCH_TOKEN to the coordinator's token")
+	}
+	if w.Name == "" {
+		h, _ := os.Hostname()
+		w.Name = fmt.Sprintf("%s-%d", h, os.Getpid())
+	}
+	conn, err := w.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+	w.p = newPeer(conn)
+	plan, marker, err := w.handshake()
+	if err != nil {
+		return err
+	}
+	w.tg, err = w.Open(ctx, plan, marker)
+	if err != nil {
+		_ = w.p.send(msg{T: tReady, Err: err.Error()})
+		return fmt.Errorf("opening the target: %w", err)
+	}
+	defer func() {
+		if w.tg.Close != nil {
+			w.tg.Close()
+		}
+	}()
+	w.clk = clock{origin: w.tg.Origin}
+	if err := w.p.send(msg{T: tReady, Origin: w.tg.Origin.UnixNano()}); err != nil {
+		return err
+	}
+	w.logf("worker %s joined %s", w.Name, w.Coordinator)
+	return w.serve(ctx)
+}
+
+func (w *Worker) dial(ctx context.Context) (net.Conn, error) {
+	addr := strings.TrimPrefix(w.Coordinator, "tcp://")
+	timeout := w.ConnectTimeout
+	if timeout <= 0 {
+		timeout = 5 * time.Minute
+	}
+	deadline := time.Now().Add(timeout)
+	wait := 100 * time.Millisecond
+	for {
+		var d net.Dialer
+		c, err := d.DialContext(ctx, "tcp", addr)
+		if err == nil {
+			return c, nil
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("cannot reach the coordinator at %s within %s: %w", addr, timeout, err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
+}
+
+func (w *Worker) handshake() (servebench.Plan, string, error) {
+	host, _ := os.Hostname()
+	mine := nonce()
+	_ = w.p.conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	defer w.p.conn.SetReadDeadline(time.Time{})
+	if err := w.p.send(msg{T: tHello, Name: w.Name, Host: host, Nonce: mine}); err != nil {
+		return servebench.Plan{}, "", err
+	}
+	ch, err := w.p.recv()
+	if err != nil {
+		return servebench.Plan{}, "", fmt.Errorf("joining the coordinator: %w", err)
+	}
+	if ch.T == tRefused {
+		return servebench.Plan{}, "", fmt.Errorf("%w: %s", ErrRefused, ch.Err)
+	}
+	if ch.T != tChallenge || !proofOK(w.Token, "coordinator", mine, ch.MAC) {
+		return servebench.Plan{}, "", fmt.Errorf("%w: it does not know the token (check SERVEBENCH_TOKEN on both sides)", ErrRefused)
+	}
+	if err := w.p.send(msg{T: tAuth, MAC: proof(w.Token, "worker", ch.Nonce)}); err != nil {
+		return servebench.Plan{}, "", err
+	}
+	wel, err := w.p.recv()
+	if err != nil {
+		return servebench.Plan{}, "", fmt.Errorf("joining the coordinator: %w", err)
+	}
+	if wel.T != tWelcome || wel.Plan == nil {
+		return servebench.Plan{}, "", fmt.Errorf("%w: %s", ErrRefused, orText(wel.Err, "no plan"))
+	}
+	return *wel.Plan, wel.Marker, nil
+}
+
+func orText(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// serve answers the coordinator until bye.
+func (w *Worker) serve(ctx context.Context) error {
+	var cells sync.WaitGroup
+	defer cells.Wait()
+	defer w.abort()
+	for {
+		m, err := w.p.recv()
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("lost the coordinator: %w", err)
+		}
+		switch m.T {
+		case tPing:
+			t2 := w.clk.now()
+			_ = w.p.send(msg{T: tPong, ID: m.ID, T1: m.T1, T2: t2, T3: w.clk.now()})
+		case tCell:
+			cellCtx, cancel := context.WithCancel(ctx)
+			w.mu.Lock()
+			w.cancel = cancel
+			w.bursts = make(chan int, 64)
+			bursts := w.bursts
+			w.mu.Unlock()
+			w.stopped.Store(false)
+			o := *m.Order
+			cells.Go(func() {
+				defer cancel()
+				w.runCell(cellCtx, o, bursts)
+			})
+		case tBurst:
+			w.mu.Lock()
+			if w.bursts != nil {
+				w.bursts <- m.Burst
+			}
+			w.mu.Unlock()
+		case tStop:
+			w.stopped.Store(true)
+			w.mu.Lock()
+			if w.bursts != nil {
+				close(w.bursts)
+				w.bursts = nil
+			}
+			w.mu.Unlock()
+		case tAbort:
+			w.stopped.Store(true)
+			w.abort()
+		case tBye:
+			w.logf("worker %s: the run is over", w.Name)
+			return nil
+		}
+	}
+}
+
+func (w *Worker) abort() {
+	w.mu.Lock()
+	if w.cancel != nil {
+		w.cancel()
+	}
+	w.mu.Unlock()
+}
+
+// prewarmer opens connections ahead of a cell (openai.Client does).
+type prewarmer interface {
+	Prewarm(ctx context.Context, n int) (int, error)
+}
+
+// runCell runs this worker's part of one cell with the local drivers of package load and
+// sends every request's start and record, then done.
+func (w *Worker) runCell(ctx context.Context, o order, bursts <-chan int) {
+	if wait := time.Duration(o.StartAt - w.clk.now()); wait > 0 {
+		select {
+		case <-ctx.Done():
+		case <-time.After(wait):
+		}
+	}
+	if pw, ok := w.tg.Client.(prewarmer); ok && o.Share > 0 {
+		_, _ = pw.Prewarm(ctx, o.Share)
+	}
+	global := func(j int64) int64 { return o.SeqBase + int64(o.Slot) + int64(o.Stride)*j }
+	warmBurst := atomic.Bool{}
+	client := servebench.ClientFunc(func(ctx context.Context, req *servebench.Request) servebench.Record {
+		if o.Key.LoadMode == servebench.ModeDedicated {
+			req.Warmup = warmBurst.Load()
+		}
+		_ = w.p.send(msg{T: tStarted, Seq: global(req.Seq), Warm: req.Warmup, At: w.clk.since()})
+		return w.tg.Client.Do(ctx, req)
+	})
+	next := func(ctx context.Context, j int64, warm bool) (*servebench.Request, error) {
+		text, err := w.tg.Prompts.Prompt(ctx, global(j), o.Key.ContextTokens)
+		if err != nil {
+			return nil, err
+		}
+		return &servebench.Request{Prompt: text, PromptTokens: o.Key.ContextTokens, MaxOutputTokens: o.Key.OutputTokens}, nil
+	}
+	var warmed atomic.Int64
+	sink := func(rec servebench.Record) {
+		rec.Seq, rec.CellKey, rec.Worker = global(rec.Seq), o.Key, w.Name
+		_ = w.p.send(msg{T: tRecord, Rec: &rec})
+		if o.Key.LoadMode == servebench.ModeSustained && rec.Warmup && warmed.Add(1) == int64(o.Share) {
+			_ = w.p.send(msg{T: tWarm, At: w.clk.since()})
+		}
+	}
+	var local atomic.Int64
+	spec := load.Spec{NextSeq: &local, Clock: func() time.Duration { return time.Since(w.clk.origin) }}
+	var out load.Outcome
+	var err error
+	switch o.Key.LoadMode {
+	case servebench.ModeSustained:
+		spec.Key = servebench.CellKey{LoadMode: servebench.ModeSustained, Concurrency: o.Share}
+		spec.Until = w.stopped.Load
+		out, err = load.Run(ctx, spec, client, next, sink)
+	case servebench.ModeDedicated:
+		// each burst is released when the coordinator says so, on every worker together
+		spec.Key = servebench.CellKey{LoadMode: servebench.ModeFixed, Concurrency: o.Share}
+		spec.Requests = o.Share
+		for b := range bursts {
+			warmBurst.Store(b == 0)
+			start := w.clk.since()
+			bo, berr := load.Run(ctx, spec, client, next, sink)
+			out.Sent += bo.Sent
+			if b == 0 {
+				out.Warmup += bo.Sent
+			}
+			_ = w.p.send(msg{T: tBurstDone, Burst: b, Start: start, End: w.clk.since()})
+			if berr != nil {
+				err = berr
+				break
+			}
+		}
+	default:
+		spec.Key = servebench.CellKey{LoadMode: o.Key.LoadMode, Concurrency: o.Share}
+		spec.Requests, spec.Offsets, spec.MaxDuration = o.Requests, o.Offsets, o.MaxDuration
+		if o.Key.LoadMode == servebench.ModeRate {
+			spec.Key.Concurrency = 0
+		}
+		out, err = load.Run(ctx, spec, client, next, sink)
+	}
+	done := msg{T: tDone, Out: &out}
+	if err != nil {
+		done.Err = err.Error()
+	}
+	_ = w.p.send(done)
+}
