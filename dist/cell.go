@@ -165,6 +165,10 @@ type cellRun struct {
 	mu       sync.Mutex
 	parts    map[*wconn]*part
 	measured int // measured requests sent
+	// stopAt is when the sustained rule said enough (the window's end, the coordinator's
+	// clock); stopped once it has.
+	stopAt  float64
+	stopped bool
 	e2eSum   float64
 	e2eN     int
 	maxSeq   int64
@@ -217,6 +221,11 @@ func (cr *cellRun) handle(w *wconn, m msg) {
 		delete(p.inflight, rec.Seq)
 		cr.maxSeq = max(cr.maxSeq, rec.Seq)
 		moveRecord(rec, p.shift, p.offset)
+		if cr.stopped && !rec.Warmup && rec.StartOffsetSeconds >= cr.stopAt {
+			// Sent after the rule said enough, before the stop reached the worker: a local run
+			// would never have sent it, so it stays out of the statistics as warm-up does.
+			rec.Warmup = true
+		}
 		if rec.OK() && !rec.Warmup {
 			cr.e2eSum += rec.E2ELatencySeconds
 			cr.e2eN++
@@ -350,6 +359,9 @@ func (cr *cellRun) drive(ctx context.Context) (load.Outcome, error) {
 		case (mode == servebench.ModeSustained || mode == "") && !stopped:
 			if cr.enough(begin) {
 				stopped, windowEnd = true, cr.now()
+				cr.mu.Lock()
+				cr.stopped, cr.stopAt = true, windowEnd
+				cr.mu.Unlock()
 				cr.broadcast(msg{T: tStop})
 			}
 		}

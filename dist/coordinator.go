@@ -76,6 +76,12 @@ func (c *Coordinator) Listen(ctx context.Context, addr string) error {
 	if err != nil {
 		return fmt.Errorf("listening for workers on %s: %w", addr, err)
 	}
+	c.Serve(ctx, ln)
+	return nil
+}
+
+// Serve accepts workers from ln (Listen does it on a TCP address).
+func (c *Coordinator) Serve(ctx context.Context, ln net.Listener) {
 	c.ln = ln
 	c.clk = clock{origin: c.Origin}
 	c.mu.Lock()
@@ -87,17 +93,16 @@ func (c *Coordinator) Listen(ctx context.Context, addr string) error {
 			if err != nil {
 				return
 			}
-			go c.admit(ctx, conn)
+			go c.admit(conn)
 		}
 	}()
-	return nil
 }
 
 // Addr is the address workers reach it at.
 func (c *Coordinator) Addr() string { return c.ln.Addr().String() }
 
 // admit authenticates a worker, hands it the plan, measures its clock and adds it to the pool.
-func (c *Coordinator) admit(ctx context.Context, conn net.Conn) {
+func (c *Coordinator) admit(conn net.Conn) {
 	p := newPeer(conn)
 	fail := func(why string) {
 		_ = p.send(msg{T: tRefused, Err: why})
@@ -161,17 +166,17 @@ func (c *Coordinator) admit(ctx context.Context, conn net.Conn) {
 	c.joined = make(chan struct{})
 	n := len(c.liveLocked())
 	c.mu.Unlock()
-	c.logf("worker %s (%s) joined: %d worker(s) ready; clock offset %+.3f ms ± %.3f ms", w.name, w.host, n, 1e3*w.offset, 1e3*w.lastUncertainty())
-	_ = ctx
+	cs := w.lastClock()
+	c.logf("worker %s (%s) joined: %d worker(s) ready; clock offset %+.3f ms ± %.3f ms", w.name, w.host, n, 1e3*cs.OffsetSeconds, 1e3*cs.UncertaintySeconds)
 }
 
-func (w *wconn) lastUncertainty() float64 {
+func (w *wconn) lastClock() servebench.ClockSample {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if len(w.clockLog) == 0 {
-		return 0
+		return servebench.ClockSample{}
 	}
-	return w.clockLog[len(w.clockLog)-1].UncertaintySeconds
+	return w.clockLog[len(w.clockLog)-1]
 }
 
 // read handles one worker's messages until its connection ends.

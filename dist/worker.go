@@ -42,6 +42,8 @@ type Worker struct {
 	// ConnectTimeout is how long to keep trying to reach the coordinator (default 5 minutes).
 	ConnectTimeout time.Duration
 	Logf           func(format string, args ...any)
+	// Dial, when set, replaces the TCP connection to Coordinator (tests).
+	Dial func(ctx context.Context) (net.Conn, error)
 
 	p   *peer
 	tg  *Target
@@ -112,7 +114,11 @@ func (w *Worker) dial(ctx context.Context) (net.Conn, error) {
 	wait := 100 * time.Millisecond
 	for {
 		var d net.Dialer
-		c, err := d.DialContext(ctx, "tcp", addr)
+		dial := func(ctx context.Context) (net.Conn, error) { return d.DialContext(ctx, "tcp", addr) }
+		if w.Dial != nil {
+			dial = w.Dial
+		}
+		c, err := dial(ctx)
 		if err == nil {
 			return c, nil
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	servebench "github.com/servebench/servebench"
+	"github.com/servebench/servebench/stats"
 )
 
 // measuredCells returns the measured cells grouped by scenario (in order of first appearance),
@@ -298,7 +299,42 @@ func (b *builder) sectionMethodology() {
 	if tb, ok := b.timingBlock(); ok {
 		blocks = append(blocks, tb)
 	}
+	blocks = append(blocks, b.workersBlocks()...)
 	b.add("methodology", "Methodology and Definitions", 1, append(blocks, tableB(t))...)
+}
+
+// workersBlocks say where a distributed run's load came from and how well the workers' clocks
+// agreed with the coordinator's; none for a local run.
+func (b *builder) workersBlocks() []Block {
+	ws := b.res.Workers
+	if len(ws) == 0 {
+		return nil
+	}
+	drift, unc := stats.ClockAgreement(ws)
+	t := &Table{Header: []string{"WORKER", "HOST", "REQUESTS", "CLOCK OFFSET", "MEASUREMENTS", "LOST"}}
+	lost := 0
+	for _, w := range ws {
+		off := "—"
+		if n := len(w.Clock); n > 0 {
+			off = fmt.Sprintf("%+.3f ms ± %.3f ms", 1e3*w.Clock[n-1].OffsetSeconds, 1e3*w.Clock[n-1].UncertaintySeconds)
+		}
+		gone := "—"
+		if w.LostAt != nil {
+			lost++
+			gone = w.LostAt.UTC().Format("15:04:05") + " UTC: " + servebench.TerminalText(w.LostCause, 80, false)
+		}
+		t.Rows = append(t.Rows, []string{servebench.TerminalText(w.Name, 64, false), servebench.TerminalText(w.Host, 64, false),
+			fmt.Sprint(w.Requests), off, fmt.Sprint(len(w.Clock)), gone})
+	}
+	text := fmt.Sprintf("Distributed run: the load came from %d worker(s) (servebench worker), coordinated by this run; every record names its worker. "+
+		"A request's own times (start, first token, end) were taken on the one worker that sent it. Windows and throughput need every worker's records on one axis: "+
+		"the coordinator measured each worker's clock offset NTP-style when it joined and before every cell, and placed its records with it. "+
+		"The clocks agreed within ±%.3f ms (the largest uncertainty of a measurement), and no worker's offset moved by more than %.3f ms between measurements. "+
+		"Percentiles and intervals are computed over the union of every worker's records.", len(ws), 1e3*unc, 1e3*drift)
+	if lost > 0 {
+		text += fmt.Sprintf(" %d worker(s) were lost during the run: see Notes for the cells measured again.", lost)
+	}
+	return []Block{para("%s", text), tableB(t)}
 }
 
 // timingBlock says how responses were timed and how the tool knows it kept up; false for runs

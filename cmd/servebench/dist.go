@@ -29,7 +29,7 @@ func addDistFlags(fl *pflag.FlagSet, f *distFlags) {
 	fl.IntVar(&f.workers, "workers", 0, "distributed run: wait for this many servebench worker processes and let them generate the load (token in $"+tokenEnv+")")
 	fl.StringVar(&f.listen, "listen", "127.0.0.1:7070", "with --workers: the address workers connect to")
 	fl.IntVar(&f.minWorkers, "min-workers", 0, "with --workers: the fewest workers a cell may run with after losing some (default: --workers); with fewer the run stops, resumable (exit 3)")
-	fl.DurationVar(&f.joinTimeout, "join-timeout", 5*time.Minute, "with --workers: how long to wait for the workers to join")
+	fl.DurationVar(&f.joinTimeout, "join-timeout", 5*time.Minute, "with --workers: how long to wait for the workers to join (and for replacements of lost ones)")
 }
 
 // checkDistributed refuses what a distributed run cannot do yet, before anything is measured.
@@ -67,7 +67,7 @@ func (s *session) openWorkers(ctx context.Context) error {
 	if minW == 0 {
 		minW = f.workers
 	}
-	c := &dist.Coordinator{Token: s.e.getenv(tokenEnv), Plan: p, Marker: s.markerID(), Origin: s.tg.origin, MinWorkers: minW,
+	c := &dist.Coordinator{Token: s.e.getenv(tokenEnv), Plan: p, Marker: s.markerID(), Origin: s.tg.origin, MinWorkers: minW, Rejoin: f.joinTimeout,
 		Logf: func(format string, args ...any) { fmt.Fprintf(s.e.stderr, "servebench: "+format+"\n", args...) }}
 	if err := c.Listen(ctx, f.listen); err != nil {
 		return withCode(exitUsage, err)

@@ -1,0 +1,493 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/sim"
+)
+
+// TestMain lets the test binary stand in for `servebench` in a child process (the workers of
+// the distributed tests), optionally inside its own network namespace (see bridgeInto).
+func TestMain(m *testing.M) {
+	if os.Getenv("SERVEBENCH_TEST_CHILD") == "1" {
+		os.Exit(childMain())
+	}
+	os.Exit(m.Run())
+}
+
+func childMain() int {
+	if spec := os.Getenv("SERVEBENCH_TEST_BRIDGE"); spec != "" {
+		if err := bridgeInto(spec); err != nil {
+			fmt.Fprintln(os.Stderr, "bridge:", err)
+			return 1
+		}
+	}
+	ctx, stop := interruptContext()
+	defer stop()
+	e := &env{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, args: os.Args}
+	return execute(ctx, e, os.Args[1:])
+}
+
+// bridgeInto runs in a child that is alone in a new network namespace: it brings up the
+// loopback interface and, for each "port=socket" pair, listens on 127.0.0.1:port and forwards
+// every connection to the unix socket, behind which the parent forwards to its own
+// 127.0.0.1:port. The child then reaches exactly those ports, over loopback addresses only.
+func bridgeInto(spec string) error {
+	if out, err := exec.Command("ip", "link", "set", "lo", "up").CombinedOutput(); err != nil {
+		return fmt.Errorf("ip link set lo up: %v: %s", err, out)
+	}
+	for _, pair := range strings.Split(spec, ",") {
+		port, sock, _ := strings.Cut(pair, "=")
+		ln, err := net.Listen("tcp", "127.0.0.1:"+port)
+		if err != nil {
+			return err
+		}
+		go forward(ln, func() (net.Conn, error) { return net.Dial("unix", sock) })
+	}
+	return nil
+}
+
+func forward(ln net.Listener, dial func() (net.Conn, error)) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			defer c.Close()
+			u, err := dial()
+			if err != nil {
+				return
+			}
+			defer u.Close()
+			done := make(chan struct{}, 2)
+			go func() { _, _ = io.Copy(u, c); done <- struct{}{} }()
+			go func() { _, _ = io.Copy(c, u); done <- struct{}{} }()
+			<-done
+		}()
+	}
+}
+
+// netnsAvailable reports whether children can get their own network namespace here (root,
+// and the ip tool to bring up their loopback), and why not.
+func netnsAvailable() (bool, string) {
+	if os.Getenv("SERVEBENCH_TEST_NO_NETNS") != "" {
+		return false, "SERVEBENCH_TEST_NO_NETNS is set"
+	}
+	if os.Geteuid() != 0 {
+		return false, "not root: a new network namespace needs CAP_SYS_ADMIN"
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		return false, "the ip tool (iproute2) is missing: it brings up a namespace's loopback"
+	}
+	cmd := exec.Command("ip", "link", "show", "lo")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return false, fmt.Sprintf("cannot create a network namespace: %v %s", err, out)
+	}
+	return true, ""
+}
+
+// fleet starts worker processes for a coordinator on 127.0.0.1:coordPort against a target on
+// 127.0.0.1:targetPort, each in its own network namespace where possible.
+type fleet struct {
+	t      *testing.T
+	dir    string
+	ports  []string
+	netns  bool
+	mu     sync.Mutex
+	procs  map[string]*exec.Cmd
+	output map[string]*bytes.Buffer
+}
+
+func newFleet(t *testing.T, ports ...string) *fleet {
+	f := &fleet{t: t, dir: t.TempDir(), ports: ports, procs: map[string]*exec.Cmd{}, output: map[string]*bytes.Buffer{}}
+	var why string
+	if f.netns, why = netnsAvailable(); !f.netns {
+		t.Logf("workers share the test's network namespace: %s", why)
+	}
+	if f.netns {
+		for _, p := range ports {
+			ln, err := net.Listen("unix", filepath.Join(f.dir, p+".sock"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { ln.Close() })
+			go forward(ln, func() (net.Conn, error) { return net.Dial("tcp", "127.0.0.1:"+p) })
+		}
+	}
+	t.Cleanup(f.stopAll)
+	return f
+}
+
+func (f *fleet) start(name, coordinator string) {
+	f.t.Helper()
+	cmd := exec.Command(os.Args[0], "worker", "--coordinator", coordinator, "--name", name, "--connect-timeout", "30s")
+	cmd.Env = append(os.Environ(), "SERVEBENCH_TEST_CHILD=1", "SERVEBENCH_TOKEN="+testToken)
+	if f.netns {
+		var pairs []string
+		for _, p := range f.ports {
+			pairs = append(pairs, p+"="+filepath.Join(f.dir, p+".sock"))
+		}
+		cmd.Env = append(cmd.Env, "SERVEBENCH_TEST_BRIDGE="+strings.Join(pairs, ","))
+		cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET}
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		f.t.Fatal(err)
+	}
+	f.mu.Lock()
+	f.procs[name], f.output[name] = cmd, &out
+	f.mu.Unlock()
+}
+
+// kill ends a worker at once (SIGKILL): no goodbye, its connection simply drops.
+func (f *fleet) kill(name string) {
+	f.mu.Lock()
+	cmd := f.procs[name]
+	f.mu.Unlock()
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+}
+
+// wait returns each worker's exit code once all have ended (killed ones: -1).
+func (f *fleet) wait() map[string]int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	codes := map[string]int{}
+	for name, cmd := range f.procs {
+		if cmd.ProcessState == nil {
+			done := make(chan struct{})
+			go func() { _ = cmd.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				_ = cmd.Process.Kill()
+				<-done
+			}
+		}
+		codes[name] = cmd.ProcessState.ExitCode()
+	}
+	return codes
+}
+
+func (f *fleet) logs() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var b strings.Builder
+	for name, out := range f.output {
+		fmt.Fprintf(&b, "--- %s\n%s", name, out.String())
+	}
+	return b.String()
+}
+
+func (f *fleet) stopAll() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, cmd := range f.procs {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	}
+}
+
+const testToken = "test-token-never-printed"
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
+}
+
+func portOf(t *testing.T, url string) string {
+	t.Helper()
+	_, port, err := net.SplitHostPort(strings.TrimPrefix(url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return port
+}
+
+// quickPlan is one use case whose capacity limit the fast simulator puts in the teens.
+func quickPlan(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "plan.yaml")
+	if err := os.WriteFile(p, []byte(`use_cases:
+  - name: quick_chat
+    title: Quick Chat
+    context: 1k
+    output_tokens: 64
+    thresholds:
+      ttft_seconds_max: 0.25
+scenarios: []
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// coordinate runs `servebench run --workers` in this process while the fleet's workers join.
+func coordinate(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	e := &env{stdout: &out, stderr: &errb, getenv: func(k string) string {
+		if k == tokenEnv {
+			return testToken
+		}
+		return ""
+	}, args: append([]string{"servebench"}, args...)}
+	code := execute(context.Background(), e, args)
+	return code, errb.String() + out.String()
+}
+
+func overlap(a, b servebench.Summary) bool {
+	if a.CI95 == nil || b.CI95 == nil {
+		return false
+	}
+	return a.CI95.Low <= b.CI95.High && b.CI95.Low <= a.CI95.High
+}
+
+// A coordinator with 3 worker processes (each in its own network namespace where the machine
+// allows) measures the same plan as a single process: one run folder, every record attributed
+// to a worker with kernel-stamped timing, each worker's clock measured at its join and before
+// every cell, the same capacity limit (±1) and TTFT and ITL intervals that overlap cell by cell.
+func TestDistributedRunMatchesLocal(t *testing.T) {
+	base := startSimWith(t, sim.Options{Seed: 1})
+	plan := quickPlan(t)
+	common := []string{"--config", plan, "--url", base + "/v1", "--contexts", "1k", "--concurrency", "2,6", "--output-tokens", "64",
+		"--capacity-max", "24", "--max-requests", "200", "--quiet", "--index", "none", "--gpu", "none", "--no-report"}
+	local := filepath.Join(t.TempDir(), "local")
+	if code, _, stderr := runCLI(t, append([]string{"run", "--out", local}, common...)...); code != 0 {
+		t.Fatalf("local run: exit %d\n%s", code, stderr)
+	}
+
+	port := freePort(t)
+	f := newFleet(t, port, portOf(t, base))
+	for i := 1; i <= 3; i++ {
+		f.start(fmt.Sprintf("w%d", i), "tcp://127.0.0.1:"+port)
+	}
+	distDir := filepath.Join(t.TempDir(), "dist")
+	code, out := coordinate(t, append([]string{"run", "--out", distDir, "--workers", "3", "--listen", "127.0.0.1:" + port, "--join-timeout", "60s", "--format", "md"}, common...)...)
+	if code != 0 {
+		t.Fatalf("distributed run: exit %d\n%s\n%s", code, out, f.logs())
+	}
+	for name, c := range f.wait() {
+		if c != 0 {
+			t.Errorf("worker %s exited %d\n%s", name, c, f.logs())
+		}
+	}
+	if strings.Contains(out+f.logs(), testToken) {
+		t.Error("the token was printed")
+	}
+	// no report.html nor report.md: --no-report; the folder holds one run
+	lres, dres := readResults(t, local), readResults(t, distDir)
+	if len(dres.Workers) != 3 {
+		t.Fatalf("results.json lists %d workers, want 3", len(dres.Workers))
+	}
+	for _, w := range dres.Workers {
+		if len(w.Clock) < 2 || w.LostAt != nil || w.Requests == 0 {
+			t.Errorf("worker %s: %d clock samples, lost %v, %d requests", w.Name, len(w.Clock), w.LostAt, w.Requests)
+		}
+		for _, c := range w.Clock {
+			if c.UncertaintySeconds <= 0 || c.UncertaintySeconds > 0.05 || abs(c.OffsetSeconds) > c.UncertaintySeconds+0.001 {
+				t.Errorf("worker %s clock %+v: same machine, so |offset| should be within its uncertainty", w.Name, c)
+			}
+		}
+	}
+	recs := readRecords(t, filepath.Join(distDir, "requests.jsonl"))
+	seqs := map[int64]bool{}
+	byWorker := map[string]int{}
+	for _, r := range recs {
+		byWorker[r.Worker]++
+		if seqs[r.Seq] {
+			t.Errorf("seq %d twice", r.Seq)
+		}
+		seqs[r.Seq] = true
+		if !r.OK() {
+			t.Errorf("seq %d failed: %s %s", r.Seq, r.ErrorClass, r.Error)
+		}
+	}
+	lrecs := readRecords(t, filepath.Join(local, "requests.jsonl"))
+	if byWorker[""] != 0 || len(byWorker) != 3 {
+		t.Errorf("records by worker %v: every record must name one of the 3 workers", byWorker)
+	}
+	if lrecs[0].ClockSource != recs[0].ClockSource {
+		t.Errorf("clock source %q distributed, %q local", recs[0].ClockSource, lrecs[0].ClockSource)
+	}
+	if len(lres.Capacity) != 1 || len(dres.Capacity) != 1 || lres.Capacity[0].Limit == nil || dres.Capacity[0].Limit == nil {
+		t.Fatalf("capacity: local %+v distributed %+v", lres.Capacity, dres.Capacity)
+	}
+	// A cell where the client could not keep up (this machine too busy: the runs mark it
+	// client-bound) does not measure the server; it is compared only in the log.
+	bound := 0
+	for _, c := range append(slices.Clone(lres.Cells), dres.Cells...) {
+		if c.Validity.Has(servebench.ReasonClientBound) {
+			bound++
+		}
+	}
+	ll, dl := *lres.Capacity[0].Limit, *dres.Capacity[0].Limit
+	t.Logf("capacity limit: local %d, distributed %d; records: local %d, distributed %d %v; client-bound cells: %d", ll, dl, len(lrecs), len(recs), byWorker, bound)
+	if (ll-dl > 1 || dl-ll > 1) && bound == 0 {
+		t.Errorf("capacity limit %d distributed vs %d local: more than ±1 apart", dl, ll)
+	}
+	lcells := map[servebench.CellKey]servebench.CellResult{}
+	for _, c := range lres.Cells {
+		lcells[c.CellKey] = c
+	}
+	compared := 0
+	for _, d := range dres.Cells {
+		l, ok := lcells[d.CellKey]
+		if !ok {
+			continue
+		}
+		compared++
+		report := t.Errorf
+		if l.Validity.Has(servebench.ReasonClientBound) || d.Validity.Has(servebench.ReasonClientBound) {
+			report = t.Logf
+		}
+		if !overlap(l.TTFTSeconds, d.TTFTSeconds) || !overlap(l.ITLSeconds, d.ITLSeconds) {
+			report("cell %s: TTFT %v %v vs %v %v, ITL %v %v vs %v %v: intervals do not overlap", d.ID(),
+				d.TTFTSeconds.Mean, d.TTFTSeconds.CI95, l.TTFTSeconds.Mean, l.TTFTSeconds.CI95, d.ITLSeconds.Mean, d.ITLSeconds.CI95, l.ITLSeconds.Mean, l.ITLSeconds.CI95)
+		}
+	}
+	if compared < 2 {
+		t.Errorf("only %d cells measured by both runs", compared)
+	}
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// waitRecords waits until the run folder's requests.jsonl holds n records of the cell at
+// concurrency c (the run goes on meanwhile).
+func waitRecords(t *testing.T, dir string, c, n int) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		b, _ := os.ReadFile(filepath.Join(dir, "requests.jsonl"))
+		if strings.Count(string(b), fmt.Sprintf(`"concurrency":%d,`, c)) >= n {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("no %d records at concurrency %d in %s", n, c, dir)
+}
+
+// Killing a worker process (SIGKILL) in the middle of a cell: its requests in flight are
+// recorded as failed (worker-lost), the cell is measured again with the two that remain, and
+// the report says so. With --min-workers 3 the run stops instead, resumable (exit 3), and
+// --resume with three workers again completes it.
+func TestDistributedWorkerKilled(t *testing.T) {
+	base := startSimWith(t, sim.Options{Seed: 1})
+	common := []string{"--url", base + "/v1", "--contexts", "1k", "--concurrency", "3,6", "--output-tokens", "64", "--min-requests", "60",
+		"--max-requests", "60", "--use-cases", "none", "--scenarios", "none", "--quiet", "--index", "none", "--gpu", "none"}
+	for _, tc := range []struct {
+		name       string
+		minWorkers string
+	}{{"remeasured", "2"}, {"stops", "3"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			port := freePort(t)
+			f := newFleet(t, port, portOf(t, base))
+			for i := 1; i <= 3; i++ {
+				f.start(fmt.Sprintf("w%d", i), "tcp://127.0.0.1:"+port)
+			}
+			dir := filepath.Join(t.TempDir(), "run")
+			args := append([]string{"run", "--out", dir, "--workers", "3", "--min-workers", tc.minWorkers, "--listen", "127.0.0.1:" + port,
+				"--join-timeout", "20s", "--format", "md"}, common...)
+			type result struct {
+				code int
+				out  string
+			}
+			done := make(chan result, 1)
+			go func() { code, out := coordinate(t, args...); done <- result{code, out} }()
+			waitRecords(t, dir, 6, 20)
+			f.kill("w2")
+			r := <-done
+			res := readResults(t, dir)
+			recs := readRecords(t, filepath.Join(dir, "requests.jsonl"))
+			lost := 0
+			for _, rec := range recs {
+				if rec.ErrorClass == servebench.ErrWorkerLost {
+					lost++
+					if rec.Worker != "w2" || rec.Concurrency != 6 || rec.CellAttempt != 0 {
+						t.Errorf("worker-lost record %+v: want w2's, in attempt 0 of the c=6 cell", rec)
+					}
+				}
+			}
+			if len(res.Outages) != 1 || res.Outages[0].Worker != "w2" || res.Outages[0].Failed != lost {
+				t.Fatalf("exit %d, outages %+v, %d worker-lost records: want one outage naming w2 that counts them\n%s\n%s", r.code, res.Outages, lost, r.out, f.logs())
+			}
+			if tc.minWorkers == "2" {
+				if r.code != 0 {
+					t.Fatalf("exit %d\n%s\n%s", r.code, r.out, f.logs())
+				}
+				for _, c := range res.Cells {
+					if c.Concurrency == 6 && (c.Attempt != 1 || c.SuccessRate != 1) {
+						t.Errorf("cell %s: attempt %d, success %.3f: want the clean second attempt", c.ID(), c.Attempt, c.SuccessRate)
+					}
+				}
+				for _, rec := range recs {
+					if rec.Concurrency == 6 && rec.CellAttempt == 1 && rec.Worker == "w2" {
+						t.Fatalf("the re-measured cell has a record of the killed worker: %+v", rec)
+					}
+				}
+				md := string(mustRead(t, filepath.Join(dir, "report.md")))
+				if !strings.Contains(md, "Worker lost: worker w2") || !strings.Contains(md, "worker(s)") {
+					t.Errorf("report.md does not state the lost worker and the workers:\n%s", md)
+				}
+				return
+			}
+			if r.code != exitUnreachable || !strings.Contains(r.out, "--resume "+dir) {
+				t.Fatalf("exit %d, want %d with a resume hint\n%s", r.code, exitUnreachable, r.out)
+			}
+			g := newFleet(t, port, portOf(t, base))
+			for i := 4; i <= 6; i++ {
+				g.start(fmt.Sprintf("w%d", i), "tcp://127.0.0.1:"+port)
+			}
+			code, out := coordinate(t, "run", "--resume", dir, "--workers", "3", "--listen", "127.0.0.1:"+port, "--quiet", "--index", "none", "--no-report")
+			if code != 0 {
+				t.Fatalf("resume: exit %d\n%s\n%s", code, out, g.logs())
+			}
+			res = readResults(t, dir)
+			if len(res.Cells) != 2 || len(res.Outages) != 1 {
+				t.Fatalf("after the resume: %d cells, %d outages", len(res.Cells), len(res.Outages))
+			}
+			seqs := map[int64]bool{}
+			for _, rec := range readRecords(t, filepath.Join(dir, "requests.jsonl")) {
+				if seqs[rec.Seq] {
+					t.Errorf("seq %d twice", rec.Seq)
+				}
+				seqs[rec.Seq] = true
+			}
+			for _, c := range res.Cells {
+				if c.SuccessRate != 1 {
+					t.Errorf("cell %s: success %.3f", c.ID(), c.SuccessRate)
+				}
+			}
+		})
+	}
+}
