@@ -169,9 +169,9 @@ type cellRun struct {
 	// clock); stopped once it has.
 	stopAt  float64
 	stopped bool
-	e2eSum   float64
-	e2eN     int
-	maxSeq   int64
+	e2eSum  float64
+	e2eN    int
+	maxSeq  int64
 }
 
 // part is one worker's share of the cell.

@@ -90,9 +90,9 @@ func TestDistributedMatchesLocalOnVirtualTime(t *testing.T) {
 	p.Capacity.MaxConcurrency = ceiling
 	p.Scenarios = nil
 	for _, uc := range []servebench.UseCase{
-		{Name: "speed_bound", Thresholds: servebench.Thresholds{GenerationSpeedTPSMin: servebench.Float(15)}},  // 13
+		{Name: "speed_bound", Thresholds: servebench.Thresholds{GenerationSpeedTPSMin: servebench.Float(15)}}, // 13
 		{Name: "ttft_bound", Thresholds: servebench.Thresholds{TTFTSecondsMax: servebench.Float(0.5)}},        // 24
-		{Name: "e2e_bound", Thresholds: servebench.Thresholds{E2ELatencySecondsMax: servebench.Float(1.0)}}, // 10
+		{Name: "e2e_bound", Thresholds: servebench.Thresholds{E2ELatencySecondsMax: servebench.Float(1.0)}},   // 10
 	} {
 		uc.ContextTokens, uc.OutputTokens, uc.Statistic = ctxTokens, out, servebench.StatMean
 		p.UseCases = append(p.UseCases, uc)
@@ -152,7 +152,6 @@ func TestDistributedMatchesLocalOnVirtualTime(t *testing.T) {
 		}
 	})
 }
-
 
 // A worker that dies in the middle of a cell: its requests in flight are recorded as failed
 // (worker-lost), the attempt is discarded, the cell is measured again with the two workers

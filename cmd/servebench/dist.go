@@ -48,8 +48,8 @@ func (s *session) checkDistributed() error {
 	if s.man.ID == "" {
 		p = s.plan
 	}
-	if p.Dataset != nil || p.Trace != nil {
-		return withCode(exitUsage, errors.New("--workers does not replay datasets or traces yet: run them from one process (drop --workers)"))
+	if p.Dataset != nil || p.Trace != nil || p.Sessions != nil {
+		return withCode(exitUsage, errors.New("--workers does not replay datasets, traces or multi-turn sessions yet: run them from one process (drop --workers)"))
 	}
 	return nil
 }
