@@ -4,8 +4,13 @@
 # modules (e2e/k8s/controlplane, e2e/k8s/etcd; never the project's own go.mod) and cached by
 # version under $SERVEBENCH_K8S_CACHE (default ~/.cache/servebench/k8s/<version>).
 #
-#   scripts/k8s.sh build     build what the cache lacks, printing how long each binary took
-#   scripts/k8s.sh dir       print the cache folder of this version
+#   scripts/k8s.sh build       build what the cache lacks, printing how long each binary took
+#   scripts/k8s.sh dir         print the cache folder of this version
+#   scripts/k8s.sh up DIR      start etcd, kube-apiserver, kube-controller-manager and kube-scheduler
+#                              on free 127.0.0.1 ports; DIR/kubeconfig reaches the API server
+#   scripts/k8s.sh down DIR    stop them
+#   scripts/k8s.sh validate    up, then the manifests of `servebench k8s manifests` through the real
+#                              API server's server-side validation (kubectl apply --dry-run=server), down
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,8 +37,74 @@ build() {
   fi
 }
 
+freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+up() {
+  local dir=$1
+  mkdir -p "$dir/certs" "$dir/etcd"
+  build
+  local ep pp ap
+  ep=$(freeport); pp=$(freeport); ap=$(freeport)
+  openssl genrsa -out "$dir/sa.key" 2048 2>/dev/null
+  openssl rsa -in "$dir/sa.key" -pubout -out "$dir/sa.pub" 2>/dev/null
+  local token; token=$(openssl rand -hex 16)
+  echo "$token,admin,admin,system:masters" > "$dir/tokens.csv"
+  "$cache/etcd" --data-dir "$dir/etcd" --listen-client-urls "http://127.0.0.1:$ep" --advertise-client-urls "http://127.0.0.1:$ep" \
+    --listen-peer-urls "http://127.0.0.1:$pp" --initial-advertise-peer-urls "http://127.0.0.1:$pp" \
+    --initial-cluster "default=http://127.0.0.1:$pp" > "$dir/etcd.log" 2>&1 &
+  echo $! > "$dir/etcd.pid"
+  "$cache/kube-apiserver" --etcd-servers "http://127.0.0.1:$ep" --bind-address 127.0.0.1 --advertise-address 127.0.0.1 \
+    --secure-port "$ap" --cert-dir "$dir/certs" --token-auth-file "$dir/tokens.csv" --authorization-mode RBAC \
+    --service-account-key-file "$dir/sa.pub" --service-account-signing-key-file "$dir/sa.key" \
+    --service-account-issuer https://kubernetes.default.svc --service-cluster-ip-range 10.96.0.0/24 > "$dir/apiserver.log" 2>&1 &
+  echo $! > "$dir/apiserver.pid"
+  cat > "$dir/kubeconfig" <<KC
+apiVersion: v1
+kind: Config
+clusters: [{name: local, cluster: {server: "https://127.0.0.1:$ap", insecure-skip-tls-verify: true}}]
+users: [{name: admin, user: {token: "$token"}}]
+contexts: [{name: local, context: {cluster: local, user: admin}}]
+current-context: local
+KC
+  local i
+  for i in $(seq 1 120); do
+    [ "$(curl -sk -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $token" "https://127.0.0.1:$ap/readyz")" = 200 ] && break
+    sleep 0.5
+  done
+  [ "$i" -lt 120 ] || { echo "kube-apiserver did not become ready; see $dir/apiserver.log" >&2; return 1; }
+  "$cache/kube-controller-manager" --kubeconfig "$dir/kubeconfig" --leader-elect=false --secure-port 0 \
+    --service-account-private-key-file "$dir/sa.key" --use-service-account-credentials > "$dir/controller-manager.log" 2>&1 &
+  echo $! > "$dir/controller-manager.pid"
+  "$cache/kube-scheduler" --kubeconfig "$dir/kubeconfig" --leader-elect=false --secure-port 0 > "$dir/scheduler.log" 2>&1 &
+  echo $! > "$dir/scheduler.pid"
+  echo "== control plane up at https://127.0.0.1:$ap (kubeconfig $dir/kubeconfig)"
+}
+
+down() {
+  local dir=$1 c
+  for c in scheduler controller-manager apiserver etcd; do
+    if [ -f "$dir/$c.pid" ]; then kill "$(cat "$dir/$c.pid")" 2>/dev/null || true; rm -f "$dir/$c.pid"; fi
+  done
+}
+
+validate() {
+  local dir; dir=$(mktemp -d)
+  trap 'down "$dir"; rm -rf "$dir"' RETURN
+  up "$dir"
+  go build -o "$dir/servebench" ./cmd/servebench
+  printf 'target:\n  url: http://vllm.bench.svc:8000/v1\nuse_cases: []\n' > "$dir/plan.yaml"
+  SERVEBENCH_TOKEN=validation-only "$dir/servebench" k8s manifests --workers 3 --plan "$dir/plan.yaml" --image servebench:test \
+    --namespace default --api-key-secret vllm-key --out "$dir/manifests.yaml" 2>/dev/null
+  # server-side validation: every object through the real API server's schema and admission, nothing stored
+  kubectl --kubeconfig "$dir/kubeconfig" apply --server-side --dry-run=server -f "$dir/manifests.yaml"
+  echo "== the manifests pass the API server's validation"
+}
+
 case "${1:-}" in
   build) build ;;
   dir) echo "$cache" ;;
-  *) echo "usage: scripts/k8s.sh build|dir" >&2; exit 2 ;;
+  up) up "${2:?usage: scripts/k8s.sh up DIR}" ;;
+  down) down "${2:?usage: scripts/k8s.sh down DIR}" ;;
+  validate) validate ;;
+  *) echo "usage: scripts/k8s.sh build|dir|up DIR|down DIR|validate" >&2; exit 2 ;;
 esac
