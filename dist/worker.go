@@ -74,18 +74,13 @@ func (w *Worker) Run(ctx context.Context) error {
 		h, _ := os.Hostname()
 		w.Name = fmt.Sprintf("%s-%d", h, os.Getpid())
 	}
-	conn, err := w.dial(ctx)
+	conn, plan, marker, err := w.join(ctx)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
-	w.p = newPeer(conn)
-	plan, marker, err := w.handshake()
-	if err != nil {
-		return err
-	}
 	w.tg, err = w.Open(ctx, plan, marker)
 	if err != nil {
 		_ = w.p.send(msg{T: tReady, Err: err.Error()})
@@ -104,12 +99,41 @@ func (w *Worker) Run(ctx context.Context) error {
 	return w.serve(ctx)
 }
 
-func (w *Worker) dial(ctx context.Context) (net.Conn, error) {
-	addr := strings.TrimPrefix(w.Coordinator, "tcp://")
+// join connects and passes the handshake, trying again (until ConnectTimeout) while the
+// coordinator is not there yet: a refused connection, or one a proxy in between (a Service)
+// accepted and closed. A refusal by the coordinator itself (the token) is final.
+func (w *Worker) join(ctx context.Context) (net.Conn, servebench.Plan, string, error) {
 	timeout := w.ConnectTimeout
 	if timeout <= 0 {
 		timeout = 5 * time.Minute
 	}
+	deadline := time.Now().Add(timeout)
+	wait := 100 * time.Millisecond
+	for {
+		conn, err := w.dial(ctx, time.Until(deadline))
+		if err != nil {
+			return nil, servebench.Plan{}, "", err
+		}
+		w.p = newPeer(conn)
+		plan, marker, err := w.handshake()
+		if err == nil {
+			return conn, plan, marker, nil
+		}
+		conn.Close()
+		if errors.Is(err, ErrRefused) || ctx.Err() != nil || time.Now().After(deadline) {
+			return nil, servebench.Plan{}, "", err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, servebench.Plan{}, "", ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
+}
+
+func (w *Worker) dial(ctx context.Context, timeout time.Duration) (net.Conn, error) {
+	addr := strings.TrimPrefix(w.Coordinator, "tcp://")
 	deadline := time.Now().Add(timeout)
 	wait := 100 * time.Millisecond
 	for {

@@ -89,27 +89,35 @@ func bench(t *testing.T, api servebench.API, extra ...string) *run {
 	r := &run{}
 	readJSON(t, filepath.Join(out, "run.json"), &r.manifest)
 	readJSON(t, filepath.Join(out, "results.json"), &r.results)
-	f, err := os.Open(filepath.Join(out, "requests.jsonl"))
+	r.records = readRecords(t, filepath.Join(out, "requests.jsonl"))
+	if len(r.records) == 0 {
+		t.Fatal("requests.jsonl is empty")
+	}
+	return r
+}
+
+// readRecords decodes a requests.jsonl.
+func readRecords(t *testing.T, path string) []servebench.Record {
+	t.Helper()
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
+	var recs []servebench.Record
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
 		var rec servebench.Record
 		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-			t.Fatalf("requests.jsonl line %d: %v", len(r.records)+1, err)
+			t.Fatalf("%s line %d: %v", path, len(recs)+1, err)
 		}
-		r.records = append(r.records, rec)
+		recs = append(recs, rec)
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if len(r.records) == 0 {
-		t.Fatal("requests.jsonl is empty")
-	}
-	return r
+	return recs
 }
 
 func readJSON(t *testing.T, path string, v any) {

@@ -11,6 +11,10 @@
 #   scripts/k8s.sh down DIR    stop them
 #   scripts/k8s.sh validate    up, then the manifests of `servebench k8s manifests` through the real
 #                              API server's server-side validation (kubectl apply --dry-run=server), down
+#   scripts/k8s.sh e2e         up, then a distributed run through the real Job controller and
+#                              scheduler: the manifests applied, a test-only node agent
+#                              (e2e/k8s/controlplane/nodeagent) running the pods as local processes
+#                              against `servebench sim`, both Jobs to Complete, the run folder checked
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -100,11 +104,81 @@ validate() {
   echo "== the manifests pass the API server's validation"
 }
 
+e2e() {
+  local dir; dir=$(mktemp -d)
+  local sim_pid="" agent_pid=""
+  # shellcheck disable=SC2064
+  trap "kill \$sim_pid \$agent_pid 2>/dev/null || true; down '$dir'" RETURN
+  up "$dir"
+  local kc="$dir/kubeconfig" s
+  s=$(date +%s)
+  go build -o "$dir/servebench" ./cmd/servebench
+  (cd e2e/k8s/controlplane && go build -o "$dir/nodeagent" ./nodeagent)
+  echo "== built servebench and the node agent in $(( $(date +%s) - s ))s"
+  local sp cp; sp=$(freeport); cp=$(freeport)
+  "$dir/servebench" sim --listen "127.0.0.1:$sp" > "$dir/sim.log" 2>&1 &
+  sim_pid=$!
+  cat > "$dir/plan.yaml" <<PLAN
+target:
+  url: http://127.0.0.1:$sp/v1
+sweep:
+  contexts: [1024]
+  concurrency: [2, 6]
+  output_tokens: 32
+  max_requests: 60
+use_cases: []
+scenarios: []
+PLAN
+  # the node agent's nodes are named node-N; the PVC binds to this PV (a folder of the agent's)
+  kubectl --kubeconfig "$kc" apply -f - > /dev/null <<PV
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: servebench-runs}
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteOnce]
+  hostPath: {path: $dir/pv}
+PV
+  SERVEBENCH_TOKEN=e2e-$(openssl rand -hex 8) "$dir/servebench" k8s manifests --workers 3 --plan "$dir/plan.yaml" --image servebench:test \
+    --namespace default --out "$dir/manifests.yaml" 2>/dev/null
+  sed -i "s/0.0.0.0:7070/0.0.0.0:$cp/; s/servebench-coordinator:7070/servebench-coordinator:$cp/" "$dir/manifests.yaml"
+  kubectl --kubeconfig "$kc" apply --server-side --dry-run=server -f "$dir/manifests.yaml" > /dev/null
+  echo "== the manifests pass the API server's validation"
+  "$dir/nodeagent" --kubeconfig "$kc" --nodes 3 --binary "$dir/servebench" --root "$dir/agent" \
+    --rewrite "servebench-coordinator=127.0.0.1,0.0.0.0=127.0.0.1" > "$dir/agent.log" 2>&1 &
+  agent_pid=$!
+  s=$(date +%s)
+  kubectl --kubeconfig "$kc" apply --server-side -f "$dir/manifests.yaml" > /dev/null
+  if ! kubectl --kubeconfig "$kc" wait --for=condition=complete job/servebench-workers job/servebench-coordinator --timeout=10m; then
+    kubectl --kubeconfig "$kc" get pods,jobs,nodes -o wide >&2 || true
+    tail -30 "$dir/agent.log" >&2
+    for f in "$dir"/agent/pods/*/log; do echo "--- $f" >&2; tail -20 "$f" >&2; done
+    return 1
+  fi
+  echo "== both Jobs Complete through the Job controller and scheduler in $(( $(date +%s) - s ))s"
+  kubectl --kubeconfig "$kc" get pods -o wide
+  local run="$dir/agent/claims/default_servebench-runs/servebench"
+  python3 - "$run" <<'PY'
+import json, sys, collections
+run = sys.argv[1]
+res = json.load(open(run + "/results.json"))
+workers = res.get("workers") or []
+recs = [json.loads(l) for l in open(run + "/requests.jsonl")]
+by = collections.Counter(r.get("worker", "") for r in recs)
+assert len(workers) == 3, f"{len(workers)} workers in results.json"
+assert "" not in by and len(by) == 3, f"records by worker {dict(by)}"
+assert len(res["cells"]) == 2 and all(c["success_rate"] == 1 for c in res["cells"]), res["cells"]
+print(f"== run folder: {len(recs)} records from {dict(by)}; clocks: " +
+      ", ".join(f"{w['name']} {1e3*w['clock'][-1]['offset_seconds']:+.3f}±{1e3*w['clock'][-1]['uncertainty_seconds']:.3f} ms" for w in workers))
+PY
+}
+
 case "${1:-}" in
   build) build ;;
   dir) echo "$cache" ;;
   up) up "${2:?usage: scripts/k8s.sh up DIR}" ;;
   down) down "${2:?usage: scripts/k8s.sh down DIR}" ;;
   validate) validate ;;
-  *) echo "usage: scripts/k8s.sh build|dir|up DIR|down DIR|validate" >&2; exit 2 ;;
+  e2e) e2e ;;
+  *) echo "usage: scripts/k8s.sh build|dir|up DIR|down DIR|validate|e2e" >&2; exit 2 ;;
 esac

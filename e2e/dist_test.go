@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,8 +21,9 @@ import (
 	"github.com/servebench/servebench/sim"
 )
 
-// TestMain lets the test binary stand in for `servebench` in a child process (the workers of
-// the distributed tests), optionally inside its own network namespace (see bridgeInto).
+// TestMain lets the test binary wrap a `servebench` child process (a worker, or the
+// single-process run of the distributed tests) inside its own network namespace: the wrapper
+// sets up the bridge (see bridgeInto), then runs the binary, which dies with it.
 func TestMain(m *testing.M) {
 	if os.Getenv("SERVEBENCH_TEST_CHILD") == "1" {
 		os.Exit(childMain())
@@ -36,10 +38,17 @@ func childMain() int {
 			return 1
 		}
 	}
-	ctx, stop := interruptContext()
-	defer stop()
-	e := &env{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, args: os.Args}
-	return execute(ctx, e, os.Args[1:])
+	cmd := exec.Command(os.Getenv("SERVEBENCH_TEST_BIN"), os.Args[1:]...)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // killed with its wrapper
+	if err := cmd.Run(); err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode()
+		}
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
 }
 
 // bridgeInto runs in a child that is alone in a new network namespace: it brings up the
@@ -144,7 +153,7 @@ func (f *fleet) start(name, coordinator string) {
 func (f *fleet) spawn(name string, args ...string) {
 	f.t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), "SERVEBENCH_TEST_CHILD=1", "SERVEBENCH_TOKEN="+testToken)
+	cmd.Env = append(os.Environ(), "SERVEBENCH_TEST_CHILD=1", "SERVEBENCH_TEST_BIN="+cli(f.t), "SERVEBENCH_TOKEN="+testToken)
 	if f.netns {
 		var pairs []string
 		for _, p := range f.ports {
@@ -253,18 +262,47 @@ scenarios: []
 	return p
 }
 
-// coordinate runs `servebench run --workers` in this process while the fleet's workers join.
+// coordinate runs `servebench run --workers` (in the test's own network namespace) while the
+// fleet's workers join, and returns its exit code and output.
 func coordinate(t *testing.T, args ...string) (int, string) {
 	t.Helper()
-	var out, errb bytes.Buffer
-	e := &env{stdout: &out, stderr: &errb, getenv: func(k string) string {
-		if k == tokenEnv {
-			return testToken
+	cmd := exec.Command(cli(t), args...)
+	cmd.Env = append(os.Environ(), "SERVEBENCH_TOKEN="+testToken)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode(), string(out)
 		}
-		return ""
-	}, args: append([]string{"servebench"}, args...)}
-	code := execute(context.Background(), e, args)
-	return code, errb.String() + out.String()
+		t.Fatal(err)
+	}
+	return 0, string(out)
+}
+
+// startSim serves the fast simulated engine on a loopback port.
+func startSim(t *testing.T) string {
+	t.Helper()
+	s := sim.New(sim.FastProfile, sim.Options{Seed: 1})
+	ctx, cancel := context.WithCancel(context.Background())
+	s.Start(ctx)
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(func() { ts.Close(); cancel(); s.Close() })
+	return ts.URL
+}
+
+func readResults(t *testing.T, dir string) servebench.Results {
+	t.Helper()
+	var res servebench.Results
+	readJSON(t, filepath.Join(dir, "results.json"), &res)
+	return res
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 func overlap(a, b servebench.Summary) bool {
@@ -279,7 +317,7 @@ func overlap(a, b servebench.Summary) bool {
 // to a worker with kernel-stamped timing, each worker's clock measured at its join and before
 // every cell, the same capacity limit (±1) and TTFT and ITL intervals that overlap cell by cell.
 func TestDistributedRunMatchesLocal(t *testing.T) {
-	base := startSimWith(t, sim.Options{Seed: 1})
+	base := startSim(t)
 	plan := quickPlan(t)
 	common := []string{"--config", plan, "--url", base + "/v1", "--contexts", "1k", "--concurrency", "2,6", "--output-tokens", "64",
 		"--capacity-max", "16", "--max-requests", "100", "--quiet", "--index", "none", "--gpu", "none", "--no-report"}
@@ -411,7 +449,7 @@ func waitRecords(t *testing.T, dir string, c, n int) {
 // the report says so. With --min-workers 3 the run stops instead, resumable (exit 3), and
 // --resume with three workers again completes it.
 func TestDistributedWorkerKilled(t *testing.T) {
-	base := startSimWith(t, sim.Options{Seed: 1})
+	base := startSim(t)
 	common := []string{"--url", base + "/v1", "--contexts", "1k", "--concurrency", "3,6", "--output-tokens", "64", "--min-requests", "60",
 		"--max-requests", "60", "--use-cases", "none", "--scenarios", "none", "--quiet", "--index", "none", "--gpu", "none"}
 	for _, tc := range []struct {
@@ -470,8 +508,8 @@ func TestDistributedWorkerKilled(t *testing.T) {
 				}
 				return
 			}
-			if r.code != exitUnreachable || !strings.Contains(r.out, "--resume "+dir) {
-				t.Fatalf("exit %d, want %d with a resume hint\n%s", r.code, exitUnreachable, r.out)
+			if r.code != 3 || !strings.Contains(r.out, "--resume "+dir) {
+				t.Fatalf("exit %d, want %d with a resume hint\n%s", r.code, 3, r.out)
 			}
 			g := newFleet(t, port, portOf(t, base))
 			for i := 4; i <= 6; i++ {
