@@ -65,7 +65,7 @@ func (r *Runner) measure(ctx context.Context, key servebench.CellKey, phase stri
 			if attempt+1 >= maxCellAttempts {
 				return servebench.CellResult{}, sent, fmt.Errorf("%w: %d workers were lost during cell %s; resume the run once the workers are stable", load.ErrGeneratorGone, attempt+1, key.ID())
 			}
-			r.emit(Event{Kind: "note", Phase: phase, Cell: key, Message: fmt.Sprintf("%s: measuring cell %s again from its start with the workers that remain", lost.Error(), key.ID())})
+			r.emit(Event{Kind: EventNote, Phase: phase, Cell: key, Message: fmt.Sprintf("%s: measuring cell %s again from its start with the workers that remain", lost.Error(), key.ID())})
 			continue
 		}
 		var oe *outageError

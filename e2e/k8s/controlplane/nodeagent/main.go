@@ -81,7 +81,7 @@ func main() {
 			return
 		case <-tick.C:
 		}
-		if time.Since(beat) > 5*time.Second {
+		if time.Since(beat) > 3*time.Second {
 			for _, n := range names {
 				if err := a.heartbeat(ctx, n); err != nil {
 					log.Printf("heartbeat %s: %v", n, err)
@@ -110,12 +110,22 @@ func (a *agent) register(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	now := metav1.Now()
-	created.Status = corev1.NodeStatus{Capacity: caps, Allocatable: caps, Conditions: readyConditions(now),
-		Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "127.0.0.1"}, {Type: corev1.NodeHostName, Address: name}},
-		NodeInfo:  corev1.NodeSystemInfo{KubeletVersion: "v1.36.1", OperatingSystem: "linux", Architecture: "amd64"}}
-	if _, err := a.cs.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
-		return err
+	for try := 0; ; try++ {
+		now := metav1.Now()
+		created.Status = corev1.NodeStatus{Capacity: caps, Allocatable: caps, Conditions: readyConditions(now),
+			Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "127.0.0.1"}, {Type: corev1.NodeHostName, Address: name}},
+			NodeInfo:  corev1.NodeSystemInfo{KubeletVersion: "v1.36.1", OperatingSystem: "linux", Architecture: "amd64"}}
+		_, err = a.cs.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{})
+		if err == nil {
+			break
+		}
+		if !apierrors.IsConflict(err) || try > 10 {
+			return err
+		}
+		// the node lifecycle controller changed it meanwhile: start from its version
+		if created, err = a.cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{}); err != nil {
+			return err
+		}
 	}
 	return a.heartbeat(ctx, name)
 }
@@ -126,8 +136,8 @@ func (a *agent) heartbeat(ctx context.Context, name string) error {
 		return err
 	}
 	n.Status.Conditions = readyConditions(metav1.Now())
-	if _, err := a.cs.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
-		return err
+	if _, err := a.cs.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil && !apierrors.IsConflict(err) {
+		return err // a conflict: the next beat comes in 5 s
 	}
 	leases := a.cs.CoordinationV1().Leases("kube-node-lease")
 	now := metav1.NewMicroTime(time.Now())
