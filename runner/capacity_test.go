@@ -152,14 +152,7 @@ func TestCapacitySearchFindsKnownLimits(t *testing.T) {
 			10, "e2e_latency_seconds"},
 	}
 
-	p, err := plan.Resolve(nil, plan.Overrides{"url": "http://127.0.0.1:8000/v1", "contexts": fmt.Sprint(ctxTokens), "concurrency": "1,2",
-		"output-tokens": fmt.Sprint(out), "use-cases": "none", "min-requests": "1", "rounds": "1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.Sweep.MinDuration = 0
-	p.Capacity.MaxConcurrency = ceiling
-	p.Scenarios = nil
+	p := controlledPlan(t, ctxTokens, out, "1,2", ceiling)
 	for _, c := range cases {
 		uc := c.uc
 		uc.ContextTokens, uc.OutputTokens, uc.Statistic = ctxTokens, out, servebench.StatMean
@@ -223,6 +216,21 @@ func TestCapacitySearchFindsKnownLimits(t *testing.T) {
 			}
 		}
 	})
+}
+
+// controlledPlan is a sweep of the given concurrency levels at one context and output length,
+// with no floors beyond one measured request, for the controlled server; no use case yet.
+func controlledPlan(t *testing.T, ctxTokens, out int, levels string, ceiling int) servebench.Plan {
+	t.Helper()
+	p, err := plan.Resolve(nil, plan.Overrides{"url": "http://127.0.0.1:8000/v1", "contexts": fmt.Sprint(ctxTokens), "concurrency": levels,
+		"output-tokens": fmt.Sprint(out), "use-cases": "none", "min-requests": "1", "rounds": "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Sweep.MinDuration = 0
+	p.Capacity.MaxConcurrency = ceiling
+	p.Scenarios = nil
+	return p
 }
 
 func near(a, b, tol float64) bool { return a-b <= tol && b-a <= tol }

@@ -14,7 +14,6 @@ import (
 	"github.com/servebench/servebench/dist"
 	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/openai"
-	"github.com/servebench/servebench/plan"
 	"github.com/servebench/servebench/runner"
 )
 
@@ -81,14 +80,7 @@ func runDistributed(t *testing.T, srv *controlled, p servebench.Plan, url string
 // was measured at its join and before every cell it took part in.
 func TestDistributedMatchesLocalOnVirtualTime(t *testing.T) {
 	const ctxTokens, out, ceiling = 256, 16, 32
-	p, err := plan.Resolve(nil, plan.Overrides{"url": "http://127.0.0.1:8000/v1", "contexts": fmt.Sprint(ctxTokens), "concurrency": "1,3,7",
-		"output-tokens": fmt.Sprint(out), "use-cases": "none", "min-requests": "1", "rounds": "1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.Sweep.MinDuration = 0
-	p.Capacity.MaxConcurrency = ceiling
-	p.Scenarios = nil
+	p := controlledPlan(t, ctxTokens, out, "1,3,7", ceiling)
 	for _, uc := range []servebench.UseCase{
 		{Name: "speed_bound", Thresholds: servebench.Thresholds{GenerationSpeedTPSMin: servebench.Float(15)}}, // 13
 		{Name: "ttft_bound", Thresholds: servebench.Thresholds{TTFTSecondsMax: servebench.Float(0.5)}},        // 24
@@ -159,17 +151,11 @@ func TestDistributedMatchesLocalOnVirtualTime(t *testing.T) {
 // instead (load.ErrGeneratorGone, resumable).
 func TestDistributedWorkerLost(t *testing.T) {
 	const ctxTokens, out = 256, 16
-	p, err := plan.Resolve(nil, plan.Overrides{"url": "http://127.0.0.1:8000/v1", "contexts": fmt.Sprint(ctxTokens), "concurrency": "3,7",
-		"output-tokens": fmt.Sprint(out), "use-cases": "none", "min-requests": "30", "rounds": "1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.Sweep.MinDuration = 0
-	p.Scenarios = nil
+	p := controlledPlan(t, ctxTokens, out, "3,7", 16)
+	p.Sweep.MinRequests = 30
 	uc := servebench.UseCase{Name: "e2e_bound", Thresholds: servebench.Thresholds{E2ELatencySecondsMax: servebench.Float(1.0)},
 		ContextTokens: ctxTokens, OutputTokens: out, Statistic: servebench.StatMean}
 	p.UseCases = []servebench.UseCase{uc}
-	p.Capacity.MaxConcurrency = 16
 	synctest.Test(t, func(t *testing.T) {
 		srv := &controlled{prefillPerUser: 20 * time.Millisecond, tokenPerUser: 5 * time.Millisecond}
 		// the sweep's first cell (c=3) takes 30+3 requests: the 50th is in the c=7 cell
