@@ -177,7 +177,7 @@ func (w *Worker) handshake() (servebench.Plan, string, error) {
 		return servebench.Plan{}, "", fmt.Errorf("%w: %s", ErrRefused, ch.Err)
 	}
 	if ch.T != tChallenge || !proofOK(w.Token, "coordinator", mine, ch.MAC) {
-		return servebench.Plan{}, "", fmt.Errorf("%w: it does not know the token (check SERVEBENCH_TOKEN on both sides)", ErrRefused)
+		return servebench.Plan{}, "", fmt.Errorf("%w: its token and this worker's differ (set SERVEBENCH_TOKEN to the same value on both sides)", ErrRefused)
 	}
 	if err := w.p.send(msg{T: tAuth, MAC: proof(w.Token, "worker", ch.Nonce)}); err != nil {
 		return servebench.Plan{}, "", err
