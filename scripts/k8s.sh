@@ -93,7 +93,7 @@ down() {
 
 validate() {
   local dir; dir=$(mktemp -d)
-  trap 'down "$dir"; rm -rf "$dir"' RETURN
+  trap "down '$dir'; rm -rf '$dir'" EXIT
   up "$dir"
   go build -o "$dir/servebench" ./cmd/servebench
   printf 'target:\n  url: http://vllm.bench.svc:8000/v1\nuse_cases: []\n' > "$dir/plan.yaml"
@@ -106,9 +106,9 @@ validate() {
 
 e2e() {
   local dir; dir=$(mktemp -d)
-  local sim_pid="" agent_pid=""
+  sim_pid="" agent_pid="" # globals: the EXIT trap reads them
   # shellcheck disable=SC2064
-  trap "kill \$sim_pid \$agent_pid 2>/dev/null || true; down '$dir'" RETURN
+  trap "kill \$sim_pid \$agent_pid 2>/dev/null || true; down '$dir'" EXIT
   up "$dir"
   local kc="$dir/kubeconfig" s
   s=$(date +%s)
