@@ -27,6 +27,9 @@ type Config struct {
 	Model      string
 	HTTPClient *http.Client
 	APIKey     string
+	// Headers are sent with every /tokenize request, as with every generation request (a
+	// gateway may need them); they win over the API key's Authorization.
+	Headers http.Header
 	// Probe sends a real one-output-token request and returns usage.prompt_tokens; it may be
 	// nil (then calibration is impossible and llama.cpp's /tokenize cannot learn the template).
 	Probe ProbeFunc

@@ -38,9 +38,10 @@ func serverRoot(base string) string {
 
 // tokenizeClient posts JSON to {root}/tokenize.
 type tokenizeClient struct {
-	hc     *http.Client
-	url    string
-	apiKey string
+	hc      *http.Client
+	url     string
+	apiKey  string
+	headers http.Header
 }
 
 // tokenizeResponse covers both shapes: vLLM/SGLang {count, tokens:[ids]} and llama.cpp
@@ -73,6 +74,9 @@ func (c *tokenizeClient) post(ctx context.Context, body any) (tokenizeResponse, 
 	req.Header.Set("Content-Type", "application/json")
 	if c.apiKey != "" {
 		req.Header.Set("Authorization", "Bearer "+c.apiKey)
+	}
+	for name, v := range c.headers {
+		req.Header[name] = v
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
@@ -178,7 +182,7 @@ func detectCounter(ctx context.Context, cfg Config, sample string) (Counter, str
 		hc = http.DefaultClient
 	}
 	chat := cfg.API != servebench.APICompletions
-	tc := &tokenizeClient{hc: hc, url: serverRoot(cfg.BaseURL) + "/tokenize", apiKey: cfg.APIKey}
+	tc := &tokenizeClient{hc: hc, url: serverRoot(cfg.BaseURL) + "/tokenize", apiKey: cfg.APIKey, headers: cfg.Headers}
 	var reasons []string
 
 	c, err := detectTokenize(ctx, cfg, tc, chat, sample)

@@ -330,7 +330,7 @@ func (s *session) openTarget(ctx context.Context) error {
 		}
 	}
 	tg.prompts, err = workload.NewBuilder(ctx, workload.Config{RunID: s.markerID(), API: tg.spec.API, BaseURL: tg.spec.URL, Model: ccfg.Model,
-		HTTPClient: tg.hc, APIKey: apiKey, Probe: tg.client.ProbePromptTokens, Tokenizer: tg.spec.Tokenizer, SharedPrefixTokens: int(p.Sweep.SharedPrefix)})
+		HTTPClient: tg.hc, APIKey: apiKey, Headers: ccfg.Headers, Probe: tg.client.ProbePromptTokens, Tokenizer: tg.spec.Tokenizer, SharedPrefixTokens: int(p.Sweep.SharedPrefix)})
 	if err != nil {
 		return withCode(exitUnreachable, fmt.Errorf("cannot size prompts for %s: %w", tg.spec.URL, err))
 	}
