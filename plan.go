@@ -96,6 +96,12 @@ type Sweep struct {
 	Rate float64 `json:"rate,omitempty" yaml:"rate"`
 	// Rates sweeps rate mode: one open-loop cell per rate (and context); Rate is then unused.
 	Rates []float64 `json:"rates,omitempty" yaml:"rates"`
+	// AutoRate searches, per context, the highest open-loop rate whose goodput (against the
+	// plan's SLO) stays at or above GoodputTarget (default 0.99), starting at Rate (default 1)
+	// and going no higher than MaxRate (default 256).
+	AutoRate      bool    `json:"auto_rate,omitempty" yaml:"auto_rate"`
+	GoodputTarget float64 `json:"goodput_target,omitempty" yaml:"goodput_target"`
+	MaxRate       float64 `json:"max_rate,omitempty" yaml:"max_rate"`
 	// Duration > 0 bounds each cell's time: no request starts later; rate mode without
 	// Requests sends rate × Duration requests.
 	Duration Duration `json:"duration,omitempty" yaml:"duration"`

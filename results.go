@@ -396,6 +396,8 @@ type Results struct {
 	// Workers lists the processes that generated the load of a distributed run (absent in a
 	// local run) and how well their clocks agreed with the coordinator's.
 	Workers []Worker `json:"workers,omitempty"`
+	// RateSearches are the results of --rate auto, one per context.
+	RateSearches []RateSearchResult `json:"rate_searches,omitempty"`
 }
 
 // Worker is one load-generating process of a distributed run (`servebench worker`).
@@ -422,6 +424,23 @@ type ClockSample struct {
 	// (half the round trip of the exchange it came from).
 	OffsetSeconds      float64 `json:"offset_seconds"`
 	UncertaintySeconds float64 `json:"uncertainty_seconds"`
+}
+
+// RateSearchResult is what a rate search (--rate auto) found at one context: the highest
+// open-loop arrival rate whose goodput stayed at or above the target (package capacity decides).
+type RateSearchResult struct {
+	ContextTokens int     `json:"context_tokens"`
+	OutputTokens  int     `json:"output_tokens"`
+	GoodputTarget float64 `json:"goodput_target"`
+	// RatePerSecond is the highest measured rate that passed (goodput ≥ target and the server
+	// kept pace); 0 when none did.
+	RatePerSecond float64 `json:"rate_per_second"`
+	// FailingRatePerSecond is the lowest measured rate above it that did not pass; 0 when every
+	// measured rate passed (MaxRate reached).
+	FailingRatePerSecond float64 `json:"failing_rate_per_second,omitempty"`
+	// Rates lists every measured rate, in the order measured.
+	Rates []float64 `json:"rates"`
+	Note  string    `json:"note,omitempty"`
 }
 
 // Float returns a pointer to v (for optional result fields).

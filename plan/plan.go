@@ -204,7 +204,7 @@ func validate(p *servebench.Plan, probs *Problems) {
 			add("sweep.mode fixed needs %s >= 1: the number of prompts to send", k("sweep.requests"))
 		}
 	case servebench.ModeRate:
-		if p.Sweep.Rate <= 0 && len(p.Sweep.Rates) == 0 && p.Trace == nil {
+		if p.Sweep.Rate <= 0 && len(p.Sweep.Rates) == 0 && p.Trace == nil && !p.Sweep.AutoRate {
 			add("sweep.mode rate needs %s > 0 requests per second", k("sweep.rate"))
 		}
 		if p.Sweep.Requests < 1 && p.Sweep.Duration <= 0 && p.Trace == nil {

@@ -33,8 +33,15 @@ func workloadFlags() []Flag {
 		return p.Trace
 	}
 	return []Flag{
-		{Name: "rate", Key: "sweep.rate", Kind: "string", Usage: "arrival rate in requests/s; a list (2,4,8) measures one open-loop cell per rate (implies --mode rate)",
+		{Name: "rate", Key: "sweep.rate", Kind: "string", Usage: "arrival rate in requests/s; a list (2,4,8) measures one open-loop cell per rate; auto searches the highest rate whose goodput against --slo stays ≥ --goodput-target (implies --mode rate)",
 			apply: func(p *servebench.Plan, v string) error {
+				if strings.EqualFold(strings.TrimSpace(v), "auto") {
+					s(p).AutoRate, s(p).Rates = true, nil
+					if s(p).Mode == servebench.ModeSustained || s(p).Mode == "" {
+						s(p).Mode = servebench.ModeRate
+					}
+					return nil
+				}
 				var rates []float64 // their values are judged with the plan's (validate)
 				for _, part := range strings.Split(v, ",") {
 					x, err := parseFloat(part)
@@ -44,6 +51,7 @@ func workloadFlags() []Flag {
 					rates = append(rates, x)
 				}
 				sort.Float64s(rates)
+				rates = slices.Compact(rates)
 				s(p).Rate, s(p).Rates = rates[0], nil
 				if len(rates) > 1 {
 					s(p).Rate, s(p).Rates = 0, rates
@@ -53,6 +61,7 @@ func workloadFlags() []Flag {
 				}
 				return nil
 			}},
+		flag("goodput-target", "sweep.goodput_target", "float", "with --rate auto: the goodput a rate must keep (default 0.99)", parseFloat, func(p *servebench.Plan) *float64 { return &s(p).GoodputTarget }),
 		flag("duration", "sweep.duration", "duration", "time bound per cell (rate mode without --requests sends rate × duration requests)", parseDuration, func(p *servebench.Plan) *servebench.Duration { return &s(p).Duration }),
 		{Name: "slo", Key: "slo", Kind: "string", Usage: "per-request objectives for goodput, e.g. ttft=2s,itl=50ms,e2e=10s (itl: ITL per token, decode time / (output tokens − 1); also first_answer=, speed= tok/s)",
 			apply: func(p *servebench.Plan, v string) error {
@@ -132,6 +141,35 @@ func validateWorkloads(p *servebench.Plan, add func(string, ...any)) {
 	for _, r := range p.Sweep.Rates {
 		if !(r > 0) || math.IsInf(r, 0) {
 			add("sweep.rates has %g: every rate must be a positive number of requests per second", r)
+		}
+	}
+	if r := p.Sweep.Rate; math.IsInf(r, 0) || math.IsNaN(r) {
+		add("sweep.rate (--rate) %g is not a rate: write requests per second, e.g. 4", r)
+	}
+	if sw := &p.Sweep; sw.AutoRate {
+		if sw.GoodputTarget == 0 {
+			sw.GoodputTarget = 0.99
+		}
+		if sw.MaxRate == 0 {
+			sw.MaxRate = 256
+		}
+		if sw.Rate == 0 {
+			sw.Rate = 1 // where the search starts
+		}
+		if p.SLO == nil {
+			add("--rate auto needs objectives (--slo ttft=2s,... or the plan's slo:): goodput counts the requests that meet them")
+		}
+		if !(sw.GoodputTarget > 0 && sw.GoodputTarget <= 1) {
+			add("sweep.goodput_target (--goodput-target) %g must be in (0, 1], e.g. 0.99", sw.GoodputTarget)
+		}
+		if !(sw.MaxRate > 0) || math.IsInf(sw.MaxRate, 0) {
+			add("sweep.max_rate %g must be a positive number of requests per second", sw.MaxRate)
+		}
+		if len(sw.Rates) > 0 {
+			add("sweep.auto_rate and sweep.rates both set: search the rate or list the rates")
+		}
+		if sw.Mode != servebench.ModeRate {
+			add("sweep.auto_rate needs sweep.mode rate (--rate auto sets it)")
 		}
 	}
 	if len(p.Sweep.Rates) > 0 && p.Sweep.Mode != servebench.ModeRate {
@@ -234,33 +272,6 @@ func validateSessions(p *servebench.Plan, add func(string, ...any)) {
 	if p.Trace != nil || p.Dataset != nil {
 		add("sessions and a dataset or trace are both set: measure one of them per run")
 	}
-}
-
-// ParseRates parses --rate: "4" or "2,4,8" (requests/s), sorted, without repeats.
-func ParseRates(s string) ([]float64, error) {
-	var out []float64
-	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
-		v, err := strconv.ParseFloat(part, 64)
-		if err != nil || !(v > 0) || math.IsInf(v, 0) {
-			return nil, fmt.Errorf("%q is not a rate: write requests per second, e.g. 4 or 2,4,8", part)
-		}
-		out = append(out, v)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("no rate given: write requests per second, e.g. 4 or 2,4,8")
-	}
-	sort.Float64s(out)
-	uniq := out[:1]
-	for _, v := range out[1:] {
-		if v != uniq[len(uniq)-1] {
-			uniq = append(uniq, v)
-		}
-	}
-	return uniq, nil
 }
 
 // ParseSLO parses --slo: comma-separated objectives ttft=2s, first_answer=3s, itl=50ms,

@@ -28,13 +28,28 @@ func TestParseSLO(t *testing.T) {
 }
 
 func TestParseRatesAndHeader(t *testing.T) {
-	r, err := ParseRates("8, 2,4,2")
-	if err != nil || len(r) != 3 || r[0] != 2 || r[2] != 8 {
+	p, err := Resolve(nil, Overrides{"rate": "8, 2,4,2", "requests": "8"})
+	if r := p.Sweep.Rates; err != nil || len(r) != 3 || r[0] != 2 || r[2] != 8 {
 		t.Errorf("rates %v %v, want [2 4 8]", r, err)
 	}
-	for _, bad := range []string{"", "0", "-1", "x", "inf"} {
-		if _, err := ParseRates(bad); err == nil {
+	for _, bad := range []string{"0", "-1", "x", "inf", "2,-1"} {
+		if _, err := Resolve(nil, Overrides{"rate": bad, "requests": "8"}); err == nil {
 			t.Errorf("rate %q accepted", bad)
+		}
+	}
+	p, err = Resolve(nil, Overrides{"rate": "auto", "requests": "8", "slo": "ttft=1s"})
+	if err != nil || !p.Sweep.AutoRate || p.Sweep.Mode != servebench.ModeRate || p.Sweep.GoodputTarget != 0.99 || p.Sweep.Rate != 1 || p.Sweep.MaxRate != 256 {
+		t.Errorf("--rate auto: %+v %v", p.Sweep, err)
+	}
+	for _, tt := range []struct {
+		o    Overrides
+		want string
+	}{
+		{Overrides{"rate": "auto", "requests": "8"}, "--rate auto needs objectives"},
+		{Overrides{"rate": "auto", "requests": "8", "slo": "ttft=1s", "goodput-target": "1.5"}, "goodput_target (--goodput-target) 1.5 must be in (0, 1]"},
+	} {
+		if _, err := Resolve(nil, tt.o); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%v: error %v, want %q", tt.o, err, tt.want)
 		}
 	}
 	n, v, err := ParseHeader(" X-Tenant :  acme: west ")

@@ -39,6 +39,9 @@ func (b *builder) sectionWorkloads() {
 				fmtDur(c.E2ELatencySeconds.Mean), fmtOpt(c.Goodput, fmtPct), fmtOpt(c.GoodputRPS, fmtRate), state})
 		}
 		blocks := []Block{para("Open-loop cells: requests arrive on a schedule at the requested rate whatever is in flight, as users of a public service do. \"Sent at\" is the rate the requests really left at, \"completed\" the rate they finished inside the measured window.%s", sloSentence(slo)), tableB(t)}
+		for _, rs := range b.res.RateSearches {
+			blocks = append(blocks, para("%s", rateSearchSentence(rs)))
+		}
 		if saturated > 0 {
 			blocks = append(blocks, note(fmt.Sprintf("%d of %d rates were past saturation: the server finished requests more slowly than they arrived, so the queue grew for as long as the cell ran. Their latencies measure queue growth, not a steady state; the highest rate that kept pace is the usable one.", saturated, len(rate))))
 		}
@@ -144,4 +147,22 @@ func peakWhere(c *servebench.CellResult, title bool) string {
 		return fmt.Sprintf("@ %s, %s %s", loadLabel(c), ctxLabel(c.ContextTokens), ctx)
 	}
 	return fmt.Sprintf("@ %d %s, %s %s", c.Concurrency, reqs, ctxLabel(c.ContextTokens), ctx)
+}
+
+// rateSearchSentence states what a rate search (--rate auto) found at one context.
+func rateSearchSentence(rs servebench.RateSearchResult) string {
+	s := fmt.Sprintf("Rate search at %s context (%d output tokens): ", ctxLabel(rs.ContextTokens), rs.OutputTokens)
+	target := fmtPct0(rs.GoodputTarget)
+	switch {
+	case rs.RatePerSecond == 0:
+		s += fmt.Sprintf("no measured rate kept goodput at %s or above", target)
+	case rs.FailingRatePerSecond == 0:
+		s += fmt.Sprintf("goodput stayed at %s or above at every measured rate, up to %s", target, fmtRate(rs.RatePerSecond))
+	default:
+		s += fmt.Sprintf("the highest rate whose goodput stayed at %s or above, with the server keeping pace, is %s; at %s it did not", target, fmtRate(rs.RatePerSecond), fmtRate(rs.FailingRatePerSecond))
+	}
+	if rs.Note != "" {
+		s += " (" + rs.Note + ")"
+	}
+	return s + fmt.Sprintf(". %d rates measured.", len(rs.Rates))
 }

@@ -189,6 +189,7 @@ type Runner struct {
 	// finished, when set, is the run's end for Results (Recompute); otherwise now.
 	finished time.Time
 	short    atomic.Int64
+	searches []servebench.RateSearchResult // --rate auto's results
 }
 
 // SeqStart sets the first request sequence number (resume continues after existing records).
@@ -286,6 +287,7 @@ func (r *Runner) Results() servebench.Results {
 		Capacity:      append([]servebench.CapacityResult(nil), r.caps...),
 		Notes:         notes,
 		Outages:       append([]servebench.Outage(nil), r.outs...),
+		RateSearches:  append([]servebench.RateSearchResult(nil), r.searches...),
 	}
 	if f, ok := r.Load.(Fleet); ok {
 		res.Workers = f.Workers()
@@ -323,6 +325,9 @@ func sortCells(cells []servebench.CellResult) {
 		}
 		if a.Concurrency != b.Concurrency {
 			return a.Concurrency < b.Concurrency
+		}
+		if a.RatePerSecond != b.RatePerSecond {
+			return a.RatePerSecond < b.RatePerSecond
 		}
 		return a.Turn < b.Turn
 	})
@@ -399,6 +404,9 @@ func (r *Runner) Run(ctx context.Context) error {
 		r.addCell(res)
 	}
 	if err := r.runSessions(ctx, done); err != nil {
+		return err
+	}
+	if err := r.searchRates(ctx, done); err != nil {
 		return err
 	}
 

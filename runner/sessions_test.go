@@ -172,3 +172,47 @@ func TestSessionsResumeRemeasuresAnUnfinishedLevel(t *testing.T) {
 		}
 	}
 }
+
+// --rate auto against the simulator: open-loop cells from the start rate, no higher than the
+// ceiling, one per rate the search picked; its result names a measured rate that passed (goodput
+// at the target, the server keeping pace) and, above it, one that did not. (Which rates pass
+// depends on the machine's load; the decision rule itself is tested in package capacity.)
+func TestRateSearchAgainstTheSimulator(t *testing.T) {
+	tg := startSim(t, sim.FastProfile, sim.Options{Seed: 7})
+	p := smallPlan(t, "1k", "1", 16)
+	e2e := 30.0
+	p.Sweep.Mode, p.Sweep.AutoRate, p.Sweep.Rate, p.Sweep.MaxRate, p.Sweep.GoodputTarget, p.Sweep.Requests = servebench.ModeRate, true, 8, 32, 0.9, 12
+	p.SLO = &servebench.Thresholds{E2ELatencySecondsMax: &e2e}
+	r, _ := newRunner(t, tg, p, nil)
+	if err := r.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	res := r.Results()
+	if len(res.RateSearches) != 1 {
+		t.Fatalf("%d searches, want 1", len(res.RateSearches))
+	}
+	rs := res.RateSearches[0]
+	byRate := map[float64]servebench.CellResult{}
+	for _, c := range res.Cells {
+		byRate[c.RatePerSecond] = c
+		if c.Goodput == nil || c.Concurrency != 0 || c.LoadMode != servebench.ModeRate || c.RatePerSecond > 32 {
+			t.Errorf("cell %s: goodput %v", c.ID(), c.Goodput)
+		}
+	}
+	if len(rs.Rates) != len(res.Cells) || len(rs.Rates) < 2 || rs.Rates[0] != 8 {
+		t.Errorf("search measured %v, cells %d: want one cell per rate, starting at 8", rs.Rates, len(res.Cells))
+	}
+	passes := func(rate float64) bool {
+		c, ok := byRate[rate]
+		return ok && *c.Goodput >= 0.9 && !c.Saturated
+	}
+	if rs.RatePerSecond > 0 && !passes(rs.RatePerSecond) {
+		t.Errorf("result %g req/s did not pass: %+v", rs.RatePerSecond, byRate[rs.RatePerSecond])
+	}
+	if f := rs.FailingRatePerSecond; f > 0 && (passes(f) || f <= rs.RatePerSecond) {
+		t.Errorf("failing rate %g passed or lies below %g", f, rs.RatePerSecond)
+	}
+	if rs.FailingRatePerSecond == 0 && rs.RatePerSecond != 32 {
+		t.Errorf("no failing rate, yet the result %g is not the ceiling", rs.RatePerSecond)
+	}
+}

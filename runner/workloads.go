@@ -1,11 +1,13 @@
 package runner
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"time"
 
 	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/capacity"
 	"github.com/servebench/servebench/stats"
 )
 
@@ -33,8 +35,8 @@ type TraceReplayer interface {
 // (one open-loop cell per rate, concurrency 0: uncapped).
 func (r *Runner) sweepKeys() []servebench.CellKey {
 	s := r.Plan.Sweep
-	if r.Plan.Sessions != nil {
-		return nil // the sessions replace the grid (runSessions)
+	if r.Plan.Sessions != nil || s.AutoRate {
+		return nil // the sessions replace the grid (runSessions), as does a rate search (searchRates)
 	}
 	if r.Trace != nil {
 		sched := r.Trace.Schedule()
@@ -111,4 +113,45 @@ func (r *Runner) judgeWorkload(cell *servebench.CellResult, recs []servebench.Re
 			cell.ID(), cell.RatePerSecond, cell.AchievedRatePerSecond, cell.RequestThroughputRPS, cell.LateSends))
 		r.mu.Unlock()
 	}
+}
+
+// searchRates runs --rate auto: at each context, open-loop cells at the rates capacity.NextRate
+// picks, until the highest rate whose goodput stays at or above the target is bracketed
+// (capacity.DecideRate). Cells a resumed run already measured are reused.
+func (r *Runner) searchRates(ctx context.Context, done map[servebench.CellKey]servebench.CellResult) error {
+	s := r.Plan.Sweep
+	if !s.AutoRate {
+		return nil
+	}
+	for _, c := range s.Contexts {
+		phase := fmt.Sprintf("rate search %s", c)
+		r.emit(Event{Kind: "phase", Phase: phase})
+		points := map[float64]bool{}
+		var order []float64
+		for {
+			rate, stop := capacity.NextRate(points, s.Rate, s.MaxRate)
+			if stop {
+				break
+			}
+			key := servebench.CellKey{Scenario: SweepScenario, LoadMode: servebench.ModeRate, ContextTokens: int(c), OutputTokens: int(s.OutputTokens), RatePerSecond: rate}
+			res, ok := done[key]
+			if !ok {
+				r.emit(Event{Kind: "cell-start", Phase: phase, Cell: key, Planned: r.planned(key)})
+				var err error
+				if res, _, err = r.measure(ctx, key, phase, 0, 0, nil); err != nil {
+					return err
+				}
+				done[key] = res
+				r.addCell(res)
+			}
+			points[rate] = capacity.RatePasses(res, s.GoodputTarget)
+			order = append(order, rate)
+		}
+		res := capacity.DecideRate(points, order, s.GoodputTarget, s.MaxRate, int(c), int(s.OutputTokens))
+		r.mu.Lock()
+		r.searches = append(r.searches, res)
+		r.mu.Unlock()
+		r.flush()
+	}
+	return nil
 }
