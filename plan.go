@@ -197,6 +197,10 @@ type DatasetPlan struct {
 	MinOutputTokens int `json:"min_output_tokens,omitempty" yaml:"min_output_tokens"`
 	MaxOutputTokens int `json:"max_output_tokens,omitempty" yaml:"max_output_tokens"`
 	MaxPromptChars  int `json:"max_prompt_chars,omitempty" yaml:"max_prompt_chars"`
+	// Sessions runs each ShareGPT conversation whole, as a multi-turn session (its human turns
+	// one by one, the model's own answers in between) with the levels of the plan's sessions:
+	// block, instead of replaying first turns.
+	Sessions bool `json:"sessions,omitempty" yaml:"sessions"`
 	// Sample > 0 replays that many entries drawn with Seed (kept in file order).
 	Sample int   `json:"sample,omitempty" yaml:"sample"`
 	Seed   int64 `json:"seed,omitempty" yaml:"seed"`
@@ -220,7 +224,8 @@ type TracePlan struct {
 // session is one cell (CellKey.Turn), and beside each turn ≥ 2 a cell of fresh prompts of the
 // same length is measured for comparison.
 type SessionPlan struct {
-	// Turns per session (at least 2).
+	// Turns per session (at least 2). With dataset.sessions: at most this many of each
+	// conversation's turns (0: all of them).
 	Turns int `json:"turns" yaml:"turns"`
 	// FirstTurnTokens is the prompt of turn 1; TurnTokens the new user text of each later turn.
 	FirstTurnTokens Tokens `json:"first_turn_tokens" yaml:"first_turn_tokens"`

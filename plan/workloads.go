@@ -112,6 +112,7 @@ func workloadFlags() []Flag {
 				return nil
 			}},
 		flag("dataset", "dataset.path", "string", "replay prompts from a file: JSONL {\"messages\": [...]} or {\"prompt\": ...} lines with optional output_tokens, or ShareGPT JSON", parseString, func(p *servebench.Plan) *string { return &ds(p).Path }),
+		flag("dataset-sessions", "dataset.sessions", "bool", "run each ShareGPT conversation of --dataset whole, as a multi-turn session with the prompt cache (levels from the plan's sessions:, default 1 and 4)", strconv.ParseBool, func(p *servebench.Plan) *bool { return &ds(p).Sessions }),
 		flag("dataset-sample", "dataset.sample", "int", "replay this many dataset entries, drawn with --seed (file order kept)", parseInt[int], func(p *servebench.Plan) *int { return &ds(p).Sample }),
 		flag("trace", "trace.path", "string", "replay a JSONL request trace on its schedule ({\"timestamp\": ms, \"input_length\", \"output_length\", \"hash_ids\"} lines, as the Mooncake traces)", parseString, func(p *servebench.Plan) *string { return &tr(p).Path }),
 		flag("trace-speed", "trace.speed", "float", "replay the trace this many times faster than recorded (default 1)", parseFloat, func(p *servebench.Plan) *float64 { return &tr(p).Speed }),
@@ -237,6 +238,10 @@ func validateWorkloads(p *servebench.Plan, add func(string, ...any)) {
 // validateSessions fills the defaults of sessions: (answer length from the sweep, levels 1 and
 // 4, 2 × level sessions, at least 4) and judges the rest.
 func validateSessions(p *servebench.Plan, add func(string, ...any)) {
+	fromData := p.Dataset != nil && p.Dataset.Sessions
+	if fromData && p.Sessions == nil {
+		p.Sessions = &servebench.SessionPlan{}
+	}
 	ss := p.Sessions
 	if ss == nil {
 		return
@@ -249,10 +254,16 @@ func validateSessions(p *servebench.Plan, add func(string, ...any)) {
 	}
 	slices.Sort(ss.Concurrency)
 	ss.Concurrency = slices.Compact(ss.Concurrency)
-	if ss.Turns < 2 {
+	switch {
+	case fromData && ss.Turns < 0:
+		add("sessions.turns must not be negative (0: every turn of each conversation)")
+	case fromData:
+		if ss.FirstTurnTokens != 0 || ss.TurnTokens != 0 {
+			add("sessions.first_turn_tokens and turn_tokens do not apply to dataset.sessions: the conversations' own turns are sent")
+		}
+	case ss.Turns < 2:
 		add("sessions.turns must be at least 2 (got %d): a session's later turns are what hit the prompt cache", ss.Turns)
-	}
-	if ss.FirstTurnTokens < 1 || ss.TurnTokens < 1 {
+	case ss.FirstTurnTokens < 1 || ss.TurnTokens < 1:
 		add("sessions.first_turn_tokens and sessions.turn_tokens must be positive token counts, e.g. 2k and 256")
 	}
 	if ss.OutputTokens < 1 {
@@ -269,8 +280,8 @@ func validateSessions(p *servebench.Plan, add func(string, ...any)) {
 	if ss.ThinkTime < 0 {
 		add("sessions.think_time must not be negative")
 	}
-	if p.Trace != nil || p.Dataset != nil {
-		add("sessions and a dataset or trace are both set: measure one of them per run")
+	if p.Trace != nil || (p.Dataset != nil && !fromData) {
+		add("sessions and a dataset or trace are both set: measure one of them per run (dataset.sessions runs a ShareGPT dataset's conversations as the sessions)")
 	}
 }
 

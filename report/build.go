@@ -485,6 +485,9 @@ func (b *builder) testParameters() string {
 		if len(rates) > 0 {
 			parts = append(parts, fmt.Sprintf("Arrival rates %s.", joinAnd(rates)))
 		}
+	case p.Sessions != nil && p.Dataset != nil && p.Dataset.Sessions:
+		parts = append(parts, fmt.Sprintf("Multi-turn sessions instead of the context × concurrency grid: the conversations of the dataset %s, a %s-token answer per turn, %s sessions in flight (see Prompt Caching).",
+			p.Dataset.Path, p.Sessions.OutputTokens, joinInts(p.Sessions.Concurrency)))
 	case p.Sessions != nil:
 		ss := p.Sessions
 		parts = append(parts, fmt.Sprintf("Multi-turn sessions instead of the context × concurrency grid: %d turns, a %s-token first prompt, %s tokens of new user text and a %s-token answer per turn, %s sessions in flight (see Prompt Caching).",

@@ -45,7 +45,9 @@ func (b *builder) sectionPromptCaching() {
 			fmtDur(s.E2ELatencySeconds.Mean), freshE2E})
 	}
 	intro := "Each session is a real conversation: turn 1 sends a new prompt, and every later turn sends the whole conversation so far (the model's own answers included) plus new user text. A server with a prefix cache only prefills what it has not seen. Beside each later turn, prompts of the same length with nothing in common were measured in the same run, sent the same way: the difference between the two TTFT columns is what the cache is worth."
-	if ss != nil {
+	if d := b.man.Plan.Dataset; ss != nil && d != nil && d.Sessions {
+		intro += fmt.Sprintf(" Sessions here are the conversations of the dataset %s, their human turns as written, each answered by the model in %s tokens; a conversation with fewer turns leaves the later ones.", d.Path, ss.OutputTokens)
+	} else if ss != nil {
 		intro += fmt.Sprintf(" Sessions here start with %s tokens and add %s tokens of user text and a %s-token answer per turn, over %d turns.", ss.FirstTurnTokens, ss.TurnTokens, ss.OutputTokens, ss.Turns)
 		if ss.ThinkTime > 0 {
 			intro += fmt.Sprintf(" Each session waits at least %s between an answer and its next turn.", fmtDur(float64(ss.ThinkTime)/1e9))

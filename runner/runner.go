@@ -157,6 +157,9 @@ type Runner struct {
 	Dataset Replayer
 	// Trace, when set, replaces the sweep by one open-loop cell replaying it.
 	Trace TraceReplayer
+	// SessionScript, when set, supplies the multi-turn sessions' user turns from a dataset's
+	// conversations instead of synthetic text (Plan.Sessions still sizes the levels).
+	SessionScript []ScriptedSession
 	// Probe asks whether the server answers again (nil error: it does). With a Probe, a request
 	// that cannot connect (or a burst of broken streams) pauses the run: the cell's attempt is
 	// discarded, the server probed with backoff for up to OutageTimeout, and the cell measured
@@ -595,7 +598,10 @@ func (r *Runner) measureOnce(ctx context.Context, key servebench.CellKey, phase 
 		warmTokens = newTextTokens(r.Plan.Sessions, key.Turn)
 		r.conv.begin()
 	}
-	if _, err := r.Prompts.Prompt(ctx, warmSeq, warmTokens); err != nil && !replay && !trace {
+	scripted := session && r.conv.script != nil // the dataset's text: no prompt to build
+	if scripted {
+		// nothing to build ahead
+	} else if _, err := r.Prompts.Prompt(ctx, warmSeq, warmTokens); err != nil && !replay && !trace {
 		if r.Probe != nil && ctx.Err() == nil && r.Probe(ctx) != nil {
 			return servebench.CellResult{}, 0, servebench.CellLog{}, &outageError{at: time.Now(), cause: "building a prompt: " + err.Error()}
 		}

@@ -20,6 +20,7 @@ import (
 // leaves them as they were.
 type conversations struct {
 	mu      sync.Mutex
+	script  []ScriptedSession // the dataset's conversations; nil: synthetic text
 	hist    [][]servebench.Message
 	lastEnd []float64 // run-clock offset (s) at which each session's last answer ended
 	pending map[int]*pendingTurn
@@ -32,8 +33,54 @@ type pendingTurn struct {
 	end    float64
 }
 
-func newConversations(count int) *conversations {
-	return &conversations{hist: make([][]servebench.Message, count), lastEnd: make([]float64, count), pending: map[int]*pendingTurn{}}
+// ScriptedSession is a conversation of a dataset run as a session: Lead (a system message, say)
+// opens it, then Turns are its user turns, one per turn, the model's own answers in between.
+type ScriptedSession struct {
+	// Index is the dataset entry (0-based), kept in each record's dataset_index.
+	Index int
+	Lead  []servebench.Message
+	Turns []string
+}
+
+// newConversations starts count sessions: synthetic ones, or the first count of script.
+func newConversations(count int, script []ScriptedSession) *conversations {
+	if script != nil {
+		count = min(count, len(script))
+		script = script[:count]
+	}
+	cv := &conversations{script: script, hist: make([][]servebench.Message, count), lastEnd: make([]float64, count), pending: map[int]*pendingTurn{}}
+	for i := range script {
+		cv.hist[i] = slices.Clone(script[i].Lead)
+	}
+	return cv
+}
+
+// active lists the sessions that have a turn t, in order: every session, or the dataset's
+// conversations with at least t user turns. Request k of turn t's cell is session active(t)[k].
+func (cv *conversations) active(t int) []int {
+	var out []int
+	for i := range cv.hist {
+		if cv.script == nil || len(cv.script[i].Turns) >= t {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// turns is how many turns the level measures: sessions.turns, and for a dataset no more than its
+// longest conversation (all of them when sessions.turns is 0).
+func (cv *conversations) turns(planned int) int {
+	if cv.script == nil {
+		return planned
+	}
+	longest := 0
+	for _, s := range cv.script {
+		longest = max(longest, len(s.Turns))
+	}
+	if planned <= 0 || planned > longest {
+		return longest
+	}
+	return planned
 }
 
 // begin starts an attempt at a turn's cell: nothing of an earlier attempt is kept.
@@ -66,8 +113,12 @@ func sessionCount(ss *servebench.SessionPlan, n int) int {
 
 // sessionContext is the nominal prompt of turn t (tokens): the first turn's prompt plus, for
 // every earlier turn, its answer and the next turn's new user text. The server's count adds
-// the chat template's tokens per message; records carry that count.
+// the chat template's tokens per message; records carry that count. A dataset's sessions have
+// no nominal length (0).
 func sessionContext(ss *servebench.SessionPlan, t int) int {
+	if ss.FirstTurnTokens == 0 {
+		return 0
+	}
 	return int(ss.FirstTurnTokens) + (t-1)*(int(ss.OutputTokens)+int(ss.TurnTokens))
 }
 
@@ -88,15 +139,22 @@ func newTextTokens(ss *servebench.SessionPlan, t int) int {
 
 // sessionRequest builds turn key.Turn of session i as request seq: the conversation so far
 // plus new user text, after the session's think time since its last answer.
-func (r *Runner) sessionRequest(ctx context.Context, key servebench.CellKey, seq int64, i int) (*servebench.Request, error) {
+func (r *Runner) sessionRequest(ctx context.Context, key servebench.CellKey, seq int64, k int) (*servebench.Request, error) {
 	ss := r.Plan.Sessions
 	cv := r.conv
-	if i < 0 || i >= len(cv.hist) {
-		return nil, fmt.Errorf("session %d of %d: the cell sent more requests than there are sessions", i, len(cv.hist))
+	act := cv.active(key.Turn)
+	if k < 0 || k >= len(act) {
+		return nil, fmt.Errorf("request %d of turn %d: the cell sent more requests than there are sessions (%d)", k, key.Turn, len(act))
 	}
-	text, err := r.Prompts.Prompt(ctx, seq, newTextTokens(ss, key.Turn))
-	if err != nil {
-		return nil, err
+	i := act[k]
+	var text string
+	if cv.script != nil {
+		text = cv.script[i].Turns[key.Turn-1]
+	} else {
+		var err error
+		if text, err = r.Prompts.Prompt(ctx, seq, newTextTokens(ss, key.Turn)); err != nil {
+			return nil, err
+		}
 	}
 	cv.mu.Lock()
 	msgs := append(slices.Clone(cv.hist[i]), servebench.Message{Role: "user", Content: text})
@@ -117,19 +175,36 @@ func (r *Runner) sessionRequest(ctx context.Context, key servebench.CellKey, seq
 		}
 	}
 	req := &servebench.Request{Cell: key, Seq: seq, Messages: msgs, MaxOutputTokens: key.OutputTokens, Answer: p.answer}
-	if key.Turn == 1 {
+	if cv.script != nil {
+		idx := cv.script[i].Index
+		req.DatasetIndex = &idx
+	} else if key.Turn == 1 {
 		req.PromptTokens = key.ContextTokens // later turns' length is the conversation's, as the server counts it
 	}
 	return req, nil
 }
 
-// sessionEnded notes when session i's answer ended (the next turn's think time counts from it).
-func (r *Runner) sessionEnded(i int, rec servebench.Record) {
+// sessionEnded notes when the session of request k of the turn's cell answered (the next
+// turn's think time counts from it).
+func (r *Runner) sessionEnded(k int, rec servebench.Record) {
+	act := r.conv.active(rec.Turn)
+	if k < 0 || k >= len(act) {
+		return
+	}
 	r.conv.mu.Lock()
-	if p := r.conv.pending[i]; p != nil {
+	if p := r.conv.pending[act[k]]; p != nil {
 		p.end = rec.EndOffsetSeconds
 	}
 	r.conv.mu.Unlock()
+}
+
+// sessionRequests is how many requests a session or fresh cell of turn t sends: one per
+// session that has turn t.
+func (r *Runner) sessionRequests(key servebench.CellKey) int {
+	if r.conv != nil {
+		return len(r.conv.active(key.Turn))
+	}
+	return sessionCount(r.Plan.Sessions, key.Concurrency)
 }
 
 // runSessions measures the plan's multi-turn sessions: at each concurrency level, turn 1 to T
@@ -141,21 +216,26 @@ func (r *Runner) runSessions(ctx context.Context, done map[servebench.CellKey]se
 	if ss == nil {
 		return nil
 	}
-	total := len(ss.Concurrency) * (2*ss.Turns - 1)
+	turnsAt := func(n int) int { return newConversations(sessionCount(ss, n), r.SessionScript).turns(ss.Turns) }
+	total := 0
+	for _, n := range ss.Concurrency {
+		total += 2*turnsAt(n) - 1
+	}
 	r.emit(Event{Kind: EventPhase, Phase: servebench.PhaseSessions, CellCount: total})
 	idx := 0
 	for _, n := range ss.Concurrency {
-		if r.levelDone(done, n) {
-			idx += 2*ss.Turns - 1
+		nt := turnsAt(n)
+		if r.levelDone(done, n, nt) {
+			idx += 2*nt - 1
 			continue
 		}
 		r.dropLevel(done, n)
-		r.conv = newConversations(sessionCount(ss, n))
-		turns := make([]servebench.CellResult, ss.Turns+1)
-		for t := 1; t <= ss.Turns; t++ {
+		r.conv = newConversations(sessionCount(ss, n), r.SessionScript)
+		turns := make([]servebench.CellResult, nt+1)
+		for t := 1; t <= nt; t++ {
 			idx++
 			key := sessionKey(ss, n, t)
-			if max := r.Server.MaxModelLen; max > 0 && key.ContextTokens+key.OutputTokens > max {
+			if max := r.Server.MaxModelLen; max > 0 && key.ContextTokens > 0 && key.ContextTokens+key.OutputTokens > max {
 				note := fmt.Sprintf("skipped: turn %d's conversation (about %d tokens) and its %d-token answer exceed the target's maximum model length of %d tokens", t, key.ContextTokens, key.OutputTokens, max)
 				if err := r.keep(servebench.CellLog{Event: servebench.LogSkipped, Phase: servebench.PhaseSessions, Cell: key, Note: note}); err != nil {
 					return err
@@ -174,7 +254,7 @@ func (r *Runner) runSessions(ctx context.Context, done map[servebench.CellKey]se
 			done[key] = res
 			r.addCell(res)
 		}
-		for t := 2; t <= ss.Turns; t++ {
+		for t := 2; t <= nt; t++ {
 			idx++
 			s := turns[t]
 			if s.RequestsTotal == 0 {
@@ -184,6 +264,9 @@ func (r *Runner) runSessions(ctx context.Context, done map[servebench.CellKey]se
 			key.Scenario = stats.FreshScenario
 			if s.InputTokensMean > 0 {
 				key.ContextTokens = int(math.Round(s.InputTokensMean))
+			}
+			if key.ContextTokens <= 0 {
+				continue // nothing succeeded: no length to match
 			}
 			r.emit(Event{Kind: EventCellStart, Phase: servebench.PhaseSessions, Cell: key, CellIndex: idx, CellCount: total, Planned: r.planned(key)})
 			res, _, err := r.measure(ctx, key, servebench.PhaseSessions, idx, total, nil)
@@ -199,8 +282,7 @@ func (r *Runner) runSessions(ctx context.Context, done map[servebench.CellKey]se
 }
 
 // levelDone reports whether every session and fresh cell of level n is among the done cells.
-func (r *Runner) levelDone(done map[servebench.CellKey]servebench.CellResult, n int) bool {
-	ss := r.Plan.Sessions
+func (r *Runner) levelDone(done map[servebench.CellKey]servebench.CellResult, n, turns int) bool {
 	have := map[[2]int]bool{}
 	for k := range done {
 		if k.Concurrency == n && (k.Scenario == stats.SessionScenario || k.Scenario == stats.FreshScenario) {
@@ -211,7 +293,7 @@ func (r *Runner) levelDone(done map[servebench.CellKey]servebench.CellResult, n 
 			have[[2]int{sign, k.Turn}] = true
 		}
 	}
-	for t := 1; t <= ss.Turns; t++ {
+	for t := 1; t <= turns; t++ {
 		if !have[[2]int{1, t}] || (t > 1 && !have[[2]int{-1, t}]) {
 			return false
 		}

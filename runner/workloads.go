@@ -92,7 +92,7 @@ func (r *Runner) openLoopRequests(key servebench.CellKey) int {
 		return len(r.Trace.Schedule())
 	}
 	if r.Plan.Sessions != nil && sessionCell(key) {
-		return sessionCount(r.Plan.Sessions, key.Concurrency)
+		return r.sessionRequests(key)
 	}
 	if s.Requests > 0 || s.Duration <= 0 || key.RatePerSecond <= 0 {
 		return s.Requests

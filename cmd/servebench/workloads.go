@@ -67,21 +67,55 @@ func loadTrace(t *servebench.TracePlan, b *workload.Builder) (*workload.TraceRep
 	return &workload.TraceReplay{T: tr, B: b, Speed: t.Speed, BlockTokens: t.BlockTokens}, note, nil
 }
 
-// loadDataset reads the plan's dataset (nil when none) and says what it holds.
+// readDataset reads the plan's dataset with its filters and sampling.
+func readDataset(d *servebench.DatasetPlan) (*workload.Dataset, error) {
+	return workload.LoadDataset(d.Path, workload.DatasetOptions{MinOutputTokens: d.MinOutputTokens,
+		MaxOutputTokens: d.MaxOutputTokens, MaxPromptChars: d.MaxPromptChars, Sample: d.Sample, Seed: d.Seed})
+}
+
+// droppedNote says how many entries the length filters removed ("" when none).
+func droppedNote(ds *workload.Dataset) string {
+	if ds.Dropped > 0 {
+		return fmt.Sprintf("; %d dropped by the length filters", ds.Dropped)
+	}
+	return ""
+}
+
+// loadDataset reads the plan's dataset (nil when none, or when it feeds sessions) and says what
+// it holds.
 func loadDataset(d *servebench.DatasetPlan) (*workload.Replay, string, error) {
-	if d == nil {
+	if d == nil || d.Sessions {
 		return nil, "", nil
 	}
-	ds, err := workload.LoadDataset(d.Path, workload.DatasetOptions{MinOutputTokens: d.MinOutputTokens,
-		MaxOutputTokens: d.MaxOutputTokens, MaxPromptChars: d.MaxPromptChars, Sample: d.Sample, Seed: d.Seed})
+	ds, err := readDataset(d)
 	if err != nil {
 		return nil, "", err
 	}
-	note := fmt.Sprintf("dataset %s (%s): %d entries replayed in order, cycling", d.Path, ds.Format, len(ds.Entries))
-	if ds.Dropped > 0 {
-		note += fmt.Sprintf("; %d dropped by the length filters", ds.Dropped)
-	}
+	note := fmt.Sprintf("dataset %s (%s): %d entries replayed in order, cycling", d.Path, ds.Format, len(ds.Entries)) + droppedNote(ds)
 	return workload.NewReplay(ds), note, nil
+}
+
+// loadSessionScript reads a ShareGPT dataset whose conversations run whole as multi-turn
+// sessions (dataset.sessions); nil when the plan asks for none.
+func loadSessionScript(d *servebench.DatasetPlan) ([]runner.ScriptedSession, string, error) {
+	if d == nil || !d.Sessions {
+		return nil, "", nil
+	}
+	ds, err := readDataset(d)
+	if err != nil {
+		return nil, "", err
+	}
+	if ds.Format != "sharegpt" {
+		return nil, "", fmt.Errorf("dataset %s: --dataset-sessions needs a ShareGPT JSON array (conversations of from/value turns), not %s lines", d.Path, ds.Format)
+	}
+	script := make([]runner.ScriptedSession, len(ds.Entries))
+	turns := 0
+	for i, e := range ds.Entries {
+		script[i] = runner.ScriptedSession{Index: e.Index, Lead: e.Messages[:len(e.Messages)-1], Turns: e.Turns}
+		turns += len(e.Turns)
+	}
+	note := fmt.Sprintf("dataset %s (sharegpt): %d conversations (%d human turns) run whole as multi-turn sessions", d.Path, len(script), turns) + droppedNote(ds)
+	return script, note, nil
 }
 
 // level writes how a cell loads the target in progress lines: "c=4", "2/s" for an uncapped
@@ -107,6 +141,14 @@ func (s *session) workloads(rn *runner.Runner) error {
 	}
 	if replay != nil {
 		rn.Dataset = replay
+		fmt.Fprintln(s.e.stderr, note)
+	}
+	script, note, err := loadSessionScript(s.man.Plan.Dataset)
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	if script != nil {
+		rn.SessionScript = script
 		fmt.Fprintln(s.e.stderr, note)
 	}
 	trace, note, err := loadTrace(s.man.Plan.Trace, s.tg.prompts)

@@ -416,3 +416,87 @@ func TestTokenizeCarriesTheHeaders(t *testing.T) {
 		}
 	}
 }
+
+// --dataset-sessions runs each ShareGPT conversation whole: turn t sends its system prompt, its
+// first t human turns as written and the model's own answers between them; a conversation with
+// fewer turns leaves the later cells, and every record names its dataset entry.
+func TestRunShareGPTConversationsAsSessions(t *testing.T) {
+	base, got := startRecordingSim(t, sim.Options{Seed: 8})
+	long := strings.Repeat("context words for the cache ", 120)
+	convs := [][]string{
+		{long + "first question one?", "and the second one?", "a third?"},
+		{long + "question two <b>?</b>", "more on two", "last on two"},
+		{long + "three, once", "three again"},
+		{long + "four, only once"},
+	}
+	var arr []map[string]any
+	for _, c := range convs {
+		turns := []map[string]string{{"from": "system", "value": "be brief"}}
+		for _, h := range c {
+			turns = append(turns, map[string]string{"from": "human", "value": h}, map[string]string{"from": "gpt", "value": "the dataset's answer, never sent"})
+		}
+		arr = append(arr, map[string]any{"conversations": turns})
+	}
+	dir := t.TempDir()
+	ds := filepath.Join(dir, "sharegpt.json")
+	b, _ := json.Marshal(arr)
+	cfg := filepath.Join(dir, "plan.yaml")
+	if os.WriteFile(ds, b, 0o644) != nil || os.WriteFile(cfg, []byte("sessions:\n  concurrency: [2]\n  output_tokens: 8\n"), 0o644) != nil {
+		t.Fatal("writing the test files")
+	}
+	out := runQuick(t, base, "--config", cfg, "--dataset", ds, "--dataset-sessions")
+
+	perTurn := map[int]int{}
+	for _, r := range readRecords(t, filepath.Join(out, "requests.jsonl")) {
+		if r.Scenario != "session" {
+			continue
+		}
+		perTurn[r.Turn]++
+		if r.DatasetIndex == nil || !r.OK() {
+			t.Errorf("seq %d: dataset index %v, error %q", r.Seq, r.DatasetIndex, r.Error)
+		}
+	}
+	if perTurn[1] != 4 || perTurn[2] != 3 || perTurn[3] != 2 || len(perTurn) != 3 {
+		t.Errorf("session requests per turn %v, want 4, 3, 2", perTurn)
+	}
+	got.mu.Lock()
+	defer got.mu.Unlock()
+	checked := 0
+	for _, body := range got.bodies {
+		msgs, _ := body["messages"].([]any)
+		if len(msgs) < 2 || len(msgs)%2 != 0 {
+			continue // a fresh prompt or a probe
+		}
+		first, _ := msgs[1].(map[string]any)
+		ci := -1
+		for i, c := range convs {
+			if first["content"] == c[0] {
+				ci = i
+			}
+		}
+		if ci < 0 {
+			continue
+		}
+		if sys, _ := msgs[0].(map[string]any); sys["role"] != "system" || sys["content"] != "be brief" {
+			t.Errorf("conversation %d: first message %v, want the system prompt", ci, sys)
+		}
+		for j := 1; j < len(msgs); j++ {
+			m, _ := msgs[j].(map[string]any)
+			if j%2 == 1 && (m["role"] != "user" || m["content"] != convs[ci][j/2]) {
+				t.Errorf("conversation %d message %d: %v, want human turn %d as written", ci, j, m, j/2)
+			}
+			if j%2 == 0 && (m["role"] != "assistant" || m["content"] == "" || m["content"] == "the dataset's answer, never sent") {
+				t.Errorf("conversation %d message %d: %v, want the model's own answer", ci, j, m)
+			}
+		}
+		checked++
+	}
+	if checked != 9 {
+		t.Errorf("checked %d session requests, want 9", checked)
+	}
+	for _, c := range readResults(t, out).Cells {
+		if c.Scenario == "session" && c.Turn >= 2 && (c.CachedTokensMean == nil || *c.CachedTokensMean <= 0) {
+			t.Errorf("turn %d: cached_tokens_mean %v, want > 0", c.Turn, c.CachedTokensMean)
+		}
+	}
+}
