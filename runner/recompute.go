@@ -85,6 +85,12 @@ func Recompute(man servebench.Manifest, recs []servebench.Record, logs []servebe
 			levels[l.Cell] = l
 		}
 	}
+	// the rate searches decide again over the cells they measured
+	if err := r.searchRates(context.Background(), done, func(context.Context, servebench.CellKey) (servebench.CellResult, error) {
+		return servebench.CellResult{}, errNotMeasured
+	}); err != nil {
+		return servebench.Results{}, err
+	}
 	err := r.searchCapacity(context.Background(), done, func(_ context.Context, _ servebench.UseCase, key servebench.CellKey) (servebench.CellResult, int, error) {
 		for _, o := range outages[key] {
 			r.addOutage(o)

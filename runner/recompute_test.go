@@ -75,6 +75,21 @@ func TestRecomputeSessions(t *testing.T) {
 	sameResults(t, man, recs, logs, wrote)
 }
 
+// A rate search (--rate auto) is recomputed over the cells it measured: the same cells and the
+// same decision.
+func TestRecomputeRateSearch(t *testing.T) {
+	tg := startSim(t, sim.FastProfile, sim.Options{Seed: 9})
+	p := smallPlan(t, "1k", "1", 16)
+	e2e := 30.0
+	p.Sweep.Mode, p.Sweep.AutoRate, p.Sweep.Rate, p.Sweep.MaxRate, p.Sweep.GoodputTarget, p.Sweep.Requests = servebench.ModeRate, true, 8, 16, 0.9, 8
+	p.SLO = &servebench.Thresholds{E2ELatencySecondsMax: &e2e}
+	_, man, wrote, recs, logs := runThroughFolder(t, tg, p)
+	if len(wrote.RateSearches) != 1 || len(wrote.Cells) < 2 {
+		t.Fatalf("searches %+v over %d cells", wrote.RateSearches, len(wrote.Cells))
+	}
+	sameResults(t, man, recs, logs, wrote)
+}
+
 // runThroughFolder runs p against tg into a run folder, as servebench run does, and returns
 // the folder, its manifest, the results.json the run wrote, its records and its cell logs.
 func runThroughFolder(t *testing.T, tg target, p servebench.Plan) (string, servebench.Manifest, servebench.Results, []servebench.Record, []servebench.CellLog) {
@@ -126,7 +141,7 @@ func sameResults(t *testing.T, man servebench.Manifest, recs []servebench.Record
 		got, want any
 	}{
 		{"cells", got.Cells, wrote.Cells}, {"capacity", got.Capacity, wrote.Capacity}, {"sizing", got.Sizing, wrote.Sizing},
-		{"notes", got.Notes, wrote.Notes}, {"run", got.Run.ID, wrote.Run.ID},
+		{"notes", got.Notes, wrote.Notes}, {"run", got.Run.ID, wrote.Run.ID}, {"rate searches", got.RateSearches, wrote.RateSearches},
 	} {
 		g, _ := json.MarshalIndent(part.got, "", " ")
 		w, _ := json.MarshalIndent(part.want, "", " ")

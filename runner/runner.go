@@ -409,7 +409,7 @@ func (r *Runner) Run(ctx context.Context) error {
 	if err := r.runSessions(ctx, done); err != nil {
 		return err
 	}
-	if err := r.searchRates(ctx, done); err != nil {
+	if err := r.searchRates(ctx, done, r.measureRate); err != nil {
 		return err
 	}
 

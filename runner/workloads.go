@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -117,15 +118,16 @@ func (r *Runner) judgeWorkload(cell *servebench.CellResult, recs []servebench.Re
 
 // searchRates runs --rate auto: at each context, open-loop cells at the rates capacity.NextRate
 // picks, until the highest rate whose goodput stays at or above the target is bracketed
-// (capacity.DecideRate). Cells a resumed run already measured are reused.
-func (r *Runner) searchRates(ctx context.Context, done map[servebench.CellKey]servebench.CellResult) error {
+// (capacity.DecideRate). Cells already in done (a resumed run's) are reused; level measures the
+// others (Recompute reads them back instead). A level that reports errNotMeasured ends that
+// context's search where the run stopped.
+func (r *Runner) searchRates(ctx context.Context, done map[servebench.CellKey]servebench.CellResult,
+	level func(context.Context, servebench.CellKey) (servebench.CellResult, error)) error {
 	s := r.Plan.Sweep
 	if !s.AutoRate {
 		return nil
 	}
 	for _, c := range s.Contexts {
-		phase := fmt.Sprintf("rate search %s", c)
-		r.emit(Event{Kind: "phase", Phase: phase})
 		points := map[float64]bool{}
 		var order []float64
 		for {
@@ -133,16 +135,17 @@ func (r *Runner) searchRates(ctx context.Context, done map[servebench.CellKey]se
 			if stop {
 				break
 			}
-			key := servebench.CellKey{Scenario: SweepScenario, LoadMode: servebench.ModeRate, ContextTokens: int(c), OutputTokens: int(s.OutputTokens), RatePerSecond: rate}
+			key := servebench.CellKey{Kind: servebench.KindRate, Scenario: servebench.SweepScenario, LoadMode: servebench.ModeRate,
+				ContextTokens: int(c), OutputTokens: int(s.OutputTokens), RatePerSecond: rate}
 			res, ok := done[key]
 			if !ok {
-				r.emit(Event{Kind: "cell-start", Phase: phase, Cell: key, Planned: r.planned(key)})
 				var err error
-				if res, _, err = r.measure(ctx, key, phase, 0, 0, nil); err != nil {
+				if res, err = level(ctx, key); errors.Is(err, errNotMeasured) {
+					return nil
+				} else if err != nil {
 					return err
 				}
 				done[key] = res
-				r.addCell(res)
 			}
 			points[rate] = capacity.RatePasses(res, s.GoodputTarget)
 			order = append(order, rate)
@@ -154,4 +157,14 @@ func (r *Runner) searchRates(ctx context.Context, done map[servebench.CellKey]se
 		r.flush()
 	}
 	return nil
+}
+
+// measureRate measures one level of a rate search as part of the sweep.
+func (r *Runner) measureRate(ctx context.Context, key servebench.CellKey) (servebench.CellResult, error) {
+	r.emit(Event{Kind: EventCellStart, Phase: servebench.PhaseSweep, Cell: key, Planned: r.planned(key)})
+	res, _, err := r.measure(ctx, key, servebench.PhaseSweep, 0, 0, nil)
+	if err == nil {
+		r.addCell(res)
+	}
+	return res, err
 }
