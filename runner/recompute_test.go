@@ -79,10 +79,7 @@ func TestRecomputeSessions(t *testing.T) {
 // same decision.
 func TestRecomputeRateSearch(t *testing.T) {
 	tg := startSim(t, sim.FastProfile, sim.Options{Seed: 9})
-	p := smallPlan(t, "1k", "1", 16)
-	e2e := 30.0
-	p.Sweep.Mode, p.Sweep.AutoRate, p.Sweep.Rate, p.Sweep.MaxRate, p.Sweep.GoodputTarget, p.Sweep.Requests = servebench.ModeRate, true, 8, 16, 0.9, 8
-	p.SLO = &servebench.Thresholds{E2ELatencySecondsMax: &e2e}
+	p := rateSearchPlan(t, 16, 8)
 	_, man, wrote, recs, logs := runThroughFolder(t, tg, p)
 	if len(wrote.RateSearches) != 1 || len(wrote.Cells) < 2 {
 		t.Fatalf("searches %+v over %d cells", wrote.RateSearches, len(wrote.Cells))

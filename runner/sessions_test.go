@@ -179,10 +179,7 @@ func TestSessionsResumeRemeasuresAnUnfinishedLevel(t *testing.T) {
 // depends on the machine's load; the decision rule itself is tested in package capacity.)
 func TestRateSearchAgainstTheSimulator(t *testing.T) {
 	tg := startSim(t, sim.FastProfile, sim.Options{Seed: 7})
-	p := smallPlan(t, "1k", "1", 16)
-	e2e := 30.0
-	p.Sweep.Mode, p.Sweep.AutoRate, p.Sweep.Rate, p.Sweep.MaxRate, p.Sweep.GoodputTarget, p.Sweep.Requests = servebench.ModeRate, true, 8, 32, 0.9, 12
-	p.SLO = &servebench.Thresholds{E2ELatencySecondsMax: &e2e}
+	p := rateSearchPlan(t, 32, 12)
 	r, _ := newRunner(t, tg, p, nil)
 	if err := r.Run(context.Background()); err != nil {
 		t.Fatal(err)
@@ -215,4 +212,15 @@ func TestRateSearchAgainstTheSimulator(t *testing.T) {
 	if rs.FailingRatePerSecond == 0 && rs.RatePerSecond != 32 {
 		t.Errorf("no failing rate, yet the result %g is not the ceiling", rs.RatePerSecond)
 	}
+}
+
+// rateSearchPlan searches rates from 8 requests/s up to max, requests per cell, for goodput
+// ≥ 0.9 against an end-to-end objective of 30 s.
+func rateSearchPlan(t *testing.T, max float64, requests int) servebench.Plan {
+	t.Helper()
+	p := smallPlan(t, "1k", "1", 16)
+	e2e := 30.0
+	p.Sweep.Mode, p.Sweep.AutoRate, p.Sweep.Rate, p.Sweep.MaxRate, p.Sweep.GoodputTarget, p.Sweep.Requests = servebench.ModeRate, true, 8, max, 0.9, requests
+	p.SLO = &servebench.Thresholds{E2ELatencySecondsMax: &e2e}
+	return p
 }
