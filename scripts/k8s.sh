@@ -21,6 +21,7 @@ cd "$(dirname "$0")/.."
 K8S_VERSION=v1.36.1 # k8s.io/kubernetes; its staging modules are v0.36.1 (e2e/k8s/controlplane/go.mod)
 ETCD_VERSION=v3.6.8 # e2e/k8s/etcd/go.mod
 cache="${SERVEBENCH_K8S_CACHE:-$HOME/.cache/servebench/k8s}/$K8S_VERSION-etcd-$ETCD_VERSION"
+PATH="$PATH:$cache" # a kubectl built here is used only when the machine has none
 
 build() {
   mkdir -p "$cache"
@@ -34,6 +35,12 @@ build() {
       echo "== built $c in $(( $(date +%s) - s ))s"
     fi
   done
+  # kubectl: the machine's own when it has one, else built from the same module (cached)
+  if ! command -v kubectl >/dev/null 2>&1 && [ ! -x "$cache/kubectl" ]; then
+    local s; s=$(date +%s)
+    (cd e2e/k8s/controlplane && go build -trimpath -ldflags "$ld" -o "$cache/kubectl.tmp" k8s.io/kubernetes/cmd/kubectl) && mv "$cache/kubectl.tmp" "$cache/kubectl"
+    echo "== built kubectl in $(( $(date +%s) - s ))s"
+  fi
   if [ ! -x "$cache/etcd" ]; then
     local s; s=$(date +%s)
     (cd e2e/k8s/etcd && go build -trimpath -o "$cache/etcd.tmp" go.etcd.io/etcd/server/v3) && mv "$cache/etcd.tmp" "$cache/etcd"

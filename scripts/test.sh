@@ -21,6 +21,16 @@ if ! command -v chromium >/dev/null 2>&1 && [ -z "${SERVEBENCH_NO_CHROMIUM:-}" ]
   sudo_if env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
 fi
 
+# The Ollama and Kubernetes tiers' scripts use curl, openssl and python3: a bare machine gets
+# them from Debian.
+missing=()
+for t in python3 openssl curl; do command -v "$t" >/dev/null 2>&1 || missing+=("$t"); done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "== installing ${missing[*]} (Debian packages) for the real-engine and Kubernetes tiers"
+  sudo_if apt-get update -qq >/dev/null
+  sudo_if env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
 stop_ollama() { :; }
 if [ -z "${SERVEBENCH_NO_OLLAMA:-}" ]; then
   echo "== building (or reusing) and starting Ollama with a generated tiny model"
