@@ -1,7 +1,6 @@
 package workload
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -140,48 +139,41 @@ type jsonlEntry struct {
 
 func parseJSONL(b []byte) ([]Entry, error) {
 	var out []Entry
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 64<<10), 64<<20)
-	line := 0
-	for sc.Scan() {
-		line++
-		t := bytes.TrimSpace(sc.Bytes())
-		if len(t) == 0 {
-			continue
-		}
+	err := jsonLines(b, func(line int, t []byte) error {
 		var j jsonlEntry
 		if err := json.Unmarshal(t, &j); err != nil {
-			return nil, fmt.Errorf("line %d is not a JSON object of the dataset shape (%v): write {\"messages\": [...], \"output_tokens\": N} or {\"prompt\": \"...\", \"output_tokens\": N}", line, err)
+			return fmt.Errorf("line %d is not a JSON object of the dataset shape (%v): write {\"messages\": [...], \"output_tokens\": N} or {\"prompt\": \"...\", \"output_tokens\": N}", line, err)
 		}
 		e := Entry{Index: len(out)}
 		switch {
 		case j.Prompt != nil && j.Messages != nil:
-			return nil, fmt.Errorf("line %d has both prompt and messages: keep one", line)
+			return fmt.Errorf("line %d has both prompt and messages: keep one", line)
 		case j.Prompt != nil:
 			if *j.Prompt == "" {
-				return nil, fmt.Errorf("line %d: prompt is empty", line)
+				return fmt.Errorf("line %d: prompt is empty", line)
 			}
 			e.Messages = []servebench.Message{{Role: "user", Content: *j.Prompt}}
 		case len(j.Messages) > 0:
 			for i, m := range j.Messages {
 				if m.Role == "" {
-					return nil, fmt.Errorf("line %d: messages[%d] has no role: write {\"role\": \"user\", \"content\": \"...\"}", line, i)
+					return fmt.Errorf("line %d: messages[%d] has no role: write {\"role\": \"user\", \"content\": \"...\"}", line, i)
 				}
 			}
 			e.Messages = j.Messages
 		default:
-			return nil, fmt.Errorf("line %d has neither messages nor prompt", line)
+			return fmt.Errorf("line %d has neither messages nor prompt", line)
 		}
 		if j.OutputTokens != nil {
 			if *j.OutputTokens < 1 {
-				return nil, fmt.Errorf("line %d: output_tokens %d must be at least 1", line, *j.OutputTokens)
+				return fmt.Errorf("line %d: output_tokens %d must be at least 1", line, *j.OutputTokens)
 			}
 			e.OutputTokens = *j.OutputTokens
 		}
 		out = append(out, e)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("reading line %d: %w", line+1, err)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

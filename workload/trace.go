@@ -1,8 +1,6 @@
 package workload
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -47,19 +45,11 @@ func LoadTrace(path string) (*Trace, error) {
 		return nil, fmt.Errorf("trace: %w (check the --trace path)", err)
 	}
 	tr := &Trace{Path: path}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	var ts []float64
-	line := 0
-	for sc.Scan() {
-		line++
-		t := bytes.TrimSpace(sc.Bytes())
-		if len(t) == 0 {
-			continue
-		}
+	err = jsonLines(b, func(line int, t []byte) error {
 		var l traceLine
 		if err := json.Unmarshal(t, &l); err != nil {
-			return nil, fmt.Errorf("trace %s line %d is not a JSON object (%v): write {\"timestamp\": 0, \"input_length\": 1024, \"output_length\": 128, \"hash_ids\": [1, 2]}", path, line, err)
+			return fmt.Errorf("line %d is not a JSON object (%v): write {\"timestamp\": 0, \"input_length\": 1024, \"output_length\": 128, \"hash_ids\": [1, 2]}", line, err)
 		}
 		var miss []string
 		if l.Timestamp == nil {
@@ -72,13 +62,14 @@ func LoadTrace(path string) (*Trace, error) {
 			miss = append(miss, "output_length")
 		}
 		if len(miss) > 0 {
-			return nil, fmt.Errorf("trace %s line %d lacks a valid %s (timestamps in ms, lengths of at least 1 token)", path, line, strings.Join(miss, ", "))
+			return fmt.Errorf("line %d lacks a valid %s (timestamps in ms, lengths of at least 1 token)", line, strings.Join(miss, ", "))
 		}
 		ts = append(ts, *l.Timestamp)
 		tr.Entries = append(tr.Entries, TraceEntry{InputTokens: *l.InputLength, OutputTokens: *l.OutputLength, HashIDs: l.HashIDs})
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("trace %s: %w", path, err)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("trace %s %w", path, err)
 	}
 	if len(tr.Entries) == 0 {
 		return nil, errors.New("trace " + path + " holds no requests")
