@@ -125,6 +125,9 @@ func runRun(ctx context.Context, e *env, f runFlags, ov plan.Overrides) error {
 	if err := s.checkDistributed(); err != nil {
 		return err
 	}
+	if err := s.loadWorkloads(); err != nil {
+		return err
+	}
 	if err := s.openRunFolder(); err != nil {
 		return err
 	}
@@ -156,6 +159,8 @@ type session struct {
 	marker string
 	// coord runs the cells on workers (--workers); nil for a local run
 	coord *dist.Coordinator
+	// attachWorkloads gives the runner the dataset, sessions or trace loadWorkloads read
+	attachWorkloads func(*runner.Runner)
 }
 
 // resumedRun is a run folder being resumed: nothing is written into it before every check passed.
@@ -447,9 +452,7 @@ func (s *session) measure(ctx context.Context) (*runner.Runner, error) {
 	if tg.builtIn {
 		rn.RunInfo.Target = "built-in simulator (" + tg.spec.SimProfile + ")"
 	}
-	if err := s.workloads(rn); err != nil {
-		return rn, err
-	}
+	s.attachWorkloads(rn)
 	stopSampling := sampleTelemetry(ctx, tel.metrics, s.run, tg.origin)
 	fmt.Fprintf(e.stderr, "servebench %s: run %s → %s\n", version, s.id, s.run.Dir())
 	if tg.simulated && !tg.builtIn {

@@ -133,31 +133,35 @@ func level(k servebench.CellKey) string {
 	return fmt.Sprintf("c=%d", k.Concurrency)
 }
 
-// workloads gives the runner the plan's dataset or trace, saying what it holds.
-func (s *session) workloads(rn *runner.Runner) error {
-	replay, note, err := loadDataset(s.man.Plan.Dataset)
+// loadWorkloads is the step before the run folder: a dataset, its conversations as sessions
+// or a trace named by the plan is read and checked now, so that a bad file is refused before
+// anything is created. The runner gets them in measure (attachWorkloads).
+func (s *session) loadWorkloads() error {
+	replay, note, err := loadDataset(s.plan.Dataset)
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
-	if replay != nil {
-		rn.Dataset = replay
-		fmt.Fprintln(s.e.stderr, note)
-	}
-	script, note, err := loadSessionScript(s.man.Plan.Dataset)
+	script, snote, err := loadSessionScript(s.plan.Dataset)
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
-	if script != nil {
-		rn.SessionScript = script
-		fmt.Fprintln(s.e.stderr, note)
-	}
-	trace, note, err := loadTrace(s.man.Plan.Trace, s.tg.prompts)
+	trace, tnote, err := loadTrace(s.plan.Trace, s.tg.prompts)
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
-	if trace != nil {
-		rn.Trace = trace
-		fmt.Fprintln(s.e.stderr, note)
+	s.attachWorkloads = func(rn *runner.Runner) {
+		if replay != nil {
+			rn.Dataset = replay
+			fmt.Fprintln(s.e.stderr, note)
+		}
+		if script != nil {
+			rn.SessionScript = script
+			fmt.Fprintln(s.e.stderr, snote)
+		}
+		if trace != nil {
+			rn.Trace = trace
+			fmt.Fprintln(s.e.stderr, tnote)
+		}
 	}
 	return nil
 }

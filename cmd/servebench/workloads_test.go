@@ -500,3 +500,31 @@ func TestRunShareGPTConversationsAsSessions(t *testing.T) {
 		}
 	}
 }
+
+// A bad dataset or trace is refused before anything is created: exit 2, the file's line named,
+// no run folder.
+func TestBadWorkloadFileCreatesNoRunFolder(t *testing.T) {
+	base := startSimWith(t, sim.Options{})
+	tmp := t.TempDir()
+	trace := filepath.Join(tmp, "trace.jsonl")
+	dataset := filepath.Join(tmp, "data.jsonl")
+	if err := os.WriteFile(trace, []byte("{\"timestamp\": 0, \"input_length\": 0}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dataset, []byte("{\"messages\": []}\n{\"prompt\": \"hi\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ flag, path, want string }{
+		{"--trace", trace, "line 1 lacks a valid input_length"},
+		{"--dataset", dataset, "line 1 has neither messages nor prompt"},
+	} {
+		out := filepath.Join(tmp, strings.TrimPrefix(tt.flag, "--"))
+		code, _, stderr := runCLI(t, "run", "--url", base+"/v1", tt.flag, tt.path, "--out", out, "--index", "none", "--quiet")
+		if code != exitUsage || !strings.Contains(stderr, tt.want) {
+			t.Errorf("%s: exit %d, want %d naming %q:\n%s", tt.flag, code, exitUsage, tt.want, stderr)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("%s: a run folder was created for a refused file (%v)", tt.flag, err)
+		}
+	}
+}
