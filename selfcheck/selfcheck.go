@@ -72,42 +72,22 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return Result{}, err
 	}
 	gap := time.Duration(float64(cfg.Concurrency) / cfg.EventsPerSecond * float64(time.Second))
-	srv := &server{gap: gap, written: map[string]int64{}}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	h, err := open(ctx, gap, cfg.Concurrency)
 	if err != nil {
 		return Result{}, err
 	}
-	hs := &http.Server{Handler: srv}
-	go func() { _ = hs.Serve(ln) }()
-	defer hs.Close()
-
-	c, err := openai.New(openai.Config{BaseURL: "http://" + ln.Addr().String() + "/v1", Model: "selfcheck", MaxConnections: cfg.Concurrency})
-	if err != nil {
-		return Result{}, err
-	}
-	defer c.Close()
-	if _, err := c.Prewarm(ctx, cfg.Concurrency); err != nil {
-		return Result{}, err
-	}
-	res := Result{Config: cfg, ClockSource: c.ClockSource(), CPUShare: -1}
+	defer h.close()
+	srv := h.srv
+	res := Result{Config: cfg, ClockSource: h.c.ClockSource(), CPUShare: -1}
 	cpu0, cpuOK := host.CPUTime()
 	sched0 := host.SchedLatency()
-	start := time.Now()
 	var mu sync.Mutex
 	var recs []servebench.Record
-	var wg sync.WaitGroup
-	for range cfg.Concurrency {
-		wg.Go(func() {
-			for ctx.Err() == nil && time.Since(start) < cfg.Duration {
-				rec := c.Do(ctx, &servebench.Request{Prompt: "selfcheck", PromptTokens: 1, MaxOutputTokens: eventsPerStream})
-				mu.Lock()
-				recs = append(recs, rec)
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
-	wall := time.Since(start)
+	wall := h.drive(ctx, cfg.Concurrency, cfg.Duration, func(rec servebench.Record) {
+		mu.Lock()
+		recs = append(recs, rec)
+		mu.Unlock()
+	})
 	res.Sched = stats.HistogramSummarize(stats.HistogramDelta(sched0, host.SchedLatency()))
 	if cpu1, ok := host.CPUTime(); ok && cpuOK {
 		res.CPUShare = (cpu1 - cpu0).Seconds() / (wall.Seconds() * float64(runtime.GOMAXPROCS(0)))
@@ -206,38 +186,17 @@ func Carry(ctx context.Context, d time.Duration) (float64, error) {
 		d = 500 * time.Millisecond
 	}
 	const streams = 64
-	srv := &server{gap: 4 * time.Millisecond, written: map[string]int64{}}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	h, err := open(ctx, 4*time.Millisecond, streams)
 	if err != nil {
 		return 0, err
 	}
-	hs := &http.Server{Handler: srv}
-	go func() { _ = hs.Serve(ln) }()
-	defer hs.Close()
-	c, err := openai.New(openai.Config{BaseURL: "http://" + ln.Addr().String() + "/v1", Model: "selfcheck", MaxConnections: streams})
-	if err != nil {
-		return 0, err
-	}
-	defer c.Close()
-	if _, err := c.Prewarm(ctx, streams); err != nil {
-		return 0, err
-	}
+	defer h.close()
 	cpu0, ok := host.CPUTime()
 	if !ok {
 		return 0, fmt.Errorf("this system does not report the process's CPU time")
 	}
-	start := time.Now()
 	var events atomic.Int64
-	var wg sync.WaitGroup
-	for range streams {
-		wg.Go(func() {
-			for ctx.Err() == nil && time.Since(start) < d {
-				rec := c.Do(ctx, &servebench.Request{Prompt: "selfcheck", PromptTokens: 1, MaxOutputTokens: eventsPerStream})
-				events.Add(int64(rec.Chunks))
-			}
-		})
-	}
-	wg.Wait()
+	h.drive(ctx, streams, d, func(rec servebench.Record) { events.Add(int64(rec.Chunks)) })
 	cpu1, _ := host.CPUTime()
 	if err := ctx.Err(); err != nil {
 		return 0, err
@@ -247,4 +206,54 @@ func Carry(ctx context.Context, d time.Duration) (float64, error) {
 		return 0, fmt.Errorf("no events read in %s", d)
 	}
 	return float64(events.Load()) / used * float64(runtime.GOMAXPROCS(0)) * MaxCPUShare, nil
+}
+
+// harness is the in-process server and servebench's client reading it, connections open.
+type harness struct {
+	srv *server
+	hs  *http.Server
+	c   *openai.Client
+}
+
+// open starts a server whose events are gap apart and a client with streams connections.
+func open(ctx context.Context, gap time.Duration, streams int) (*harness, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	h := &harness{srv: &server{gap: gap, written: map[string]int64{}}}
+	h.hs = &http.Server{Handler: h.srv}
+	go func() { _ = h.hs.Serve(ln) }()
+	h.c, err = openai.New(openai.Config{BaseURL: "http://" + ln.Addr().String() + "/v1", Model: "selfcheck", MaxConnections: streams})
+	if err == nil {
+		_, err = h.c.Prewarm(ctx, streams)
+	}
+	if err != nil {
+		h.close()
+		return nil, err
+	}
+	return h, nil
+}
+
+func (h *harness) close() {
+	if h.c != nil {
+		h.c.Close()
+	}
+	_ = h.hs.Close()
+}
+
+// drive keeps streams requests in flight for d (or until ctx ends), handing each record to
+// each (from several goroutines), and returns the wall time it took.
+func (h *harness) drive(ctx context.Context, streams int, d time.Duration, each func(servebench.Record)) time.Duration {
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range streams {
+		wg.Go(func() {
+			for ctx.Err() == nil && time.Since(start) < d {
+				each(h.c.Do(ctx, &servebench.Request{Prompt: "selfcheck", PromptTokens: 1, MaxOutputTokens: eventsPerStream}))
+			}
+		})
+	}
+	wg.Wait()
+	return time.Since(start)
 }
