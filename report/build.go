@@ -550,8 +550,8 @@ func (b *builder) testParameters() string {
 			aim = fmt.Sprintf(", then until throughput and mean TTFT are known within ±%s at 95%% or a cap (%s requests, a %s window) is reached",
 				fmtPct(orPrecision(p.Sweep.Precision)), orDefault(intOrEmpty(p.Sweep.MaxRequests), "no cap on"), orDefault(durOrEmpty(p.Sweep.MaxDuration), "no cap on the"))
 		}
-		parts = append(parts, fmt.Sprintf("Load mode: sustained (closed loop, exactly N requests in flight; first N completions are warm-up; each cell measures a window of at least 2 × its mean end-to-end latency and at least max(%d, %d × N, 2 × N) requests%s).",
-			p.Sweep.MinRequests, p.Sweep.Rounds, aim))
+		parts = append(parts, fmt.Sprintf("Load mode: sustained (closed loop, exactly N requests in flight; first N completions are warm-up; each cell measures a window of at least %d × its mean end-to-end latency and at least %s requests%s).",
+			stats.MinWindowLifetimes, requestFloor(p.Sweep), aim))
 	case servebench.ModeDedicated:
 		parts = append(parts, "Load mode: dedicated bursts (N requests released together; the next burst waits for all of them).")
 	case servebench.ModeFixed:
@@ -1159,4 +1159,19 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// requestFloor writes the fewest measured requests a sustained cell of concurrency N takes
+// (load.Sizing's floors), leaving out the terms that never bind: "2 × N", "max(10, 3 × N)".
+func requestFloor(sw servebench.Sweep) string {
+	terms := []string{}
+	if sw.MinRequests > stats.MinRequestsPerSlot {
+		terms = append(terms, fmt.Sprint(sw.MinRequests))
+	}
+	slot := max(sw.Rounds, stats.MinRequestsPerSlot)
+	terms = append(terms, fmt.Sprintf("%d × N", slot))
+	if len(terms) == 1 {
+		return terms[0]
+	}
+	return "max(" + strings.Join(terms, ", ") + ")"
 }
