@@ -17,11 +17,12 @@
 // One name per quantity; identifiers, JSON keys and the report follow it.
 //
 //   - Context tokens (ContextTokens, context_tokens): the prompt length a cell or use case asks
-//     for, the "1K/8K/32K" of the sweep (Request.PromptTokens is the same length, as the prompt
-//     builder achieved it). Input tokens (InputTokens, input_tokens): what the server counted
-//     for a sent prompt (its usage.prompt_tokens); they match the context tokens when prompts
-//     are sized right (InputTokensMaxDeviation says by how much they differ). "Prompt tokens"
-//     is otherwise the server's wire name only.
+//     for, the "1K/8K/32K" of the sweep (Request.ContextTokens is the same length, as the prompt
+//     builder achieved it; a record keeps it as input_tokens_requested). Input tokens
+//     (InputTokens, input_tokens): what the server counted for a sent prompt (its
+//     usage.prompt_tokens); they match the context tokens when prompts are sized right
+//     (InputTokensMaxDeviation says by how much they differ). "Prompt tokens" is otherwise the
+//     server's wire name only (ServerTimings.PromptTokens copies a server's timing object).
 //   - Output tokens: tokens the server generated (usage.completion_tokens), reasoning included.
 //   - TTFT (ttft_seconds): request start → first event carrying content, reasoning or a tool call.
 //     Time to first answer (first_content_seconds): → first answer token, after any reasoning.

@@ -2,6 +2,7 @@ package servebench
 
 import (
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -327,6 +328,34 @@ type Manifest struct {
 	// Attempts lists every invocation on this run folder, the first run and each resume, in
 	// order; StartedAt and Command above stay those of the first.
 	Attempts []Attempt `json:"attempts,omitempty"`
+}
+
+// TargetName is the target a run lists under: "simulator:PROFILE" for a simulated run, else
+// the target URL without any credentials written into it.
+func (m Manifest) TargetName() string {
+	if m.Simulated {
+		return "simulator:" + m.Plan.Target.SimProfile
+	}
+	t := m.Plan.Target.URL
+	if u, err := url.Parse(t); err == nil && u.User != nil {
+		u.User = nil // never show credentials written into the URL
+		t = u.String()
+	}
+	return t
+}
+
+// EngineName is the serving engine a run names: the plan's metadata.engine when declared, else
+// the one the server was detected as, followed by the server's version ("vllm 0.6.3"); "" when
+// neither is known.
+func (m Manifest) EngineName() string {
+	e := m.Plan.Metadata.Engine
+	if e == "" {
+		e = m.Server.Engine
+	}
+	if m.Server.Version != "" && e != "" {
+		e += " " + m.Server.Version
+	}
+	return e
 }
 
 // Sample is one telemetry point (telemetry.jsonl): a server gauge or a GPU reading.

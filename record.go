@@ -88,7 +88,7 @@ func (k CellKey) ID() string {
 }
 
 // Request is one request to send. Prompt holds exactly the text whose token count (as the
-// server counts it, chat template included) is PromptTokens; the chat flavour sends it as a
+// server counts it, chat template included) is ContextTokens; the chat flavour sends it as a
 // single user message, the completions flavour as the prompt.
 type Request struct {
 	Cell CellKey
@@ -98,8 +98,10 @@ type Request struct {
 	Warmup bool
 	// Prompt is the text to send.
 	Prompt string
-	// PromptTokens is the token count the prompt builder aimed at and believes it achieved.
-	PromptTokens int
+	// ContextTokens is the prompt length asked for (the cell's context tokens, a trace entry's
+	// input length), which the prompt builder aimed at and believes it achieved; 0 when unknown
+	// (a dataset conversation). The record keeps it as InputTokensRequested.
+	ContextTokens int
 	// MaxOutputTokens is the exact output length asked for (max_tokens, min_tokens, ignore_eos).
 	MaxOutputTokens int
 	// ScheduledAt is the offset from the run origin at which an open-loop schedule wanted this

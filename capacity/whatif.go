@@ -36,10 +36,12 @@ type Reconsidered struct {
 	Lo   int `json:"lo,omitempty"`
 	Hi   int `json:"hi,omitempty"`
 	Next int `json:"next,omitempty"`
-	// Label and Verdict are LimitLabel and Verdict of the result when decided; otherwise
-	// "Lo–Hi−1" and a sentence naming the bracket and the level to measure.
-	Label   string `json:"label"`
-	Verdict string `json:"verdict"`
+	// Label, KindWords and Verdict are LimitLabel, KindWords and Verdict of the result when
+	// decided; otherwise "Lo–Hi−1", KindUndecidedByLevels and a sentence naming the bracket
+	// and the level to measure.
+	Label     string `json:"label"`
+	KindWords string `json:"kind_words"`
+	Verdict   string `json:"verdict"`
 }
 
 // errUnmeasured stops Search when it asks for a level no cell measured.
@@ -62,7 +64,7 @@ func Reconsider(uc servebench.UseCase, ceiling int, cells []servebench.CellResul
 	if top == 0 {
 		r := servebench.CapacityResult{UseCase: uc.Name, Title: uc.Title, ContextTokens: int(uc.ContextTokens), OutputTokens: int(uc.OutputTokens),
 			Statistic: uc.Statistic, Thresholds: uc.Thresholds, Ceiling: ceiling}
-		return Reconsidered{CapacityResult: r, Label: LimitLabel(r),
+		return Reconsidered{CapacityResult: r, Label: LimitLabel(r), KindWords: KindUndecidedByLevels,
 			Verdict: fmt.Sprintf("Not measured: the run has no sustained cell at %d context and %d output tokens.", uc.ContextTokens, uc.OutputTokens)}
 	}
 	next := 0
@@ -70,9 +72,9 @@ func Reconsider(uc servebench.UseCase, ceiling int, cells []servebench.CellResul
 		return servebench.CellResult{}, 0, errUnmeasured
 	})
 	if err == nil {
-		return Reconsidered{CapacityResult: res, Decided: true, Label: LimitLabel(res), Verdict: Verdict(res)}
+		return Reconsidered{CapacityResult: res, Decided: true, Label: LimitLabel(res), KindWords: KindWords(res.LimitKind), Verdict: Verdict(res)}
 	}
-	out := Reconsidered{CapacityResult: res, Label: LabelNotMeasured, Verdict: sentence(err.Error())}
+	out := Reconsidered{CapacityResult: res, Label: LabelNotMeasured, KindWords: KindUndecidedByLevels, Verdict: sentence(err.Error())}
 	if !errors.Is(err, errUnmeasured) {
 		return out
 	}

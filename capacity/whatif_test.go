@@ -81,5 +81,12 @@ func TestReconsider(t *testing.T) {
 		if r.Decided && r.Verdict != capacity.Verdict(r.CapacityResult) {
 			t.Errorf("%s: a decided outcome must carry capacity.Verdict", tt.name)
 		}
+		if want := capacity.KindWords(r.LimitKind); !r.Decided {
+			if r.KindWords != capacity.KindUndecidedByLevels {
+				t.Errorf("%s: an undecided outcome's kind reads %q, want %q", tt.name, r.KindWords, capacity.KindUndecidedByLevels)
+			}
+		} else if r.KindWords != want {
+			t.Errorf("%s: kind words %q, want capacity.KindWords %q", tt.name, r.KindWords, want)
+		}
 	}
 }

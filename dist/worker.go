@@ -292,7 +292,7 @@ func (w *Worker) runCell(ctx context.Context, o order, bursts <-chan int) {
 		if err != nil {
 			return nil, err
 		}
-		return &servebench.Request{Prompt: text, PromptTokens: o.Key.ContextTokens, MaxOutputTokens: o.Key.OutputTokens}, nil
+		return &servebench.Request{Prompt: text, ContextTokens: o.Key.ContextTokens, MaxOutputTokens: o.Key.OutputTokens}, nil
 	}
 	var warmed atomic.Int64
 	sink := func(rec servebench.Record) {

@@ -240,7 +240,7 @@ func (c *Client) do(ctx context.Context, req *servebench.Request) (rec servebenc
 		Seq:                    req.Seq,
 		Warmup:                 req.Warmup,
 		ScheduledOffsetSeconds: req.ScheduledAt.Seconds(),
-		InputTokensRequested:   req.PromptTokens,
+		InputTokensRequested:   req.ContextTokens,
 		OutputTokensRequested:  req.MaxOutputTokens,
 		DatasetIndex:           req.DatasetIndex,
 	}
@@ -574,7 +574,7 @@ func (a *exchange) finish(st *stream, f *failure, sr *stampReader) {
 		rec.InputTokens, rec.InputTokensSource = *st.usage.prompt, servebench.SourceUsage
 		a.res.usagePrompt = st.usage.prompt
 	} else {
-		rec.InputTokens, rec.InputTokensSource = a.req.PromptTokens, servebench.SourceClientCount
+		rec.InputTokens, rec.InputTokensSource = a.req.ContextTokens, servebench.SourceClientCount
 	}
 	rec.CachedTokens = st.usage.cached
 	switch {

@@ -80,7 +80,7 @@ func serve(t *testing.T, h http.Handler) string {
 }
 
 func testRequest() *servebench.Request {
-	return &servebench.Request{Seq: 7, Prompt: "hello", PromptTokens: 11, MaxOutputTokens: 4}
+	return &servebench.Request{Seq: 7, Prompt: "hello", ContextTokens: 11, MaxOutputTokens: 4}
 }
 
 func TestTTFTIgnoresRoleChunkAndKeepAlives(t *testing.T) {

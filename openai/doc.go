@@ -13,7 +13,7 @@
 //	info, quirks, err := openai.Discover(ctx, cfg) // models, max context, engine, quirks
 //	cfg.Model, cfg.Quirks = info.Models[0], quirks
 //	c, err := openai.New(cfg)
-//	rec := c.Do(ctx, &servebench.Request{Prompt: p, PromptTokens: 8192, MaxOutputTokens: 1024})
+//	rec := c.Do(ctx, &servebench.Request{Prompt: p, ContextTokens: 8192, MaxOutputTokens: 1024})
 //
 // # What a record means
 //

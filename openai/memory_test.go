@@ -123,7 +123,7 @@ func inFlightMemory(b *testing.B) (perStream, rssMB float64) {
 	recs := make([]servebench.Record, memStreams)
 	for i := range memStreams {
 		wg.Go(func() {
-			recs[i] = c.Do(context.Background(), &servebench.Request{Prompt: "Say something short.", PromptTokens: 5, MaxOutputTokens: 1})
+			recs[i] = c.Do(context.Background(), &servebench.Request{Prompt: "Say something short.", ContextTokens: 5, MaxOutputTokens: 1})
 		})
 	}
 	for lines.Scan() {

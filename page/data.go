@@ -3,7 +3,6 @@ package page
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -43,9 +42,9 @@ type RunSummary struct {
 	StartedAt  time.Time `json:"started_at"`
 	FinishedAt time.Time `json:"finished_at,omitzero"`
 	Cells      int       `json:"cells"`
-	// PeakThroughputTPS is the largest system output throughput of any cell (tokens/s).
+	// PeakThroughputTPS is the run's peak system output throughput (tokens/s, stats.Peak).
 	PeakThroughputTPS float64 `json:"peak_throughput_tps"`
-	// SuccessRate = succeeded / total measured requests over all cells.
+	// SuccessRate is the run's success rate over its measured requests (stats.RunSuccess).
 	SuccessRate float64 `json:"success_rate"`
 	// Capacity is each use case's limit as the run decided it.
 	Capacity []LimitSummary `json:"capacity"`
@@ -170,37 +169,8 @@ func load(id string, r run) (RunDoc, error) {
 	if m.ID != id {
 		return RunDoc{}, fmt.Errorf("%s now holds run %s, not %s", r.dir, m.ID, id)
 	}
-	sum := RunSummary{
-		ID: m.ID, Model: m.Plan.Target.Model, Hardware: m.Plan.Metadata.GPU, Engine: m.Server.Engine,
-		Target: m.Plan.Target.URL, Status: m.Status, Simulated: m.Simulated, StartedAt: m.StartedAt.UTC(),
-		Cells: len(res.Cells), Capacity: []LimitSummary{},
-	}
-	if !m.FinishedAt.IsZero() {
-		sum.FinishedAt = m.FinishedAt.UTC()
-	}
-	if u, err := url.Parse(sum.Target); err == nil && u.User != nil {
-		u.User = nil // never show credentials written into the URL
-		sum.Target = u.String()
-	}
-	if m.Simulated {
-		sum.Target = "simulator:" + m.Plan.Target.SimProfile
-	}
+	sum := summary(store.Entry(r.dir, m, res))
 	m.Server.Raw = nil // the raw bodies the server returned: large, and not for the pages
-	if m.Plan.Metadata.Engine != "" {
-		sum.Engine = m.Plan.Metadata.Engine
-	}
-	if m.Server.Version != "" && sum.Engine != "" {
-		sum.Engine += " " + m.Server.Version
-	}
-	var total, ok int
-	for _, c := range res.Cells {
-		sum.PeakThroughputTPS = max(sum.PeakThroughputTPS, c.SystemOutputThroughputTPS)
-		total += c.RequestsTotal
-		ok += c.RequestsSucceeded
-	}
-	if total > 0 {
-		sum.SuccessRate = float64(ok) / float64(total)
-	}
 	for _, c := range res.Capacity {
 		sum.Capacity = append(sum.Capacity, LimitSummary{UseCase: c.UseCase, Title: c.Title, Label: capacity.LimitLabel(c), Kind: c.LimitKind, Limit: c.Limit})
 	}
@@ -213,12 +183,23 @@ func load(id string, r run) (RunDoc, error) {
 	return RunDoc{API: APIVersion, Run: sum, Server: m.Server, Metadata: m.Plan.Metadata, Results: res}, nil
 }
 
+// summary is a run's line in the list of runs, from its index entry.
+func summary(e store.IndexEntry) RunSummary {
+	s := RunSummary{ID: e.ID, Model: e.Model, Hardware: e.GPU, Engine: e.Engine, Target: e.Target, Status: e.Status,
+		Simulated: e.Simulated, StartedAt: e.StartedAt.UTC(), Cells: e.Cells, PeakThroughputTPS: e.PeakThroughputTPS,
+		SuccessRate: e.SuccessRate, Capacity: []LimitSummary{}}
+	if !e.FinishedAt.IsZero() {
+		s.FinishedAt = e.FinishedAt.UTC()
+	}
+	return s
+}
+
 // missing is the summary of a run whose folder cannot be read: what the index remembers.
 func missing(id string, r run, err error) RunSummary {
-	s := RunSummary{ID: id, Status: "missing", Problem: err.Error(), Capacity: []LimitSummary{}}
-	if e := r.entry; e != nil {
-		s.Model, s.Hardware, s.Engine, s.Target, s.Simulated = e.Model, e.GPU, e.Engine, e.Target, e.Simulated
-		s.StartedAt, s.Cells, s.PeakThroughputTPS, s.SuccessRate = e.StartedAt.UTC(), e.Cells, e.PeakThroughputTPS, e.SuccessRate
+	s := RunSummary{ID: id, Capacity: []LimitSummary{}}
+	if r.entry != nil {
+		s = summary(*r.entry)
 	}
+	s.Status, s.Problem = "missing", err.Error()
 	return s
 }

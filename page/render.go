@@ -17,7 +17,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/servebench/servebench"
 	"github.com/servebench/servebench/capacity"
 	"github.com/servebench/servebench/report"
 	"github.com/servebench/servebench/report/html/assets"
@@ -36,7 +35,7 @@ var tmpl = template.Must(template.New("pages").Funcs(template.FuncMap{
 	"seconds":    seconds,
 	"limitLabel": capacity.LimitLabel,
 	"verdict":    capacity.Verdict,
-	"kindWords":  kindWords,
+	"kindWords":  capacity.KindWords,
 }).Parse(pagesTemplate))
 
 // seconds formats a float64 or *float64 (nil: a value withheld) in seconds.
@@ -50,19 +49,6 @@ func seconds(v any) string {
 		}
 	}
 	return "—"
-}
-
-// kindWords says how a limit was established, in words (the page's script has the same map).
-func kindWords(k servebench.LimitKind) string {
-	switch k {
-	case servebench.LimitLowerBound:
-		return "lower bound: the highest level passed"
-	case servebench.LimitNotViable:
-		return "not viable"
-	case "":
-		return "not decided"
-	}
-	return string(k)
 }
 
 // Pages renders the benchmark pages of a source: the same bytes for `servebench serve` and

@@ -99,16 +99,7 @@ func (b *builder) modelName() string {
 	return "unnamed model"
 }
 
-func (b *builder) engineName() string {
-	e := b.md.Engine
-	if e == "" {
-		e = b.man.Server.Engine
-	}
-	if b.man.Server.Version != "" && e != "" {
-		e += " " + b.man.Server.Version
-	}
-	return e
-}
+func (b *builder) engineName() string { return b.man.EngineName() }
 
 func (b *builder) title() {
 	r := b.rep

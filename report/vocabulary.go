@@ -1,6 +1,11 @@
 package report
 
-import servebench "github.com/servebench/servebench"
+import (
+	"fmt"
+
+	servebench "github.com/servebench/servebench"
+	"github.com/servebench/servebench/capacity"
+)
 
 // One vocabulary for inter-token timing, in every rendering (report, terminal, compare, CSV
 // column names follow results.json: itl_seconds and chunk_gap_seconds):
@@ -9,11 +14,11 @@ import servebench "github.com/servebench/servebench"
 //     generated token, vLLM's TPOT. It is what generation speed is the inverse of.
 //   - termChunkGap names chunk_gap_seconds, the gap between consecutive token-carrying stream
 //     events: what a user sees. The perceptual marks (20 ms, 70 ms) judge the chunk gap only.
-const (
-	termITL      = "ITL (per token)"
+var (
+	termITL      = capacity.MetricLabel(capacity.MetricITL, "")
 	termChunkGap = "chunk gap"
-	// perceptualMarks words the 20 / 70 ms marks for a sentence.
-	perceptualMarks = "under ~20ms streaming feels instant, 20–70ms noticeably slower but acceptable, above 70ms sluggish"
+	// perceptualMarks words the instant / sluggish marks for a sentence.
+	perceptualMarks = fmt.Sprintf("under ~%dms streaming feels instant, %d–%dms noticeably slower but acceptable, above %dms sluggish", instantMS, instantMS, sluggishMS, sluggishMS)
 )
 
 // Perceptual marks on the chunk gap (ms).
@@ -24,7 +29,7 @@ const (
 
 // perceptualThresholds are the marks drawn on a chunk-gap chart (ms).
 func perceptualThresholds() []Threshold {
-	return []Threshold{{Name: "20 ms: instant", Value: instantMS}, {Name: "70 ms: sluggish", Value: sluggishMS}}
+	return []Threshold{{Name: fmt.Sprintf("%d ms: instant", instantMS), Value: instantMS}, {Name: fmt.Sprintf("%d ms: sluggish", sluggishMS), Value: sluggishMS}}
 }
 
 // perceivedAs says how a chunk gap of ms milliseconds feels: "feels instant", "feels noticeably

@@ -665,7 +665,7 @@ func (r *Runner) measureOnce(ctx context.Context, key servebench.CellKey, phase 
 		if err != nil {
 			return nil, err
 		}
-		return &servebench.Request{Cell: key, Seq: seq, Warmup: warmup, Prompt: text, PromptTokens: key.ContextTokens, MaxOutputTokens: key.OutputTokens}, nil
+		return &servebench.Request{Cell: key, Seq: seq, Warmup: warmup, Prompt: text, ContextTokens: key.ContextTokens, MaxOutputTokens: key.OutputTokens}, nil
 	}
 	s := r.Plan.Sweep
 	bursts := s.Bursts

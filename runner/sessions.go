@@ -179,7 +179,7 @@ func (r *Runner) sessionRequest(ctx context.Context, key servebench.CellKey, seq
 		idx := cv.script[i].Index
 		req.DatasetIndex = &idx
 	} else if key.Turn == 1 {
-		req.PromptTokens = key.ContextTokens // later turns' length is the conversation's, as the server counts it
+		req.ContextTokens = key.ContextTokens // later turns' length is the conversation's, as the server counts it
 	}
 	return req, nil
 }

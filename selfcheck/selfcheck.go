@@ -250,7 +250,7 @@ func (h *harness) drive(ctx context.Context, streams int, d time.Duration, each 
 	for range streams {
 		wg.Go(func() {
 			for ctx.Err() == nil && time.Since(start) < d {
-				each(h.c.Do(ctx, &servebench.Request{Prompt: "selfcheck", PromptTokens: 1, MaxOutputTokens: eventsPerStream}))
+				each(h.c.Do(ctx, &servebench.Request{Prompt: "selfcheck", ContextTokens: 1, MaxOutputTokens: eventsPerStream}))
 			}
 		})
 	}

@@ -41,9 +41,9 @@ type IndexEntry struct {
 	Simulated                                   bool
 	StartedAt, FinishedAt                       time.Time
 	Cells                                       int
-	// PeakThroughputTPS is the largest system output throughput of any cell (tokens/s).
+	// PeakThroughputTPS is the run's peak system output throughput (tokens/s, stats.Peak).
 	PeakThroughputTPS float64
-	// SuccessRate = succeeded / total measured requests over all cells.
+	// SuccessRate is the run's success rate over its measured requests (stats.RunSuccess).
 	SuccessRate float64
 }
 
@@ -84,23 +84,29 @@ func OpenIndex(path string) (*Index, error) {
 
 // Put records a run, replacing an earlier entry with the same id.
 func (ix *Index) Put(dir string, m servebench.Manifest, res servebench.Results) error {
-	var peak float64
-	if c := stats.Peak(res.Cells); c != nil {
-		peak = c.SystemOutputThroughputTPS
-	}
-	_, _, rate := stats.RunSuccess(res.Cells)
-	target := m.Plan.Target.URL
-	if m.Simulated {
-		target = "simulator:" + m.Plan.Target.SimProfile
-	}
+	e := Entry(dir, m, res)
 	_, err := ix.db.Exec(`INSERT INTO runs (id, dir, model, target, engine, gpu, status, simulated, started_at, finished_at, cells, peak_tps, success_rate)
 		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)
 		ON CONFLICT(id) DO UPDATE SET dir=excluded.dir, model=excluded.model, target=excluded.target, engine=excluded.engine,
 		gpu=excluded.gpu, status=excluded.status, simulated=excluded.simulated, started_at=excluded.started_at,
 		finished_at=excluded.finished_at, cells=excluded.cells, peak_tps=excluded.peak_tps, success_rate=excluded.success_rate`,
-		m.ID, dir, m.Plan.Target.Model, target, m.Server.Engine, m.Plan.Metadata.GPU, m.Status, m.Simulated,
-		m.StartedAt.UTC().Format(time.RFC3339Nano), m.FinishedAt.UTC().Format(time.RFC3339Nano), len(res.Cells), peak, rate)
+		e.ID, e.Dir, e.Model, e.Target, e.Engine, e.GPU, e.Status, e.Simulated,
+		e.StartedAt.Format(time.RFC3339Nano), e.FinishedAt.Format(time.RFC3339Nano), e.Cells, e.PeakThroughputTPS, e.SuccessRate)
 	return err
+}
+
+// Entry is the index entry of the run in dir: what it ran against (Manifest.TargetName,
+// Manifest.EngineName), its cells, its peak system output throughput (stats.Peak) and its
+// success rate (stats.RunSuccess). The benchmark pages list a run by the same entry.
+func Entry(dir string, m servebench.Manifest, res servebench.Results) IndexEntry {
+	e := IndexEntry{ID: m.ID, Dir: dir, Model: m.Plan.Target.Model, Target: m.TargetName(), Engine: m.EngineName(),
+		GPU: m.Plan.Metadata.GPU, Status: m.Status, Simulated: m.Simulated,
+		StartedAt: m.StartedAt.UTC(), FinishedAt: m.FinishedAt.UTC(), Cells: len(res.Cells)}
+	if c := stats.Peak(res.Cells); c != nil {
+		e.PeakThroughputTPS = c.SystemOutputThroughputTPS
+	}
+	_, _, e.SuccessRate = stats.RunSuccess(res.Cells)
+	return e
 }
 
 const selectEntry = `SELECT id, dir, model, target, engine, gpu, status, simulated, started_at, finished_at, cells, peak_tps, success_rate FROM runs`

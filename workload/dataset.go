@@ -242,7 +242,7 @@ func (r *Replay) FillNext(req *servebench.Request, defaultOut int) { r.Next().Fi
 func (e Entry) Fill(req *servebench.Request, defaultOut int) {
 	req.Messages = e.Messages
 	req.Prompt = ""
-	req.PromptTokens = 0
+	req.ContextTokens = 0
 	req.MaxOutputTokens = defaultOut
 	if e.OutputTokens > 0 {
 		req.MaxOutputTokens = e.OutputTokens

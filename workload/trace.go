@@ -159,7 +159,7 @@ func (r *TraceReplay) Fill(i int, seq int64, req *servebench.Request) error {
 	if err != nil {
 		return err
 	}
-	req.Prompt, req.PromptTokens, req.MaxOutputTokens = text, e.InputTokens, e.OutputTokens
+	req.Prompt, req.ContextTokens, req.MaxOutputTokens = text, e.InputTokens, e.OutputTokens
 	idx := i
 	req.DatasetIndex = &idx
 	return nil

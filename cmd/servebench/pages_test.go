@@ -293,8 +293,13 @@ func testWhatIfInBrowser(t *testing.T, base, id, dir, site, live string) {
 		u := uc
 		u.Thresholds.TTFTSecondsMax = servebench.Float(v)
 		last = capacity.Reconsider(u, cr.Ceiling, res.Cells)
-		want[i] = last.Label
+		want[i] = last.Label + "|" + last.KindWords
 	}
+	var wantCaptions []string
+	for _, f := range capacity.Fields() {
+		wantCaptions = append(wantCaptions, f.Caption)
+	}
+	var gotCaptions string
 	sizing := capacity.Size([]servebench.CapacityResult{last.CapacityResult}, capacity.SizingInput{Plan: servebench.SizingPlan{UsersPerSlot: 4}})
 	if len(sizing.UseCases) != 1 || sizing.UseCases[0].SlotsPerReplica == nil {
 		t.Fatalf("the last threshold should be sized: %+v", sizing)
@@ -419,7 +424,7 @@ func testWhatIfInBrowser(t *testing.T, base, id, dir, site, live string) {
 					var inp = card.querySelector('input[data-metric="ttft_seconds_max"]');
 					inp.value = "` + formatFloat(v) + `";
 					inp.dispatchEvent(new Event("input", {bubbles: true}));
-					return card.querySelector(".limit").textContent;
+					return card.querySelector(".limit").textContent + "|" + card.querySelector(".kind").textContent;
 				})()`
 				var err error
 				if got[i], err = chromedp.Evaluate[string](js)(ctx, tg); err != nil {
@@ -427,6 +432,9 @@ func testWhatIfInBrowser(t *testing.T, base, id, dir, site, live string) {
 				}
 			}
 			var err error
+			if gotCaptions, err = chromedp.Evaluate[string](`Array.prototype.map.call(document.querySelectorAll('.card[data-usecase="code_completion"] .fields label'), function (l) { return l.textContent; }).slice(1).join("|")`)(ctx, tg); err != nil {
+				return err
+			}
 			gotSize, err = chromedp.Evaluate[string](`(function () {
 				var users = document.getElementById("pl-users"); users.value = "4"; users.dispatchEvent(new Event("input"));
 				var tds = document.querySelectorAll('#pl-table tr[data-usecase="code_completion"] td');
@@ -445,8 +453,11 @@ func testWhatIfInBrowser(t *testing.T, base, id, dir, site, live string) {
 	}
 	for i := range thresholds {
 		if got[i] != want[i] {
-			t.Errorf("TTFT threshold %.4f s: the page shows limit %q, capacity decides %q", thresholds[i], got[i], want[i])
+			t.Errorf("TTFT threshold %.4f s: the page shows limit|kind %q, capacity decides %q", thresholds[i], got[i], want[i])
 		}
+	}
+	if w := strings.Join(wantCaptions, "|"); gotCaptions != w {
+		t.Errorf("the what-if's threshold fields read %q, want capacity.Fields' captions %q", gotCaptions, w)
 	}
 	if gotSize != wantSize {
 		t.Errorf("capacity planning for the last threshold: the page shows slots|users per replica %q, capacity.Size gives %q", gotSize, wantSize)
@@ -492,7 +503,7 @@ func testWhatIfInBrowser(t *testing.T, base, id, dir, site, live string) {
 					var inp = card.querySelector('input[data-metric="ttft_seconds_max"]');
 					inp.value = "`+formatFloat(thresholds[0])+`";
 					inp.dispatchEvent(new Event("input", {bubbles: true}));
-					return card.querySelector(".limit").textContent;
+					return card.querySelector(".limit").textContent + "|" + card.querySelector(".kind").textContent;
 				})()`)(ctx, tg)
 				return err
 			}),

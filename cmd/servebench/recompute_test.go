@@ -82,7 +82,7 @@ capacity:
 	for _, part := range []struct {
 		name      string
 		got, want any
-	}{{"cells", got.Cells, orig.Cells}, {"capacity", got.Capacity, orig.Capacity}, {"sizing", got.Sizing, orig.Sizing}, {"notes", got.Notes, orig.Notes}} {
+	}{{"cells", got.Cells, orig.Cells}, {"capacity", got.Capacity, orig.Capacity}, {"sizing", got.Sizing, orig.Sizing}, {"notes", got.Notes, orig.Notes}, {"run", got.Run, orig.Run}} {
 		g, _ := json.Marshal(part.got)
 		w, _ := json.Marshal(part.want)
 		if string(g) != string(w) {

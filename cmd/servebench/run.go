@@ -476,7 +476,10 @@ func (s *session) measure(ctx context.Context) (*runner.Runner, error) {
 func (s *session) finish(ctx context.Context, res servebench.Results, runErr error) error {
 	e, f, run, man := s.e, s.f, s.run, s.man
 	res = redactValue(s.sec, res)
-	man.FinishedAt = time.Now().UTC()
+	man.FinishedAt = res.Run.FinishedAt // one end time in run.json and results.json (recomputed from run.json)
+	if man.FinishedAt.IsZero() {
+		man.FinishedAt = time.Now().UTC()
+	}
 	man.Status = "completed"
 	code := exitOK
 	resumable := false // the run stopped for a reason --resume overcomes

@@ -87,18 +87,12 @@
   }
 
   // ---- a run ------------------------------------------------------------------------------
-  var thresholdFields = [
-    ["ttft_seconds_max", "TTFT max (s)"],
-    ["generation_speed_tps_min", "Speed min (tok/s)"],
-    ["e2e_latency_seconds_max", "End-to-end max (s)"],
-    ["itl_seconds_max", "ITL (per token) max (s)"]
-  ];
+  // vocab holds capacity's vocabulary (servebench.vocabulary: the words of each limit kind,
+  // each metric's name and unit, the thresholds a use case can set), once the wasm is loaded.
+  var vocab = null;
   var edited = false;
   var outcomes = {}; // use case → the capacity result shown now (the run's, or the what-if's)
   var onOutcome = function () {};
-  var kindWords = { measured: "measured", interpolated: "interpolated", lower_bound: "lower bound: the highest level passed", not_viable: "not viable" };
-
-  var metricWords = { ttft_seconds: "TTFT", generation_speed_tps: "speed", e2e_latency_seconds: "end-to-end", itl_seconds: "ITL (per token)", success_rate: "success rate" };
 
   // drawStrip shows each measured level of a capacity result as a box: green passes, red
   // fails (its title names the failing thresholds), the limit outlined.
@@ -107,32 +101,30 @@
     (r.points || []).forEach(function (p) {
       var box = el("span", { "class": "lvl " + (p.pass ? "pass" : "fail") }, String(p.concurrency));
       if (r.limit !== null && r.limit !== undefined && p.concurrency === r.limit) box.classList.add("limit-at");
-      box.title = p.concurrency + " concurrent: " + (p.pass ? "passes" : "fails on " + (p.failing || []).map(function (m) { return metricWords[m] || m; }).join(", "));
+      box.title = p.concurrency + " concurrent: " + (p.pass ? "passes" : "fails on " + (p.failing || []).map(function (m) { return vocab.metrics[m] || m; }).join(", "));
       strip.appendChild(box);
     });
   }
-
-  var thresholdMetric = { ttft_seconds_max: "ttft_seconds", generation_speed_tps_min: "generation_speed_tps", e2e_latency_seconds_max: "e2e_latency_seconds", itl_seconds_max: "itl_seconds" };
-  var metricUnits = { ttft_seconds: "s", generation_speed_tps: "tok/s", e2e_latency_seconds: "s", itl_seconds: "s" };
 
   // drawChart plots the deciding metric (the limiting one, else the first threshold) at each
   // measured level, green where the level passes and red where it fails, and its threshold
   // as a dashed line.
   function drawChart(inst, r) {
     if (!inst) return;
-    var th = r.thresholds || {}, m = r.limiting_metric && metricUnits[r.limiting_metric] ? r.limiting_metric : "", limit = null;
-    Object.keys(thresholdMetric).forEach(function (k) {
-      if (th[k] === undefined || th[k] === null) return;
-      if (!m) m = thresholdMetric[k];
-      if (thresholdMetric[k] === m) limit = th[k];
+    var th = r.thresholds || {}, m = r.limiting_metric && vocab.units[r.limiting_metric] ? r.limiting_metric : "", limit = null;
+    vocab.fields.forEach(function (f) {
+      if (th[f.key] === undefined || th[f.key] === null) return;
+      if (!m) m = f.metric;
+      if (f.metric === m) limit = th[f.key];
     });
     if (!m) { inst.clear(); return; }
     var data = (r.points || []).filter(function (p) { return p.values && p.values[m] !== undefined; }).map(function (p) {
       return { value: [p.concurrency, p.values[m]], itemStyle: { color: p.pass ? "#1a7f37" : "#b42318" } };
     });
-    var name = (metricWords[m] || m) + " (" + metricUnits[m] + ", " + (r.statistic || "mean") + ")";
+    var unit = vocab.units[m];
+    var name = (vocab.metrics[m] || m) + " (" + unit + ", " + (r.statistic || "mean") + ")";
     inst.setOption({ animation: false, grid: { left: 48, right: 12, top: 28, bottom: 28 },
-      tooltip: { trigger: "item", formatter: function (p) { return p.value[0] + " concurrent: " + num(p.value[1], metricUnits[m] === "s" ? 3 : 1) + " " + metricUnits[m]; } },
+      tooltip: { trigger: "item", formatter: function (p) { return p.value[0] + " concurrent: " + num(p.value[1], unit === "s" ? 3 : 1) + " " + unit; } },
       title: { text: name, textStyle: { fontSize: 12, fontWeight: "normal", color: "#5b6475" }, left: 0, top: 0 },
       xAxis: { type: "value", minInterval: 1, name: "concurrency", nameLocation: "middle", nameGap: 20, nameTextStyle: { fontSize: 11 } },
       yAxis: { type: "value", scale: true },
@@ -155,13 +147,13 @@
       fields.appendChild(el("label", {}, "Statistic"));
       fields.appendChild(stat);
       var inputs = {};
-      thresholdFields.forEach(function (f) {
-        var id = "t-" + cap.use_case + "-" + f[0];
-        var inp = el("input", { type: "number", step: "any", min: "0", id: id, "class": "threshold", "data-metric": f[0], placeholder: "off", title: "empty: not checked" });
-        var v = cap.thresholds[f[0]];
+      vocab.fields.forEach(function (f) {
+        var id = "t-" + cap.use_case + "-" + f.key;
+        var inp = el("input", { type: "number", step: "any", min: "0", id: id, "class": "threshold", "data-metric": f.key, placeholder: "off", title: "empty: not checked" });
+        var v = cap.thresholds[f.key];
         if (v !== undefined && v !== null) inp.value = v;
-        inputs[f[0]] = inp;
-        fields.appendChild(el("label", { "for": id }, f[1]));
+        inputs[f.key] = inp;
+        fields.appendChild(el("label", { "for": id }, f.caption));
         fields.appendChild(inp);
       });
       card.insertBefore(fields, card.querySelector(".limit"));
@@ -181,9 +173,9 @@
       function recompute() {
         edited = true;
         var th = {};
-        thresholdFields.forEach(function (f) {
-          var v = inputs[f[0]].value;
-          if (v !== "" && !isNaN(parseFloat(v))) th[f[0]] = parseFloat(v);
+        vocab.fields.forEach(function (f) {
+          var v = inputs[f.key].value;
+          if (v !== "" && !isNaN(parseFloat(v))) th[f.key] = parseFloat(v);
         });
         var uc = { name: cap.use_case, title: cap.title, context_tokens: cap.context_tokens, output_tokens: cap.output_tokens,
           statistic: stat.value, thresholds: th };
@@ -192,7 +184,7 @@
         limit.textContent = out.label;
         limit.setAttribute("data-limit", out.limit === null || out.limit === undefined ? "" : out.limit);
         limit.classList.add("changed");
-        kind.textContent = out.decided ? kindWords[out.limit_kind] || out.limit_kind : "not decided by the measured levels";
+        kind.textContent = out.kind_words;
         verdict.textContent = out.verdict;
         was.textContent = "As the run decided it: " + measured.label;
         reset.hidden = false;
@@ -203,9 +195,9 @@
       }
       reset.addEventListener("click", function () {
         stat.value = cap.statistic || "mean";
-        thresholdFields.forEach(function (f) {
-          var v = cap.thresholds[f[0]];
-          inputs[f[0]].value = v === undefined || v === null ? "" : v;
+        vocab.fields.forEach(function (f) {
+          var v = cap.thresholds[f.key];
+          inputs[f.key].value = v === undefined || v === null ? "" : v;
         });
         limit.textContent = measured.label; kind.textContent = measured.kind; verdict.textContent = measured.verdict;
         limit.classList.remove("changed"); limit.removeAttribute("data-limit");
@@ -361,6 +353,7 @@
     if (!doc) { $("wasm-error").hidden = false; $("wasm-error").textContent = "The run's data file did not load."; return; }
     follow(id, doc);
     loadWasm(function () {
+      vocab = callGo("vocabulary", {});
       setupWhatIf(doc);
       setupPlanner(doc);
       setupReader(doc);

@@ -8,6 +8,7 @@
 //	servebench.reconsider({"use_case": UseCase, "ceiling": n, "cells": [CellResult]}) → capacity.Reconsidered
 //	servebench.interpolate({"cells": [...], "context_tokens": c, "output_tokens": o, "concurrency": n, "statistic": "mean"}) → stats.Reading
 //	servebench.size({"capacity": [CapacityResult], "plan": SizingPlan, "declared_gpu": "2x H100", "cells": [...]}) → servebench.Sizing
+//	servebench.vocabulary({}) → capacity.Vocabulary (the words of limit kinds, metrics and thresholds)
 //
 // An error comes back as {"error": "..."}. Build it with go generate ./page (see page/gen.go).
 package main
@@ -79,6 +80,9 @@ func main() {
 	}))
 	api.Set("size", call(func(in sizeIn) (any, error) {
 		return capacity.Size(in.Capacity, capacity.SizingInput{Plan: in.Plan, DeclaredGPU: in.DeclaredGPU, Cells: in.Cells}), nil
+	}))
+	api.Set("vocabulary", call(func(struct{}) (any, error) {
+		return capacity.Words(), nil
 	}))
 	js.Global().Set("servebench", api)
 	if cb := js.Global().Get("servebenchReady"); cb.Type() == js.TypeFunction {

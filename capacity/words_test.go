@@ -1,0 +1,75 @@
+package capacity_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/capacity"
+)
+
+func TestKindWords(t *testing.T) {
+	tests := []struct {
+		kind servebench.LimitKind
+		want string
+	}{
+		{servebench.LimitMeasured, "measured"},
+		{servebench.LimitInterpolated, "interpolated"},
+		{servebench.LimitLowerBound, "lower bound: the highest level passed"},
+		{servebench.LimitNotViable, capacity.LabelNotViable},
+		{"", capacity.KindNotDecided},
+	}
+	for _, tt := range tests {
+		if got := capacity.KindWords(tt.kind); got != tt.want {
+			t.Errorf("KindWords(%q) = %q, want %q", tt.kind, got, tt.want)
+		}
+	}
+}
+
+// TestFields checks that the page's threshold fields are Thresholds' JSON keys, each bounding
+// the metric Checks reads from it, in Checks' order: setting a field by its key and decoding
+// it must give exactly that check.
+func TestFields(t *testing.T) {
+	fields := capacity.Fields()
+	if len(fields) != 5 {
+		t.Fatalf("%d fields, want one per Thresholds field (5): %+v", len(fields), fields)
+	}
+	captions := map[string]string{
+		"ttft_seconds_max":          "TTFT max (s)",
+		"generation_speed_tps_min":  "Generation speed min (tok/s)",
+		"e2e_latency_seconds_max":   "End-to-end latency max (s)",
+		"itl_seconds_max":           "ITL (per token) max (s)",
+		"first_content_seconds_max": "Time to first answer max (s)",
+	}
+	var all servebench.Thresholds
+	allJSON := map[string]float64{}
+	for _, f := range fields {
+		var th servebench.Thresholds
+		if err := json.Unmarshal([]byte(`{"`+f.Key+`": 2.5}`), &th); err != nil {
+			t.Fatal(err)
+		}
+		ks := capacity.Checks(th)
+		if len(ks) != 1 || ks[0].Metric != f.Metric || ks[0].Upper != f.Upper || ks[0].Limit != 2.5 {
+			t.Errorf("field %+v: decoding its key gives checks %+v", f, ks)
+		}
+		if captions[f.Key] != f.Caption || f.Label != capacity.MetricLabel(f.Metric, "") || f.Unit != capacity.MetricUnit(f.Metric) {
+			t.Errorf("field %+v: caption want %q, label and unit from MetricLabel and MetricUnit", f, captions[f.Key])
+		}
+		allJSON[f.Key] = 1
+	}
+	b, _ := json.Marshal(allJSON)
+	if err := json.Unmarshal(b, &all); err != nil {
+		t.Fatal(err)
+	}
+	for i, k := range capacity.Checks(all) {
+		if fields[i].Metric != k.Metric {
+			t.Errorf("field %d bounds %s, Checks' order has %s", i, fields[i].Metric, k.Metric)
+		}
+	}
+	v := capacity.Words()
+	for _, m := range []string{capacity.MetricTTFT, capacity.MetricSuccessRate, capacity.MetricSystemThroughput} {
+		if v.Metrics[m] != capacity.MetricLabel(m, "") || v.Units[m] != capacity.MetricUnit(m) {
+			t.Errorf("vocabulary of %s: %q %q", m, v.Metrics[m], v.Units[m])
+		}
+	}
+}
