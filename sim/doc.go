@@ -108,25 +108,32 @@
 //
 // # The fast profile
 //
-// An imaginary small GPU (120 TFLOP/s, 4.5 TB/s, 2.6 GB, 40–300 W) serving a 0.5B dense model
+// An imaginary small GPU (360 TFLOP/s, 9 TB/s, 2.2 GB, 40–300 W) serving a 0.5B dense model
 // (24 layers, hidden 1024, 24 KiB of KV per token), budget 8192 tokens, 64 sequences, stream
-// interval 15 ms, MaxModelLen 49152 (64K and 96K requests are rejected), KV capacity 49,232
-// tokens: one 32K request at a time, so 32K × 2 users already queue. It is sized so that the
-// README demo finishes in about a minute and a half and still shows every effect (a measured
-// limit, a lower bound and "not viable"). All its numbers are in the FastProfile literal.
-// Sustained load, 1024 output tokens, from Simulate (mean per request):
+// interval 15 ms, step overhead 150 µs, attention at 3.7% of peak, MaxModelLen 34816 (64K and
+// 96K requests are rejected), KV capacity 35,568 tokens. It is shaped so that the README demo
+// finishes in under two minutes and still shows every effect (a measured limit, a lower bound
+// and "not viable"; queueing and preemption past the KV capacity): decoding is quick, so a
+// 1024-token answer takes about a third of a second and cells settle fast; attention is slow, so
+// a 32K prompt takes about 4 s; and the KV cache holds one 32K request but not the first prefill
+// chunk of a second, so 32K requests run strictly one at a time (two General Chatbot users
+// already wait longer than its 8 s time to first token) and four 8K requests already queue and
+// preempt. All its numbers are in the FastProfile literal. Sustained load, 1024 output tokens,
+// from Simulate (mean per request):
 //
 //	context  users  TTFT s  queue s  prefill tok/s  gen tok/s/user  system tok/s  power W  preemptions
-//	1K       1      0.035   0        28,895         1,269           1,216         104      0
-//	8K       1      0.180   0        45,488         1,195             988         139      0
-//	8K       8      1.360   1.039    27,238           579           2,800         201      4
-//	16K      1      0.452   0        36,263         1,120             750         171      0
-//	32K      1      1.270   0        25,799           995             446         216      0
-//	32K      2      3.978   1.089    11,350           768             395         223      10
-//	32K      4      9.494   6.585    11,270           730             383         225      22
-//	47K      1      2.363   0        20,317           902             293         241      0
+//	1K           1   0.029        0         35,605           3,400         3,106      130            0
+//	1K           4   0.055        0         18,758           3,227        11,023      179            0
+//	4K           1   0.101        0         40,545           3,283         2,482      176            0
+//	8K           1   0.306        0         26,796           3,139         1,621      229            0
+//	8K           4   0.659    0.179         18,487             869         2,319      276            5
+//	8K           8   2.585    2.154         20,481             849         2,280      278           11
+//	16K          1   1.107        0         14,804           2,885           701      275            0
+//	16K          4   3.799    2.671         14,535             811           825      288            0
+//	32K          1   4.195        0          7,812           2,485           222      295            0
+//	32K          2   8.801    4.606          7,812           2,485           222      295            0
 //
-// Prefill speed peaks at a middle context (4K–8K: below it the fixed step costs dominate, above
-// it the quadratic attention), TTFT rises with context, per-user speed falls with concurrency and
-// context, and queueing with preemptions appears past the KV capacity.
+// Prefill speed peaks at a middle context (4K: below it the fixed step costs dominate, above it
+// the quadratic attention), TTFT rises with context, per-user speed falls with concurrency as
+// prefill chunks stall the decodes, and queueing with preemptions appears past the KV capacity.
 package sim

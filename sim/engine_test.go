@@ -29,7 +29,7 @@ func TestTTFTRisesWithContext(t *testing.T) {
 	for _, name := range []string{"fast", "h100-llama8b", "b200-qwen30b-moe"} {
 		p := mustProfile(t, name)
 		prev := 0.0
-		for _, ctx := range []int{1024, 8192, 32768, 48000} {
+		for _, ctx := range []int{1024, 8192, 16384, 32768} {
 			e := simulate(t, p, Workload{ContextTokens: ctx, OutputTokens: 64, Concurrency: 1, Requests: 2})
 			if e.TTFTSeconds <= prev {
 				t.Errorf("%s: TTFT at %d tokens = %.4fs, not above the shorter context's %.4fs", name, ctx, e.TTFTSeconds, prev)
@@ -42,7 +42,7 @@ func TestTTFTRisesWithContext(t *testing.T) {
 	}
 }
 
-// The fast profile's single-user targets from doc.go's table.
+// The fast profile's targets from doc.go: what the README demo relies on.
 func TestFastProfileTargets(t *testing.T) {
 	p := FastProfile
 	rows := []struct {
@@ -50,9 +50,8 @@ func TestFastProfileTargets(t *testing.T) {
 		ttftLo, ttftHi float64
 	}{
 		{1024, 0, 0.1},   // short prompts answer at once
-		{8192, 0.1, 0.3}, // a visible but short wait
-		{32768, 0.8, 2},  // long context is seconds
-		{48000, 2, 4},    // near the maximum
+		{8192, 0.1, 0.5}, // a visible but short wait
+		{32768, 3, 6},    // long context is seconds
 	}
 	for _, r := range rows {
 		e := simulate(t, p, Workload{ContextTokens: r.ctx, OutputTokens: 256, Concurrency: 1, Requests: 2})
@@ -60,14 +59,22 @@ func TestFastProfileTargets(t *testing.T) {
 			t.Errorf("fast: TTFT at %d = %.3fs, want [%.2f, %.2f]", r.ctx, e.TTFTSeconds, r.ttftLo, r.ttftHi)
 		}
 	}
-	e := simulate(t, p, Workload{ContextTokens: 1024, OutputTokens: 256, Concurrency: 1, Requests: 2})
-	if e.GenerationSpeedTPS < 200 {
-		t.Errorf("fast: single-user speed at 1K = %.0f tok/s, want several hundred", e.GenerationSpeedTPS)
+	// decoding is quick, so a 1024-token answer takes well under a second and cells settle fast
+	e := simulate(t, p, Workload{ContextTokens: 1024, OutputTokens: 1024, Concurrency: 1, Requests: 2})
+	if e.GenerationSpeedTPS < 2000 || e.E2ESeconds > 0.5 {
+		t.Errorf("fast: single-user speed at 1K = %.0f tok/s, end-to-end %.3fs; want ≥ 2,000 tok/s and ≤ 0.5 s", e.GenerationSpeedTPS, e.E2ESeconds)
 	}
-	// one 32K request fits the KV cache at a time, so 32K × 4 users queue (the demo's
-	// general-chatbot limit); 48K prompts still fit
-	if c := p.KVCapacityTokens(); c < 48_000+1024 || c > 2*33_000 {
-		t.Errorf("fast: KV capacity %d tokens, want room for one 48K request but not two 32K ones", c)
+	// The KV cache holds one 32K request with its 1024 output tokens, but not that and the first
+	// prefill chunk of a second one: 32K requests run strictly one at a time, no preemption.
+	if c := p.KVCapacityTokens(); c < 32768+1024+64 || c >= 32768+p.Engine.MaxNumBatchedTokens {
+		t.Errorf("fast: KV capacity %d tokens, want room for one 32K request but not for a second one's first chunk", c)
+	}
+	// So General Chatbot (32K, time to first token at most 8 s) passes at one user and fails
+	// at two, both clearly: the demo's measured limit, found in two levels.
+	one := simulate(t, p, Workload{ContextTokens: 32768, OutputTokens: 1024, Concurrency: 1})
+	two := simulate(t, p, Workload{ContextTokens: 32768, OutputTokens: 1024, Concurrency: 2})
+	if one.TTFTSeconds > 6 || two.TTFTSeconds < 8.4 || two.Preemptions != 0 {
+		t.Errorf("fast: 32K TTFT %.3fs at 1 user, %.3fs at 2 (%d preemptions); want ≤ 6 s, ≥ 8.4 s and none", one.TTFTSeconds, two.TTFTSeconds, two.Preemptions)
 	}
 }
 
@@ -93,17 +100,17 @@ func TestGenerationSpeedFallsWithConcurrency(t *testing.T) {
 
 // Below the KV capacity nothing queues; past it requests wait and running ones are preempted.
 func TestQueueAppearsPastKVCapacity(t *testing.T) {
-	p := FastProfile // ~49K tokens of KV
-	fits := simulate(t, p, Workload{ContextTokens: 16384, OutputTokens: 128, Concurrency: 2, Requests: 8})
+	p := FastProfile // ~35K tokens of KV
+	fits := simulate(t, p, Workload{ContextTokens: 8192, OutputTokens: 1024, Concurrency: 2, Requests: 8})
 	if fits.QueueSeconds != 0 || fits.Preemptions != 0 {
-		t.Errorf("2×16K fits the KV cache but queued %.3fs with %d preemptions", fits.QueueSeconds, fits.Preemptions)
+		t.Errorf("2×8K fits the KV cache but queued %.3fs with %d preemptions", fits.QueueSeconds, fits.Preemptions)
 	}
-	over := simulate(t, p, Workload{ContextTokens: 16384, OutputTokens: 128, Concurrency: 8, Requests: 8})
+	over := simulate(t, p, Workload{ContextTokens: 8192, OutputTokens: 1024, Concurrency: 8, Requests: 8})
 	if over.QueueSeconds <= 0 {
-		t.Errorf("8×16K exceeds the KV cache but nothing queued")
+		t.Errorf("8×8K exceeds the KV cache but nothing queued")
 	}
 	if over.Preemptions == 0 {
-		t.Errorf("8×16K exceeds the KV cache but nothing was preempted")
+		t.Errorf("8×8K exceeds the KV cache but nothing was preempted")
 	}
 	if over.TTFTSeconds <= fits.TTFTSeconds {
 		t.Errorf("TTFT past capacity %.3fs not above %.3fs", over.TTFTSeconds, fits.TTFTSeconds)
@@ -142,13 +149,13 @@ func TestPrefillSpeedPeaksInTheMiddle(t *testing.T) {
 	for _, name := range []string{"fast", "h100-llama8b", "h200-qwen30b-moe"} {
 		p := mustProfile(t, name)
 		speed := map[int]float64{}
-		for _, ctx := range []int{1024, 4096, 8192, 48000} {
+		for _, ctx := range []int{1024, 4096, 8192, 32768} {
 			speed[ctx] = simulate(t, p, Workload{ContextTokens: ctx, OutputTokens: 16, Concurrency: 1, Requests: 2}).PrefillSpeedTPS
 		}
 		mid := math.Max(speed[4096], speed[8192])
-		if mid <= speed[1024] || mid <= speed[48000] {
-			t.Errorf("%s: prefill speed 1K %.0f, 4K %.0f, 8K %.0f, 64K %.0f: no peak in the middle",
-				name, speed[1024], speed[4096], speed[8192], speed[48000])
+		if mid <= speed[1024] || mid <= speed[32768] {
+			t.Errorf("%s: prefill speed 1K %.0f, 4K %.0f, 8K %.0f, 32K %.0f: no peak in the middle",
+				name, speed[1024], speed[4096], speed[8192], speed[32768])
 		}
 	}
 }
@@ -174,6 +181,7 @@ func TestStepCost(t *testing.T) {
 	p := FastProfile
 	m, g, e := p.Model, p.GPU, p.Engine
 	F := g.PeakFLOPS * e.ComputeEfficiency
+	A := g.PeakFLOPS * e.AttentionEfficiency // attention FLOPs run at their own rate
 	B := g.MemBandwidth * e.BandwidthEfficiency
 	W := m.TotalParams * m.BytesPerParam
 	attn := 4 * float64(m.Layers) * float64(m.Hidden)
@@ -187,10 +195,10 @@ func TestStepCost(t *testing.T) {
 		{"decode", []chunk{{&seq{numTokens: 1000}, 999, 1}}, (W+1000*m.KVBytesPerToken)/B + over},
 		// a 4096-token prefill from 0: compute bound, plus the prefill overhead
 		{"prefill", []chunk{{&seq{numTokens: 4096}, 0, 4096}},
-			(2*m.ActiveParams*4096+attn*4096*2048)/F + over + e.PrefillOverhead.Seconds()},
+			2*m.ActiveParams*4096/F + attn*4096*2048/A + over + e.PrefillOverhead.Seconds()},
 		// a second chunk at position 4096 pays attention over the first
 		{"chunk2", []chunk{{&seq{numTokens: 8192}, 4096, 4096}},
-			(2*m.ActiveParams*4096+attn*4096*(4096+2048))/F + over + e.PrefillOverhead.Seconds()},
+			2*m.ActiveParams*4096/F + attn*4096*(4096+2048)/A + over + e.PrefillOverhead.Seconds()},
 	}
 	c := newCore(p, "m")
 	for _, r := range rows {

@@ -280,8 +280,8 @@ func TestErrors(t *testing.T) {
 		code       int
 		msg        string
 	}{
-		{"above max model len", "/v1/chat/completions", chatBody(long, 1024, nil), 400, "maximum context length is 49152 tokens"},
-		{"prompt plus output above", "/v1/completions", map[string]any{"prompt": strings.Repeat("w ", 48500), "max_tokens": 1024}, 400, "you requested 49524 tokens (48500 in the prompt, 1024 in the completion)"},
+		{"above max model len", "/v1/chat/completions", chatBody(long, 1024, nil), 400, "maximum context length is 34816 tokens"},
+		{"prompt plus output above", "/v1/completions", map[string]any{"prompt": strings.Repeat("w ", 34000), "max_tokens": 1024}, 400, "you requested 35024 tokens (34000 in the prompt, 1024 in the completion)"},
 		{"bad JSON", "/v1/chat/completions", `{"messages": [`, 400, "invalid JSON"},
 		{"unknown model", "/v1/completions", map[string]any{"model": "gpt-x", "prompt": "hi"}, 404, "does not exist"},
 		{"min above max", "/v1/completions", map[string]any{"prompt": "hi", "max_tokens": 5, "min_tokens": 9}, 400, "min_tokens"},

@@ -291,24 +291,30 @@ var vllmDefaults = func() EngineSpec {
 }()
 
 // FastProfile is the small imaginary GPU for tests and the demo. All its numbers live in this
-// one literal; doc.go tabulates what they produce.
+// one literal; doc.go tabulates what they produce. It is shaped for a demo of about two minutes:
+// decoding is quick (about 3,000 tok/s per user, so a 1024-token answer takes a third of a
+// second and cells settle fast), attention is slow (AttentionEfficiency: a 32K prompt takes about
+// 4 s to prefill), and the KV cache holds one 32K request but not the first prefill chunk of a
+// second, so 32K requests run strictly one at a time: two General Chatbot users already wait
+// more than its 8 s time to first token, a limit the capacity search finds in two levels.
 var FastProfile = Profile{
 	Name:        "fast",
 	Description: "imaginary small GPU + 0.5B dense model, tuned so a short demo shows every effect",
-	GPU: GPUSpec{Name: "servebench-sim fast GPU", Count: 1, PeakFLOPS: 120e12, MemBandwidth: 4.5e12,
-		MemoryBytes: 2.6e9, IdleWatts: 40, MaxWatts: 300},
+	GPU: GPUSpec{Name: "servebench-sim fast GPU", Count: 1, PeakFLOPS: 360e12, MemBandwidth: 9e12,
+		MemoryBytes: 2.205e9, IdleWatts: 40, MaxWatts: 300},
 	Model: ModelSpec{Name: "servebench-sim-0.5b", TotalParams: 0.5e9, ActiveParams: 0.5e9,
 		Layers: 24, Hidden: 1024, KVBytesPerToken: 24576, BytesPerParam: 2},
 	Engine: EngineSpec{
 		MaxNumBatchedTokens:  8192,
 		MaxNumSeqs:           64,
 		GPUMemoryUtilization: 0.85,
-		MaxModelLen:          49152,
+		MaxModelLen:          34816,
 		BlockSize:            16,
 		StreamInterval:       15 * time.Millisecond,
-		StepOverhead:         500 * time.Microsecond,
+		StepOverhead:         150 * time.Microsecond,
 		PrefillOverhead:      20 * time.Millisecond,
 		ComputeEfficiency:    0.6,
+		AttentionEfficiency:  0.037,
 		BandwidthEfficiency:  0.8,
 		MemoryPowerWeight:    0.6,
 	},

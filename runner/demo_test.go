@@ -1,0 +1,154 @@
+package runner_test
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"sort"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/openai"
+	"github.com/servebench/servebench/plan"
+	"github.com/servebench/servebench/runner"
+	"github.com/servebench/servebench/sim"
+	"github.com/servebench/servebench/workload"
+)
+
+// demoRun runs the README demo's plan (the defaults with no target) against the simulator's
+// profile prof, through the real client, prompt builder and runner, on virtual time, and returns
+// what it recorded and how long it took on the simulated clock.
+func demoRun(t *testing.T, prof sim.Profile, mutate func(*servebench.Plan)) (*memRecorder, time.Duration) {
+	t.Helper()
+	p, err := plan.Resolve(nil, plan.Overrides{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Target.URL = "http://127.0.0.1:8000/v1"
+	if mutate != nil {
+		mutate(&p)
+	}
+	var rec *memRecorder
+	var took time.Duration
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		srv := sim.New(prof, sim.Options{Seed: 1})
+		srv.Start(ctx)
+		defer srv.Close()
+		ln := newPipeListener()
+		hs := &http.Server{Handler: srv.Handler()}
+		served := make(chan struct{})
+		go func() { _ = hs.Serve(ln); close(served) }()
+		defer func() { _ = hs.Close(); <-served }()
+
+		origin := time.Now()
+		cfg := openai.Config{BaseURL: p.Target.URL, API: p.Target.API, Origin: origin, MaxConnections: 16, DialContext: ln.DialContext}
+		// (openai.Discover dials TCP; the simulator says what it would find)
+		info := servebench.ServerInfo{Engine: "sim", Models: []string{srv.ModelName()}, MaxModelLen: srv.Profile().Engine.MaxModelLen}
+		cfg.Model = srv.ModelName()
+		client, err := openai.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer client.Close()
+		hc := &http.Client{Transport: &http.Transport{DialContext: ln.DialContext}}
+		defer hc.CloseIdleConnections()
+		b, err := workload.NewBuilder(ctx, workload.Config{RunID: "demo", API: p.Target.API, BaseURL: p.Target.URL,
+			Model: cfg.Model, HTTPClient: hc, Probe: client.ProbePromptTokens})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec = &memRecorder{}
+		r := &runner.Runner{Plan: p, Server: info, Client: client, Prompts: b, Recorder: rec, Origin: origin,
+			RunInfo: servebench.RunInfo{ID: "demo"}}
+		if err := r.Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+		took = time.Since(origin)
+	})
+	return rec, took
+}
+
+// demoBudget is what the README promises for the demo ("about 2 minutes"); the simulated
+// clock must leave room under it for the machine's own overheads (building prompts, writing the
+// run folder, rendering the report), which add about a second on a quiet machine.
+const demoBudget = 115 * time.Second
+
+// The README demo (no flags: the built-in simulator's fast profile and the default plan) stays
+// within its time promise and still shows what it is for: a sweep, the dedicated scenarios, and
+// a capacity search with every kind of verdict (a measured limit, a lower bound at the ceiling,
+// not viable), with every cell assessed and none reporting throughput from too short a window.
+// On virtual time, so the figure is the plan's and the profile's, not this machine's. With -v it
+// prints where the time goes (per cell: first request start to last end) and each verdict, the
+// table to read when tuning the demo's plan or the fast profile.
+func TestDemoPlan(t *testing.T) {
+	rec, took := demoRun(t, sim.FastProfile, nil)
+	type span struct {
+		id         string
+		start, end float64
+		n          int
+	}
+	spans := map[string]*span{}
+	for _, r := range rec.recs {
+		id := r.CellKey.ID()
+		s := spans[id]
+		if s == nil {
+			s = &span{id: id, start: r.StartOffsetSeconds, end: r.EndOffsetSeconds}
+			spans[id] = s
+		}
+		s.start, s.end = min(s.start, r.StartOffsetSeconds), max(s.end, r.EndOffsetSeconds)
+		s.n++
+	}
+	var list []*span
+	for _, s := range spans {
+		list = append(list, s)
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].start < list[j].start })
+	cells := map[string]servebench.CellResult{}
+	for _, c := range rec.res.Cells {
+		cells[c.ID()] = c
+	}
+	valid := 0
+	kinds := map[string]int{}
+	for _, s := range list {
+		c, ok := cells[s.id]
+		if !ok {
+			t.Errorf("%s: requests recorded but no cell in the results", s.id)
+			continue
+		}
+		kinds[c.Scenario]++
+		t.Logf("%-52s %6.1f–%6.1f s  %5.1f s  %3d requests  window %5.2f s  %s %v", s.id, s.start, s.end, s.end-s.start, s.n,
+			c.WindowSeconds, c.Validity.Verdict, c.Validity.Notes)
+		switch c.Validity.Verdict {
+		case servebench.VerdictValid:
+			valid++
+		case "":
+			t.Errorf("%s: no validity verdict", s.id)
+		}
+		if slices.Contains(c.Validity.Reasons, servebench.ReasonWindowTooShort) {
+			t.Errorf("%s: %s", s.id, c.Validity.Notes[servebench.ReasonWindowTooShort])
+		}
+	}
+	limitKinds := map[servebench.LimitKind]bool{}
+	for _, c := range rec.res.Capacity {
+		t.Logf("capacity %s: limit %v %s (%s), range %v, levels %v, %d requests spent, dense grid %d", c.UseCase, deref(c.Limit),
+			c.LimitKind, c.LimitingMetric, c.LimitRange, levels(c.Points), c.RequestsSpent, c.DenseGridRequests)
+		limitKinds[c.LimitKind] = true
+	}
+	t.Logf("demo: %d cells (%d valid), %s on the simulated clock", len(rec.res.Cells), valid, took.Round(100*time.Millisecond))
+
+	if took > demoBudget {
+		t.Errorf("the demo takes %s on the simulated clock, over its budget of %s (README: about 2 minutes)", took.Round(100*time.Millisecond), demoBudget)
+	}
+	if kinds[runner.SweepScenario] == 0 || len(kinds) < 3 {
+		t.Errorf("cells per scenario %v: want the sweep, the dedicated scenarios and the capacity searches", kinds)
+	}
+	for _, k := range []servebench.LimitKind{servebench.LimitMeasured, servebench.LimitLowerBound, servebench.LimitNotViable} {
+		if !limitKinds[k] {
+			t.Errorf("no use case with a %s limit (kinds %v): the demo should show every kind of verdict", k, limitKinds)
+		}
+	}
+}
