@@ -119,14 +119,12 @@ func verdictText(cr servebench.CapacityResult) (analysis, sentence string) {
 			}
 		}
 	case servebench.LimitLowerBound:
-		analysis = fmt.Sprintf("Supports %d+ concurrent requests within accepted thresholds; additional capacity likely available.", ex.Limit)
-	case servebench.LimitInterpolated:
-		analysis = fmt.Sprintf("Supports ~%d concurrent requests within accepted thresholds.", ex.Limit)
-	case servebench.LimitMeasured:
-		if ex.Limit == 1 {
+		analysis = "Supports " + capacity.LimitPhrase(cr) + " within accepted thresholds; additional capacity likely available."
+	case servebench.LimitMeasured, servebench.LimitInterpolated:
+		if ex.Limit == 1 && ex.Kind == servebench.LimitMeasured {
 			analysis = "Viable for a single request; concurrent serving exceeds the thresholds."
 		} else {
-			analysis = fmt.Sprintf("Supports %d concurrent requests within accepted thresholds.", ex.Limit)
+			analysis = "Supports " + capacity.LimitPhrase(cr) + " within accepted thresholds."
 		}
 	default:
 		analysis = "Not measured: the capacity search did not reach a verdict."

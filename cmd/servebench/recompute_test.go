@@ -9,13 +9,15 @@ import (
 
 	"github.com/servebench/servebench"
 	"github.com/servebench/servebench/capacity"
+	"github.com/servebench/servebench/report"
 	"github.com/servebench/servebench/sim"
 )
 
 // servebench run against the simulator over HTTP (sweep, a dedicated scenario, a capacity
 // search, server metrics and simulated GPU telemetry), then results.json removed and
 // servebench report --recompute: the rebuilt results.json has the run's cells, capacity,
-// sizing and notes, and the report rendered from it words each capacity limit as capacity does.
+// sizing, notes and run, and the report rendered from it (report.md, report.json and the
+// summary) words each capacity limit as capacity does.
 func TestReportRecomputeRebuildsResults(t *testing.T) {
 	base := startSimWith(t, sim.Options{Seed: 3})
 	dir := filepath.Join(t.TempDir(), "run")
@@ -43,6 +45,12 @@ use_cases:
     thresholds:
       ttft_seconds_max: 0.5
       generation_speed_tps_min: 5000
+  - name: loose
+    title: Loose
+    context: 1k
+    output_tokens: 16
+    thresholds:
+      ttft_seconds_max: 100
 capacity:
   max_concurrency: 6
 `), 0o644); err != nil {
@@ -62,7 +70,7 @@ capacity:
 		return res
 	}
 	orig := read()
-	if len(orig.Capacity) != 1 || len(orig.Capacity[0].Points) == 0 || len(orig.Cells) < 5 {
+	if len(orig.Capacity) != 2 || len(orig.Capacity[0].Points) == 0 || len(orig.Cells) < 5 {
 		t.Fatalf("the test needs sweep, scenario and capacity cells: %d cells, capacity %+v", len(orig.Cells), orig.Capacity)
 	}
 	if orig.Cells[0].GPUPowerWatts == nil || orig.Cells[0].QueueWaitSeconds == nil {
@@ -71,7 +79,7 @@ capacity:
 	if err := os.Remove(filepath.Join(dir, "results.json")); err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, stderr := runCLI(t, "report", dir, "--recompute", "--format", "md")
+	code, stdout, stderr := runCLI(t, "report", dir, "--recompute", "--format", "md,json")
 	if code != exitOK {
 		t.Fatalf("report --recompute: exit %d\n%s", code, stderr)
 	}
@@ -92,6 +100,26 @@ capacity:
 	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	// the report's verdicts are capacity's, label for label, in results.json's order
+	var rep report.Report
+	if b, err := os.ReadFile(filepath.Join(dir, "report.json")); err != nil || json.Unmarshal(b, &rep) != nil {
+		t.Fatalf("report.json: %v", err)
+	}
+	kinds := map[servebench.LimitKind]bool{}
+	if len(rep.Capacity) != len(got.Capacity) {
+		t.Fatalf("the report has %d verdicts, results.json %d capacity results", len(rep.Capacity), len(got.Capacity))
+	}
+	for i, cr := range got.Capacity {
+		v := rep.Capacity[i]
+		kinds[cr.LimitKind] = true
+		if v.UseCase != cr.UseCase || v.LimitLabel != capacity.LimitLabel(cr) || v.LimitPhrase != capacity.LimitPhrase(cr) ||
+			v.LimitKind != string(cr.LimitKind) || v.Sentence != capacity.Verdict(cr) {
+			t.Errorf("the report's verdict %+v is not capacity's for %s (label %q, kind %q)", v, cr.UseCase, capacity.LimitLabel(cr), cr.LimitKind)
+		}
+	}
+	if !kinds[servebench.LimitNotViable] || !kinds[servebench.LimitLowerBound] {
+		t.Errorf("limit kinds %v: the test wants a use case not viable and one bounded by the ceiling", kinds)
 	}
 	for _, cr := range got.Capacity {
 		if h := capacity.Headline(cr); !strings.Contains(string(md), h) {

@@ -306,7 +306,6 @@
           tb.appendChild(tr);
           return;
         }
-        var mark = u.at_most ? " (at most: the ceiling still passed)" : u.approximate ? " (interpolated)" : "";
         tr.appendChild(el("td", { "class": "num" }, String(u.slots_per_replica)));
         tr.appendChild(el("td", { "class": "num" }, num(u.users_per_replica, 0)));
         (u.targets || []).forEach(function (g) {
@@ -315,7 +314,9 @@
           tr.appendChild(el("td", { "class": "num" }, (u.at_most ? "≤ " : "") + txt));
         });
         tr.appendChild(el("td", { "class": "num" }, money(u.total_usd_per_million_output_tokens)));
-        tr.title = "limit " + u.slots_per_replica + mark;
+        // the limit as its card shows it now (the run's, or the what-if's), in capacity's words
+        var card = document.querySelector('.card[data-usecase="' + CSS.escape(u.use_case) + '"]');
+        if (card) tr.title = "limit " + card.querySelector(".limit").textContent + " (" + card.querySelector(".kind").textContent + ")";
         tb.appendChild(tr);
       });
       t.appendChild(tb);

@@ -7,6 +7,9 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/capacity"
 )
 
 // WriteText prints the table: every point (unless summaryOnly), then the median and worst
@@ -104,15 +107,7 @@ func (r Row) simText() string { return valueText(r.Metric, r.Unit, r.Simulated, 
 
 func valueText(metric, unit string, v float64, q string) string {
 	if metric == "capacity" {
-		switch q {
-		case NotViable:
-			return "not viable"
-		case AtLeast:
-			return fmt.Sprintf("%.0f+", v)
-		case Approx:
-			return fmt.Sprintf("~%.0f", v)
-		}
-		return fmt.Sprintf("%.0f", v)
+		return capacityLabel(v, q)
 	}
 	s := strconv.FormatFloat(v, 'g', 4, 64)
 	if v >= 1000 {
@@ -122,4 +117,20 @@ func valueText(metric, unit string, v float64, q string) string {
 		s = "~" + s
 	}
 	return s + " " + unit
+}
+
+// capacityLabel writes a capacity limit v of qualifier q as capacity.LimitLabel does: "24",
+// "~35", "125+", "not viable".
+func capacityLabel(v float64, q string) string {
+	n := int(math.Round(v))
+	r := servebench.CapacityResult{Limit: &n, LimitKind: servebench.LimitMeasured}
+	switch q {
+	case NotViable:
+		r.LimitKind, r.Limit = servebench.LimitNotViable, nil
+	case AtLeast:
+		r.LimitKind = servebench.LimitLowerBound
+	case Approx:
+		r.LimitKind = servebench.LimitInterpolated
+	}
+	return capacity.LimitLabel(r)
 }
