@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -139,6 +140,50 @@ func TestHeadlineUseCaseFromThePlan(t *testing.T) {
 		h := rep.Highlights[len(rep.Highlights)-1]
 		if h.Label != "Concurrent Requests" || h.Value != capacity.LimitLabel(*want) || !strings.Contains(h.Condition, want.Title) {
 			t.Errorf("headline %q: highlight %+v, want %s (%s)", c.headline, h, capacity.LimitLabel(*want), want.Title)
+		}
+	}
+}
+
+// Every searched use case says in one sentence what its search measured and spent. A search
+// that needed every level from 1 up (here: spent more than the dense grid's floors) says it
+// saved nothing rather than claiming a saving or saying nothing.
+func TestSearchCostSentence(t *testing.T) {
+	for _, c := range []struct {
+		name         string
+		spent, dense int
+		want, not    string
+	}{
+		{"cheaper", 80, 324, "would have cost 324", "saved nothing"},
+		{"every level", 10, 9, "it needed every level from 1 to", "would have cost"},
+	} {
+		in := loadFixture(t)
+		var cr *servebench.CapacityResult
+		for i := range in.Results.Capacity {
+			if r := &in.Results.Capacity[i]; r.LimitKind == servebench.LimitMeasured && len(r.Points) > 0 {
+				cr = r
+				break
+			}
+		}
+		if cr == nil {
+			t.Fatal("the fixture has no measured capacity limit")
+		}
+		cr.RequestsSpent, cr.DenseGridRequests = c.spent, c.dense
+		cr.LimitRange = &[2]int{*cr.Limit, *cr.Limit}
+		text := ""
+		for _, s := range Build(in).Sections {
+			if s.ID == "capacity-"+slug(cr.UseCase) {
+				for _, b := range s.Blocks {
+					text += b.Text + "\n"
+				}
+			}
+		}
+		for _, w := range []string{fmt.Sprintf("spent %d requests", c.spent), c.want, "Both sides of the limit are settled at 95% confidence."} {
+			if !strings.Contains(text, w) {
+				t.Errorf("%s: %s section lacks %q:\n%s", c.name, cr.UseCase, w, text)
+			}
+		}
+		if strings.Contains(text, c.not) {
+			t.Errorf("%s: %s section says %q:\n%s", c.name, cr.UseCase, c.not, text)
 		}
 	}
 }

@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -297,8 +296,7 @@ func (b *builder) capacityUseCase(cr servebench.CapacityResult) {
 			reused++
 		}
 	}
-	if cr.DenseGridRequests > cr.RequestsSpent {
-		saved := 1 - float64(cr.RequestsSpent)/float64(cr.DenseGridRequests)
+	if cr.DenseGridRequests > 0 && len(pts) > 0 {
 		top := cr.Ceiling
 		if cr.FirstFailing != nil {
 			top = *cr.FirstFailing
@@ -316,8 +314,17 @@ func (b *builder) capacityUseCase(cr servebench.CapacityResult) {
 				sure = fmt.Sprintf(" At 95%% confidence the data cannot tell the limit apart from %d–%d concurrent requests.", r[0], r[1])
 			}
 		}
-		blocks = append(blocks, para("The search measured %s (%d reused from the sweep)%s and spent %s requests%s; measuring every level from 1 to %d would have cost %s%s (%s saved).%s",
-			plural(len(pts), "concurrency level"), reused, how, fmtInt(cr.RequestsSpent), spentTime, top, fmtInt(cr.DenseGridRequests), denseTime, fmtPct0(math.Max(saved, 0)), sure))
+		// A search that needed every level from 1 up (a limit of 0, 1 or 2) saves nothing.
+		cost := fmt.Sprintf("it needed every level from 1 to %d, as a dense grid does, so it saved nothing", top)
+		if top <= 1 {
+			cost = "level 1 alone decides the verdict, so there was nothing to save"
+		}
+		if cr.DenseGridRequests > cr.RequestsSpent {
+			saved := 1 - float64(cr.RequestsSpent)/float64(cr.DenseGridRequests)
+			cost = fmt.Sprintf("measuring every level from 1 to %d would have cost %s%s (%s saved)", top, fmtInt(cr.DenseGridRequests), denseTime, fmtPct0(saved))
+		}
+		blocks = append(blocks, para("The search measured %s (%d reused from the sweep)%s and spent %s requests%s; %s.%s",
+			plural(len(pts), "concurrency level"), reused, how, fmtInt(cr.RequestsSpent), spentTime, cost, sure))
 	}
 	if cr.ContextTokens >= 32*1024 && b.man.Plan.Sweep.SharedPrefix == 0 {
 		blocks = append(blocks, note("About caching: users who build context incrementally (multi-turn chat, agents) hit the prefix cache on every turn when it is enabled, so only new tokens need prefill. These results are worst-case TTFT, with the whole context processed at once."))
