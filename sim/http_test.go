@@ -130,8 +130,10 @@ func tokenizeCount(t *testing.T, url string, body any) int {
 // finish_reason), a usage chunk with choices [], then [DONE]; usage matches /tokenize.
 func TestChatStreamShape(t *testing.T) {
 	_, url := startServer(t, Options{})
+	// long enough to span several stream intervals at the fast profile's decode speed
+	const n = 200
 	prompt := "run-1 seq-7: please summarise the following, carefully."
-	events, done := readSSE(t, post(t, url+"/v1/chat/completions", chatBody(prompt, 40, nil)))
+	events, done := readSSE(t, post(t, url+"/v1/chat/completions", chatBody(prompt, n, nil)))
 	if !done {
 		t.Fatal("stream did not end with [DONE]")
 	}
@@ -167,18 +169,18 @@ func TestChatStreamShape(t *testing.T) {
 		t.Errorf("usage chunk has choices %v", cs)
 	}
 	u := last["usage"].(map[string]any)
-	if u["completion_tokens"].(float64) != 40 {
-		t.Errorf("completion_tokens %v, want 40", u["completion_tokens"])
+	if u["completion_tokens"].(float64) != n {
+		t.Errorf("completion_tokens %v, want %d", u["completion_tokens"], n)
 	}
-	if got := CountTokens(text.String()); got != 40 {
-		t.Errorf("streamed text is %d tokens, want 40", got)
+	if got := CountTokens(text.String()); got != n {
+		t.Errorf("streamed text is %d tokens, want %d", got, n)
 	}
 	want := tokenizeCount(t, url, map[string]any{"model": "servebench-sim-0.5b",
 		"messages": []map[string]any{{"role": "user", "content": prompt}}})
 	if int(u["prompt_tokens"].(float64)) != want || want != CountChatTokens([]ChatMessage{{"user", prompt}}) {
 		t.Errorf("usage prompt_tokens %v, /tokenize %d", u["prompt_tokens"], want)
 	}
-	if u["total_tokens"].(float64) != u["prompt_tokens"].(float64)+40 {
+	if u["total_tokens"].(float64) != u["prompt_tokens"].(float64)+n {
 		t.Errorf("total_tokens %v", u["total_tokens"])
 	}
 }
