@@ -221,10 +221,10 @@ func (b *builder) peak() (*servebench.CellResult, float64) {
 	return c, c.SystemOutputThroughputTPS
 }
 
-// totals sums measured requests over every cell of the run (stats.RunSuccess).
-func (b *builder) totals() (total, ok int) {
-	ok, total, _ = stats.RunSuccess(b.res.Cells)
-	return total, ok
+// totals is the run's measured requests over every cell and its success rate (stats.RunSuccess).
+func (b *builder) totals() (total int, rate float64) {
+	_, total, rate = stats.RunSuccess(b.res.Cells)
+	return total, rate
 }
 
 // headline is the verdict the summary leads with: the plan's capacity.headline use case, else
@@ -279,9 +279,9 @@ func (b *builder) highlights() {
 	} else {
 		r.Highlights = append(r.Highlights, Highlight{Value: "—", Label: "Tok/s Peak Throughput", Condition: "no cell completed a request"})
 	}
-	total, ok := b.totals()
+	total, rate := b.totals()
 	if total > 0 {
-		r.Highlights = append(r.Highlights, Highlight{Value: fmtPct(float64(ok) / float64(total)), Label: "Success Rate",
+		r.Highlights = append(r.Highlights, Highlight{Value: fmtPct(rate), Label: "Success Rate",
 			Condition: fmt.Sprintf("Across All Scenarios (%s measured requests)", fmtCount(total))})
 	} else {
 		r.Highlights = append(r.Highlights, Highlight{Value: "—", Label: "Success Rate", Condition: "no requests measured"})
@@ -394,9 +394,9 @@ func (b *builder) sectionExecutive() {
 	} else {
 		row("Throughput Scaling", "not measured: needs at least two concurrency levels at one context")
 	}
-	total, ok := b.totals()
+	total, rate := b.totals()
 	if total > 0 {
-		row("Success Rate", fmt.Sprintf("%s across %s requests", fmtPct(float64(ok)/float64(total)), fmtCount(total)))
+		row("Success Rate", fmt.Sprintf("%s across %s requests", fmtPct(rate), fmtCount(total)))
 	}
 	slotUsers := fmtUsers(4)
 	if b.res.Sizing != nil {
@@ -709,7 +709,7 @@ func (b *builder) sectionThroughput() {
 	}
 	perHour := pv * 3600
 	b.add(id, title, 1,
-		para("Aggregate token generation across all concurrent requests: output tokens produced inside the measured window divided by the window's length. Prompt tokens processed during prefill are excluded."),
+		para("Aggregate token generation across all concurrent requests: output tokens produced inside the measured window divided by the window's length. Input tokens processed during prefill are excluded."),
 		chartB(ch), tableB(t),
 		para("At peak throughput (%s), this configuration produces approximately %s tokens per hour. This matters for batch workloads such as document processing, synthetic data generation or offline analysis.", condition(pk), fmtLarge(perHour)))
 }

@@ -55,7 +55,7 @@ func (b *builder) sectionPromptCaching() {
 	}
 	blocks := []Block{para("%s", intro), tableB(t)}
 	if hr := stats.CacheHitRate(rows); hr != nil {
-		blocks = append(blocks, para("Over the later turns, the server served %s of the prompt tokens from its prefix cache (cached tokens as the server reported them). For a use case whose context grows turn by turn (a chatbot, a coding assistant, an agent), the TTFT to plan with is the cached column, and its capacity limit on TTFT is reached later than the fresh-prompt measurements of the grid suggest; a use case whose prompts are new every time gets the fresh column.", fmtPct(*hr)))
+		blocks = append(blocks, para("Over the later turns, the server served %s of the input tokens from its prefix cache (cached tokens as the server reported them). For a use case whose context grows turn by turn (a chatbot, a coding assistant, an agent), the TTFT to plan with is the cached column, and its capacity limit on TTFT is reached later than the fresh-prompt measurements of the grid suggest; a use case whose prompts are new every time gets the fresh column.", fmtPct(*hr)))
 	} else {
 		blocks = append(blocks, missing("The server reported no cached tokens (no usage.prompt_tokens_details.cached_tokens and no prefix-cache counters), so the cache hit rate is unknown; compare the TTFT columns."))
 	}

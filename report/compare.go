@@ -196,7 +196,7 @@ func Compare(ins []Input) *Comparison {
 	}
 	cmp.Sections = append(cmp.Sections, Section{ID: "capacity", Title: "Capacity per Use Case", Level: 1, Blocks: capBlocks})
 	cmp.Sections = append(cmp.Sections, Section{ID: "methodology", Title: "Definitions", Level: 1, Blocks: []Block{
-		note("ITL (per token) is decode time / (output tokens − 1) per request, vLLM's TPOT; the chunk gap is the gap between token-carrying stream events, vLLM's per-chunk ITL and what a user sees."),
+		note(itlVersusChunkGap),
 		tableB(definitionsTable())}})
 	return cmp
 }
@@ -311,7 +311,7 @@ func compareCharts(labels []string, idx []map[cmpKey]*servebench.CellResult, com
 		chartB(mk("cmp-throughput", "System output throughput", "output tok/s", 1, valThroughput)),
 		chartB(mk("cmp-speed", "Per-user generation speed", "tok/s per user", 1, valSpeed)),
 		chartB(mk("cmp-ttft", "Mean TTFT", "seconds", 3, valTTFT)),
-		chartB(mk("cmp-itl", "Mean ITL (per token)", "ms", 1, valITLms)),
+		chartB(mk("cmp-itl", "Mean "+termITL, "ms", 1, valITLms)),
 		chartB(gap),
 	}}}
 }

@@ -67,7 +67,7 @@ func (b *builder) sectionServeTable() {
 		b.add(id, title, 1, missing("No cell completed a request."))
 		return
 	}
-	t := &Table{Header: []string{"CELL", "REQUESTS", "OUTPUT TOK/S", "TOTAL TOK/S", "PER-USER TOK/S", "TTFT MEAN / P99 (ms)", "ITL (PER TOKEN) MEAN / P99 (ms)", "CHUNK GAP MEAN / P99 (ms)"}}
+	t := &Table{Header: []string{"CELL", "REQUESTS", "OUTPUT TOK/S", "TOTAL TOK/S", "PER-USER TOK/S", "TTFT MEAN / P99 (ms)", strings.ToUpper(termITL) + " MEAN / P99 (ms)", strings.ToUpper(termChunkGap) + " MEAN / P99 (ms)"}}
 	for _, c := range cells {
 		t.Rows = append(t.Rows, []string{cellLabel(c), fmt.Sprintf("%d/%d", c.RequestsSucceeded, c.RequestsTotal),
 			fmtNum(c.SystemOutputThroughputTPS, 1), fmtNum(c.TotalThroughputTPS, 1), fmtNum(c.GenerationSpeedTPS.Mean, 1),
@@ -78,7 +78,7 @@ func (b *builder) sectionServeTable() {
 	b.add(id, title, 1,
 		para("Every measured cell in the shape of vllm bench serve: output and total (input + output) token throughput, per-user generation speed, and latency means and 99th percentiles."),
 		tableB(t),
-		note("How the columns map to vLLM's: "+termITL+" is decode time / (output tokens − 1) per request, the formula of vLLM's TPOT; the "+termChunkGap+" is the gap between consecutive token-carrying stream events, what vLLM calls ITL. The chunk gap exceeds ITL (per token) when events carry several tokens (speculative decoding)."))
+		note("How the columns map to vLLM's: "+itlVersusChunkGap+" The "+termChunkGap+" exceeds "+termITL+" when events carry several tokens (speculative decoding)."))
 }
 
 func (b *builder) sectionPercentiles() {
@@ -227,7 +227,7 @@ func (b *builder) sectionNotes() {
 		notes = append(notes, fmt.Sprintf("Open-loop schedule: %d requests were sent late and %d could not be sent on time; the achieved rate is below the planned one.", late, dropped))
 	}
 	if maxDev > 0 {
-		notes = append(notes, fmt.Sprintf("Prompt lengths deviated from the requested context by at most %s (as the server counted them).", plural(maxDev, "token")))
+		notes = append(notes, fmt.Sprintf("Input tokens (as the server counted them) deviated from the requested context by at most %s.", plural(maxDev, "token")))
 	}
 	var rs []string
 	for r, n := range unavail {
@@ -259,10 +259,10 @@ var Definitions = []Field{
 	{"first_content_seconds", "Start → first non-empty content delta, when reasoning came first; otherwise equal to TTFT (s)."},
 	{"e2e_latency_seconds", "Start → last byte of the response (s)."},
 	{"decode_seconds", "Last token-carrying event − first token-carrying event (s)."},
-	{"itl_seconds", "ITL (per token): decode_seconds / (output_tokens − 1) (s per token; vLLM's TPOT). Needs at least two output tokens and a positive decode time."},
+	{"itl_seconds", termITL + ": decode_seconds / (output_tokens − 1) (s per token; vLLM's TPOT). Needs at least two output tokens and a positive decode time."},
 	{"generation_speed_tps", "(output_tokens − 1) / decode_seconds (tokens/s, per user). Needs at least two output tokens and a positive decode time."},
 	{"output_tokens", "The server's usage.completion_tokens (or Ollama's eval_count); a client count of non-empty deltas only when the server gives no usage (output_tokens_source says which)."},
-	{"chunk_gap_seconds", "Chunk gap: the gaps between consecutive token-carrying stream events (not tokens), pooled over a cell's successful requests; the first gap is second event − first event (s; vLLM's ITL). What a user sees: the perceptual marks, under ~20ms instant and above 70ms sluggish, judge the chunk gap."},
+	{"chunk_gap_seconds", upperFirst(termChunkGap) + ": the gaps between consecutive token-carrying stream events (not tokens), pooled over a cell's successful requests; the first gap is second event − first event (s; vLLM's ITL). What a user sees: the perceptual marks, under ~20ms instant and above 70ms sluggish, judge the chunk gap."},
 	{"tokens_per_chunk", "output_tokens / chunks (above 1 under speculative decoding or multi-token chunks)."},
 	{"Percentiles", "Over the successful measured requests of a cell (warm-up excluded), linear interpolation between closest ranks (NumPy's \"linear\"): for sorted x[0..n−1] and q in [0,1], h = (n−1)·q, p = x[⌊h⌋] + (h−⌊h⌋)·(x[⌊h⌋+1]−x[⌊h⌋])."},
 	{"success_rate", "requests_succeeded / requests_total over measured requests."},
@@ -277,7 +277,7 @@ var Definitions = []Field{
 	{"gpu_power_watts", "Mean = energy over the window / window length where an energy counter exists, otherwise the time-weighted mean of sampled power; peak = highest sample (W)."},
 	{"energy_joules", "joules_per_output_token = Joules / output tokens produced in the window; cost_usd_per_hour = mean watts / 1000 × electricity price (USD/kWh); cost_usd_per_million_output_tokens = (Joules / 3.6e6 kWh) × price / output tokens × 1e6."},
 	{"client_lag_seconds", "Per request: the time the read that delivered the first token returned in user space − the kernel's receive stamp of those bytes (s); how far behind the network the client was. Only with the kernel clock."},
-	{"How sure: means", "Every mean (TTFT, ITL, end-to-end latency, speed) carries a 95% interval, ci95 in results.json: Student t, mean ± t(0.975, n−1)·s/√n over the cell's successful measured requests, which treats them as independent draws."},
+	{"How sure: means", "Every mean (TTFT, " + termITL + ", end-to-end latency, speed) carries a 95% interval, ci95 in results.json: Student t, mean ± t(0.975, n−1)·s/√n over the cell's successful measured requests, which treats them as independent draws."},
 	{"How sure: throughput", "Output and total throughput carry 95% intervals by batch means: the window is cut into min(10, ⌊window / (2 × mean end-to-end latency)⌋) equal batches, each batch's throughput is computed like the window's, and the interval is Student t over the batches (none under 2 batches)."},
 	{"How sure: percentiles", "A percentile carries a distribution-free 95% interval from order statistics (the ranks a Binomial(n, q) count allows at 2.5% on each side; an end the sample cannot bound is left open). A percentile needs 1/(1−q) values before it is shown at all (p50: 2, p90: 10, p95: 20, p99: 100); below that it is withheld (n<min in tables, null in results.json) rather than read off one or two requests."},
 	{"Cell length", "A sustained cell measures until its window spans at least 2 × its mean end-to-end latency with at least 2 × N measured requests, and its sweep floors (min_requests, rounds × N, min_duration) hold; then until the throughput and mean-TTFT intervals are within ±precision (default ±5%) or it reaches max_requests or a max_duration window, whichever comes first. A capacity level has no count floors: it stops as soon as its verdict is settled."},

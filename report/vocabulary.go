@@ -17,6 +17,9 @@ import (
 var (
 	termITL      = capacity.MetricLabel(capacity.MetricITL, "")
 	termChunkGap = "chunk gap"
+	// itlVersusChunkGap says what each of the two numbers is and which of vLLM's it matches.
+	itlVersusChunkGap = termITL + " is decode time / (output tokens − 1) per request, the formula of vLLM's TPOT; the " +
+		termChunkGap + " is the gap between consecutive token-carrying stream events, what vLLM calls ITL and what a user sees."
 	// perceptualMarks words the instant / sluggish marks for a sentence.
 	perceptualMarks = fmt.Sprintf("under ~%dms streaming feels instant, %d–%dms noticeably slower but acceptable, above %dms sluggish", instantMS, instantMS, sluggishMS, sluggishMS)
 )

@@ -899,7 +899,7 @@ func (r *Runner) attributeServer(cell *servebench.CellResult, recs []servebench.
 		if cached > 0 && r.Plan.Sweep.SharedPrefix == 0 && r.Plan.Dataset == nil && r.Plan.Trace == nil && cell.Scenario != stats.SessionScenario {
 			cell.CacheContaminated = true
 			r.mu.Lock()
-			r.notes = append(r.notes, fmt.Sprintf("Cell %s is cache-contaminated: the server served %d prompt tokens from its prefix cache although every prompt was meant to be unique; its TTFT is optimistic.", cell.ID(), cached))
+			r.notes = append(r.notes, fmt.Sprintf("Cell %s is cache-contaminated: the server served %d input tokens from its prefix cache although every prompt was meant to be unique; its TTFT is optimistic.", cell.ID(), cached))
 			r.mu.Unlock()
 		}
 	}

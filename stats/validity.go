@@ -114,7 +114,7 @@ func Assess(c *servebench.CellResult, recs []servebench.Record, w Window, relHal
 		if c.CacheHitTokens != nil {
 			hits = *c.CacheHitTokens
 		}
-		v.Add(servebench.ReasonCacheContaminated, lc, fmt.Sprintf("%d prompt tokens served from the prefix cache; TTFT and prefill are optimistic", hits))
+		v.Add(servebench.ReasonCacheContaminated, lc, fmt.Sprintf("%d input tokens served from the prefix cache; TTFT and prefill are optimistic", hits))
 	}
 	c.Validity = v
 }

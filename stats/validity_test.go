@@ -117,7 +117,7 @@ func TestAssess(t *testing.T) {
 			verdict: servebench.VerdictLowConfidence, reason: servebench.ReasonTooFewSamples, note: "target ±0.1%"},
 		{name: "prefix-cache hits on uncached prompts", g: base, precision: 0.05,
 			edit:    func(c *servebench.CellResult) { n := 4096; c.CacheHitTokens, c.CacheContaminated = &n, true },
-			verdict: servebench.VerdictLowConfidence, reason: servebench.ReasonCacheContaminated, note: "4096 prompt tokens"},
+			verdict: servebench.VerdictLowConfidence, reason: servebench.ReasonCacheContaminated, note: "4096 input tokens"},
 		{name: "skipped: not measured", g: base, precision: 0.05,
 			edit:    func(c *servebench.CellResult) { c.Skipped, c.Note = true, "skipped: 1024 context exceeds the maximum" },
 			verdict: servebench.VerdictInvalid, reason: servebench.ReasonNotMeasured, note: "exceeds the maximum"},

@@ -363,7 +363,7 @@ func TestRunSessionsPlanReportsPromptCaching(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`<a id="prompt-caching"></a>Prompt Caching`, "| 2 concurrent | 4 |", "of the prompt tokens from its prefix cache"} {
+	for _, want := range []string{`<a id="prompt-caching"></a>Prompt Caching`, "| 2 concurrent | 4 |", "of the input tokens from its prefix cache"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report.md lacks %q", want)
 		}
