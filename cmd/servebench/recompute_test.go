@@ -51,6 +51,12 @@ use_cases:
     output_tokens: 16
     thresholds:
       ttft_seconds_max: 100
+  - name: impossible
+    title: Impossible
+    context: 1k
+    output_tokens: 16
+    thresholds:
+      ttft_seconds_max: 0.000001
 capacity:
   max_concurrency: 6
 `), 0o644); err != nil {
@@ -70,7 +76,7 @@ capacity:
 		return res
 	}
 	orig := read()
-	if len(orig.Capacity) != 2 || len(orig.Capacity[0].Points) == 0 || len(orig.Cells) < 5 {
+	if len(orig.Capacity) != 3 || len(orig.Capacity[0].Points) == 0 || len(orig.Cells) < 5 {
 		t.Fatalf("the test needs sweep, scenario and capacity cells: %d cells, capacity %+v", len(orig.Cells), orig.Capacity)
 	}
 	if orig.Cells[0].GPUPowerWatts == nil || orig.Cells[0].QueueWaitSeconds == nil {
