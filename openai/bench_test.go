@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -103,9 +102,9 @@ func BenchmarkParseStream(b *testing.B) {
 // parse runs the stream parser over body as if it came from a socket.
 func parse(api servebench.API, body []byte) (*stream, *failure) {
 	w := &watchdog{base: time.Now()}
-	sr := &stampReader{r: bytes.NewReader(body), w: w}
+	sr := newStampReader(bytes.NewReader(body), w, nil, time.Time{})
 	st := newStream(api, 0, nil)
-	return st, st.read(bufio.NewReaderSize(sr, lineBufferBytes), sr)
+	return st, st.read(sr)
 }
 
 // FuzzParseStream feeds arbitrary bodies to both parsers: they must never panic, and what

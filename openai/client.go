@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/tls"
@@ -29,12 +28,11 @@ const (
 
 // Buffer sizes, chosen so that a stream in flight costs the client well under 64 KiB, prompt
 // bytes aside (BenchmarkInFlightMemory): the connection is read in blocks of up to
-// readBufferBytes (one block = one stamp), the body is split into lines in a lineBufferBytes
-// buffer (a longer line is joined, see stream.read), and requests go out through a
-// writeBufferBytes buffer (a larger body bypasses it: one write call more at most).
+// readBufferBytes (one block = one stamp; a line that spans blocks is joined, see stream.feed),
+// and a request whose body fits in writeBufferBytes goes out in one buffer with its headers
+// (a larger body is written from where it lies, in the same system call on the plain-HTTP path).
 const (
 	readBufferBytes  = 8 << 10
-	lineBufferBytes  = 4 << 10
 	writeBufferBytes = 4 << 10
 )
 
@@ -100,6 +98,7 @@ type Client struct {
 	origin   time.Time
 	tr       *http.Transport // pooled, keep-alive
 	fresh    *http.Transport // one connection per request: the retry path
+	h1       *h1Client       // the plain-HTTP path (h1.go); nil for https:// targets
 	stamps   io.Closer       // holds the kernel's receive stamping on (nil: user clock)
 	extra    []extraField    // Config.ExtraBody, parsed
 	secrets  []string        // the API key and header values, removed from every message
@@ -154,6 +153,7 @@ func New(cfg Config) (*Client, error) {
 	c.dialer = &dialer{dial: dial, kernel: !cfg.UserClock}
 	c.tr.DialContext = c.dialer.DialContext
 	c.fresh.DialContext = c.dialer.DialContext
+	c.h1 = newH1(endpoint, cfg, c.dialer)
 	if c.ClockSource() == clockKernel {
 		c.stamps = stampsOn()
 	}
@@ -174,6 +174,9 @@ func (c *Client) ClockSource() string {
 func (c *Client) Close() {
 	c.tr.CloseIdleConnections()
 	c.fresh.CloseIdleConnections()
+	if c.h1 != nil {
+		c.h1.closeIdle()
+	}
 	c.dialer.closeStash()
 	if c.stamps != nil {
 		_ = c.stamps.Close()
@@ -215,10 +218,11 @@ func newTransport(maxConns int, noKeepAlive bool) *http.Transport {
 // Do sends req and returns its one Record, whatever happens; it never panics.
 //
 // Clock: request start is the instant before the request's first byte is written to the
-// connection (new or reused); when nothing was written it is when a connection was in hand
-// (httptrace GotConn), or the instant before RoundTrip when none was (dial failure). Every
-// later reading is the stamp of the read that delivered the bytes (see stampReader): the
-// kernel's receive stamp where available, else the time the Read returned, before any parsing.
+// connection (new or reused); when nothing was written through net/http it is when a
+// connection was in hand (httptrace GotConn), or the instant before the connection was sought
+// when none was (dial failure). Every later reading is the stamp of the read that delivered the
+// bytes (see stampBook): the kernel's receive stamp where available, else the time the read
+// returned, before any parsing.
 //
 // Retry: when a request on a reused keep-alive connection fails with EOF or a reset before
 // any response byte arrived (llama.cpp closes kept-alive connections after a stream), it is
@@ -337,30 +341,72 @@ func (w *watchdog) enter(phase int32, d time.Duration) {
 	w.timer.Reset(d)
 }
 
-// stampReader wraps a response body and stamps each Read that returned bytes: the socket
-// clock of this package. Because the bufio.Reader above it only reads when its buffer holds no
-// complete line, the latest stamp is always that of the Read that delivered the last byte of
-// the line just returned.
-//
-// With kernel stamps (kc set), a Read's stamp is the receive stamp of the connection's latest
-// read that returned bytes. That is the read that delivered the last byte returned here, also
-// when net/http's own bufio.Reader had buffered it earlier (headers and a first event in one
-// segment): the transport reads the connection only on behalf of the body reader, and only once
-// its buffer holds no complete chunk, so a newer connection read never precedes the bytes
-// returned. Without kernel stamps the stamp is the time the Read returned.
-type stampReader struct {
-	r    io.Reader
+// stampBook keeps the clock readings of one response's reads: the stamp of the latest read
+// (the time of every byte it delivered), the recent stamps with their client lag, and whether
+// every read was kernel-stamped. Both ways of reading a response feed it: stampReader (through
+// net/http) and the plain-HTTP reader (h1.go).
+type stampBook struct {
 	last time.Time
 	w    *watchdog
-	// kc is the connection when it takes kernel stamps; from is the request start (kernel
-	// stamps before it are refused, see stampRead).
-	kc   *conn
-	from time.Time
+	// kernel: the connection takes kernel stamps.
+	kernel bool
 
 	recent    [4]readStamp // the latest stamps, newest at recent[(reads-1)%4]
 	reads     int
 	userReads int           // reads stamped by the user clock
 	maxLag    time.Duration // the worst client lag over the kernel-stamped reads
+}
+
+// note records the stamp st of a read that returned bytes at user-space time now.
+func (b *stampBook) note(st readStamp, now time.Time) {
+	if st.lag < 0 {
+		b.userReads++
+	} else if st.lag > b.maxLag {
+		b.maxLag = st.lag
+	}
+	b.last = st.at
+	b.recent[b.reads%len(b.recent)] = st
+	b.reads++
+	b.w.activity.Store(int64(now.Sub(b.w.base)))
+}
+
+// lagAt returns the client lag of the recent read stamped at; -1 when that read had no kernel
+// stamp or is no longer among the recent ones.
+func (b *stampBook) lagAt(at time.Time) time.Duration {
+	for i := range b.recent {
+		if st := b.recent[i]; st.at.Equal(at) && !at.IsZero() {
+			return st.lag
+		}
+	}
+	return -1
+}
+
+// clockSource says which clock stamped this response.
+func (b *stampBook) clockSource() string {
+	if b.kernel && b.userReads == 0 && b.reads > 0 {
+		return clockKernel
+	}
+	return clockUser
+}
+
+// stampReader wraps a response body read through net/http and stamps each Read that returned
+// bytes. With kernel stamps (kc set), a Read's stamp is the receive stamp of the connection's
+// latest read that returned bytes. That is the read that delivered the last byte returned here,
+// also when net/http's own bufio.Reader had buffered it earlier (headers and a first event in
+// one segment): the transport reads the connection only on behalf of the body reader, and only
+// once its buffer holds no complete chunk, so a newer connection read never precedes the bytes
+// returned. Without kernel stamps the stamp is the time the Read returned.
+type stampReader struct {
+	stampBook
+	r io.Reader
+	// kc is the connection when it takes kernel stamps; from is the request start (kernel
+	// stamps before it are refused, see stampRead).
+	kc   *conn
+	from time.Time
+}
+
+func newStampReader(r io.Reader, w *watchdog, kc *conn, from time.Time) *stampReader {
+	return &stampReader{stampBook: stampBook{w: w, kernel: kc != nil}, r: r, kc: kc, from: from}
 }
 
 func (s *stampReader) Read(p []byte) (int, error) {
@@ -371,36 +417,9 @@ func (s *stampReader) Read(p []byte) (int, error) {
 		if s.kc != nil {
 			st = stampRead(now, s.kc.kernelNs.Load(), s.from)
 		}
-		if st.lag < 0 {
-			s.userReads++
-		} else if st.lag > s.maxLag {
-			s.maxLag = st.lag
-		}
-		s.last = st.at
-		s.recent[s.reads%len(s.recent)] = st
-		s.reads++
-		s.w.activity.Store(int64(now.Sub(s.w.base)))
+		s.note(st, now)
 	}
 	return n, err
-}
-
-// lagAt returns the client lag of the recent read stamped at; -1 when that read had no kernel
-// stamp or is no longer among the recent ones.
-func (s *stampReader) lagAt(at time.Time) time.Duration {
-	for i := range s.recent {
-		if st := s.recent[i]; st.at.Equal(at) && !at.IsZero() {
-			return st.lag
-		}
-	}
-	return -1
-}
-
-// clockSource says which clock stamped this response.
-func (s *stampReader) clockSource() string {
-	if s.kc != nil && s.userReads == 0 && s.reads > 0 {
-		return clockKernel
-	}
-	return clockUser
 }
 
 // exchange is one attempt of one request.
@@ -437,6 +456,9 @@ func (a *exchange) run(parent context.Context, tr *http.Transport, body []byte) 
 	a.w = w
 	w.timer = time.AfterFunc(c.cfg.TTFTTimeout, w.fire)
 	defer w.timer.Stop()
+	if c.h1 != nil {
+		return a.runH1(tr == c.fresh, body)
+	}
 
 	var gotConn atomic.Int64 // ns since t0 + 1 (0: no connection yet)
 	var reused atomic.Bool
@@ -495,7 +517,7 @@ func (a *exchange) run(parent context.Context, tr *http.Transport, body []byte) 
 	}
 	defer resp.Body.Close()
 	a.rec.HTTPStatus = resp.StatusCode
-	sr := &stampReader{r: resp.Body, w: w, kc: kc.Load(), from: a.start}
+	sr := newStampReader(resp.Body, w, kc.Load(), a.start)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		snippet, _ := io.ReadAll(io.LimitReader(sr, 4<<10))
 		a.rec.EndOffsetSeconds = time.Since(c.origin).Seconds()
@@ -503,22 +525,36 @@ func (a *exchange) run(parent context.Context, tr *http.Transport, body []byte) 
 			return false
 		}
 		// redact before the message clips the body, so no part of an echoed key survives
-		return a.fail(servebench.ErrHTTPStatus, statusMessage(resp, []byte(c.redact(string(snippet))), c.base))
+		return a.fail(servebench.ErrHTTPStatus, statusMessage(resp.Status, resp.StatusCode, resp.Request.URL.Path, resp.Header.Get("Content-Type"), []byte(c.redact(string(snippet))), c.base))
 	}
 
-	br := bufio.NewReaderSize(sr, lineBufferBytes)
-	st := newStream(c.cfg.API, a.req.MaxOutputTokens, func() { w.enter(phaseStream, c.cfg.IdleTimeout) })
-	st.contentType = resp.Header.Get("Content-Type")
-	st.answer = a.req.Answer
-	f := st.read(br, sr)
+	st := a.newStream(resp.Header.Get("Content-Type"))
+	f := st.read(sr)
 	if f == nil {
 		// End signal seen: read the rest (normally the chunked terminator) so the connection
 		// can be reused, under a short grace.
-		w.enter(phaseDrain, min(c.cfg.IdleTimeout, 2*time.Second))
-		_, _ = io.Copy(io.Discard, io.LimitReader(br, 1<<20))
+		a.drainPhase()
+		_, _ = io.Copy(io.Discard, io.LimitReader(sr, maxDrainBytes))
 	}
-	a.finish(st, f, sr)
+	a.finish(st, f, &sr.stampBook)
 	return false
+}
+
+// maxDrainBytes bounds what is read after the end signal to keep the connection.
+const maxDrainBytes = 1 << 20
+
+// newStream makes the parser of a 2xx response with the given Content-Type.
+func (a *exchange) newStream(contentType string) *stream {
+	c, w := a.c, a.w
+	st := newStream(c.cfg.API, a.req.MaxOutputTokens, func() { w.enter(phaseStream, c.cfg.IdleTimeout) })
+	st.contentType = contentType
+	st.answer = a.req.Answer
+	return st
+}
+
+// drainPhase gives the rest of a response after its end signal a short grace.
+func (a *exchange) drainPhase() {
+	a.w.enter(phaseDrain, min(a.c.cfg.IdleTimeout, 2*time.Second))
 }
 
 // startAt sets the request start.
@@ -557,7 +593,7 @@ func (a *exchange) ctxFailure() bool {
 }
 
 // finish turns the parsed stream into the record.
-func (a *exchange) finish(st *stream, f *failure, sr *stampReader) {
+func (a *exchange) finish(st *stream, f *failure, sr *stampBook) {
 	rec := a.rec
 	rec.ResponseID = st.id
 	rec.FinishReason = st.finish

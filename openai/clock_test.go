@@ -129,9 +129,9 @@ func TestKernelStampFollowsTheBytes(t *testing.T) {
 	<-srv.written
 	time.Sleep(30 * time.Millisecond) // a starved reader: both events wait before it reads
 
-	sr := &stampReader{r: resp.Body, w: &watchdog{base: start}, kc: kc, from: start}
+	sr := newStampReader(resp.Body, &watchdog{base: start}, kc, start)
 	st := newStream(servebench.APIChat, 2, nil)
-	if f := st.read(bufio.NewReaderSize(sr, lineBufferBytes), sr); f != nil {
+	if f := st.read(sr); f != nil {
 		t.Fatal(f.msg)
 	}
 	wallOf := func(at time.Time) int64 { return start.UnixNano() + int64(at.Sub(start)) }

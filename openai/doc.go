@@ -1,6 +1,6 @@
 // Package openai is servebench's measuring client: it sends one streaming request and turns
 // what comes back into one servebench.Record, timing every event on the socket. It is written
-// on net/http and bufio alone (no SDK) and speaks three flavours:
+// on the standard library alone (no SDK) and speaks three flavours:
 //
 //	servebench.APIChat         POST {base}/chat/completions  (SSE, one user message)
 //	servebench.APICompletions  POST {base}/completions       (SSE, raw prompt)
@@ -17,11 +17,18 @@
 //
 // # What a record means
 //
-// One clock: time.Now (monotonic), offsets from Config.Origin. Request start is taken when a
-// connection is in hand, just before the request is written (httptrace GotConn). The response
-// body is wrapped in a reader that stamps the time after every Read that returned bytes; an
-// event (an SSE event ended by its blank line, or an NDJSON line) gets the stamp of the Read
-// that delivered its last byte, taken before any JSON parsing.
+// One clock: time.Now (monotonic), offsets from Config.Origin. Request start is the instant
+// before the request's first byte is written. Every read of the response that returned bytes
+// is stamped: with the kernel's receive stamp where the system gives one (SO_TIMESTAMPNS,
+// mapped onto the monotonic clock), else with the time the read returned; an event (an SSE
+// event ended by its blank line, or an NDJSON line) gets the stamp of the read that delivered
+// its last byte, taken before any JSON parsing.
+//
+// An http:// target is spoken to by the package's own HTTP/1.1 code (h1.go): the request's
+// goroutine writes the request in one system call and parses the response as it arrives, with
+// no other goroutine in between, so that under load every socket is read soon after its bytes
+// arrive (a kernel stamp is exact only when the socket is read before the next token arrives).
+// An https:// target goes through net/http.
 //
 // A token event carries a non-empty content, reasoning_content, reasoning or tool-call delta
 // (chat), a non-empty text (completions), or a non-empty message.content / thinking /

@@ -100,19 +100,20 @@ func bodyHint(contentType string, b []byte) string {
 	return fmt.Sprintf("%q", clip(string(t), 300))
 }
 
-// statusMessage explains a non-2xx answer, with the fix for the usual causes.
-func statusMessage(resp *http.Response, body []byte, base string) string {
-	msg := fmt.Sprintf("HTTP %s from %s: %s", resp.Status, resp.Request.URL.Path, bodyHint(resp.Header.Get("Content-Type"), body))
+// statusMessage explains a non-2xx answer (status e.g. "404 Not Found", code 404, to a request
+// for path), with the fix for the usual causes.
+func statusMessage(status string, code int, path, contentType string, body []byte, base string) string {
+	msg := fmt.Sprintf("HTTP %s from %s: %s", status, path, bodyHint(contentType, body))
 	switch {
-	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+	case code == http.StatusUnauthorized || code == http.StatusForbidden:
 		msg += "; check the API key (OPENAI_API_KEY or the variable --api-key-env names)"
-	case resp.StatusCode == http.StatusNotFound && !strings.HasSuffix(base, "/v1"):
+	case code == http.StatusNotFound && !strings.HasSuffix(base, "/v1"):
 		msg += "; check --url is the API base ending in /v1 (e.g. http://host:8000/v1) and --model is served"
-	case resp.StatusCode == http.StatusNotFound:
+	case code == http.StatusNotFound:
 		msg += "; check --model names a served model and --api matches the server"
-	case looksHTML(body) || strings.Contains(strings.ToLower(resp.Header.Get("Content-Type")), "text/html"):
+	case looksHTML(body) || strings.Contains(strings.ToLower(contentType), "text/html"):
 		msg += "; a web server or proxy answered, not the inference API: check --url is the API base ending in /v1"
-	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable:
+	case code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable:
 		msg += "; the server is refusing load (rate limit or overload)"
 	}
 	return msg

@@ -163,3 +163,44 @@ func stampsOn() io.Closer {
 	}
 	return nil
 }
+
+// each reads the socket into p until fn returns true (nil) or the connection fails (its error;
+// io.EOF at its end), calling fn with the byte count and the kernel stamp of every read that
+// returned bytes; it stays inside one RawConn.Read for the whole response. After a read that
+// left p partly empty the socket is drained, and each waits for the next arrival without asking
+// again (one recvmsg per arrival instead of two, each a costly system call) when short returns
+// true: the edge-triggered poller wakes it for any byte that arrives after the read, but not
+// for a connection end that arrived with the bytes, so short must arm a read deadline after
+// which the caller asks once more (each returns the deadline's error). fn and short run with
+// the connection's read lock held: they must not close the connection.
+func (r *rxReader) each(p []byte, fn func(n int, ns int64) bool, short func() bool) error {
+	var rerr error
+	err := r.raw.Read(func(fd uintptr) bool {
+		for {
+			n, oobn, _, _, err := syscall.Recvmsg(int(fd), p, r.oob[:], 0)
+			switch {
+			case err == syscall.EINTR:
+				continue
+			case err == syscall.EAGAIN:
+				return false
+			case err != nil:
+				rerr = &net.OpError{Op: "read", Net: "tcp", Err: err}
+				return true
+			case n == 0:
+				rerr = io.EOF
+				return true
+			}
+			raceIOSync(fd)
+			if fn(n, rxStamp(r.oob[:oobn])) {
+				return true
+			}
+			if n < len(p) && short() {
+				return false
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	return rerr
+}

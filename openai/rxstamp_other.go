@@ -14,6 +14,8 @@ func enableRx(net.Conn) *rxReader { return nil }
 
 func (r *rxReader) read(p []byte) (int, int64, error) { panic("unreachable") }
 
+func (r *rxReader) each([]byte, func(int, int64) bool, func() bool) error { panic("unreachable") }
+
 const rxSupported = false
 
 func stampsOn() io.Closer { return nil }

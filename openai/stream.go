@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -115,7 +114,6 @@ type ollamaJSON struct {
 type stream struct {
 	api         servebench.API
 	contentType string
-	br          *bufio.Reader // for reading more of a body that is not a stream
 	onFirst     func()
 
 	id                                       string
@@ -131,16 +129,17 @@ type stream struct {
 	done                                     bool
 	// firstLag is the client lag of the read that delivered the first token (-1: unknown).
 	firstLag time.Duration
-	sr       *stampReader
+	book     *stampBook
 
 	// scratch
+	partial  []byte // a line not ended yet
+	rest     []byte // the bytes of the current feed after the line being handled
 	pend     []byte
 	pendAt   time.Time
 	hasPend  bool
 	errEvent bool
 	// answer, when set (Request.Answer), receives the content text; read after the stamp.
 	answer *strings.Builder
-	long   []byte
 	ch     chunkJSON
 	facts  chunkFacts
 }
@@ -152,53 +151,80 @@ func newStream(api servebench.API, maxOut int, onFirst func()) *stream {
 	return &stream{api: api, onFirst: onFirst, firstLag: -1, gaps: make([]float64, 0, min(max(maxOut, 16), 1<<10))}
 }
 
-// read consumes the body until the end signal (nil), the end of the body or a read error.
-func (s *stream) read(br *bufio.Reader, sr *stampReader) *failure {
-	s.br, s.sr = br, sr
+// read consumes a body read through sr until the end signal (nil), the end of the body or a
+// read error. Every block read is fed whole, stamped with sr's stamp of it.
+func (s *stream) read(sr *stampReader) *failure {
+	s.book = &sr.stampBook
+	buf := make([]byte, readBufferBytes)
 	for {
-		line, err := br.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			s.long = append(s.long[:0], line...)
-			for err == bufio.ErrBufferFull && len(s.long) <= maxLineBytes {
-				line, err = br.ReadSlice('\n')
-				s.long = append(s.long, line...)
-			}
-			if len(s.long) > maxLineBytes {
-				return s.notAStream(s.long[:256])
-			}
-			line = s.long
-		}
-		if len(line) > 0 && line[len(line)-1] != '\n' {
-			// The body ended (or broke) inside a line: only a complete end signal or a
-			// complete NDJSON object counts; anything else is a cut event.
-			if f := s.unterminated(line, sr.last, err); f != nil || s.done {
+		n, err := sr.Read(buf)
+		if n > 0 {
+			if f := s.feed(buf[:n], sr.last); f != nil || s.done {
 				return f
-			}
-			line = nil
-		}
-		if len(line) > 0 {
-			if f := s.line(trimEOL(line), sr.last); f != nil {
-				return f
-			}
-			if s.done {
-				return nil
 			}
 		}
 		if err != nil {
-			if err == io.EOF {
-				if s.hasPend {
-					// An event without its blank line: accept only a complete end signal.
-					if string(s.pend) == "[DONE]" {
-						s.done, s.end = true, s.pendAt
-						return nil
-					}
-					return &failure{class: servebench.ErrStreamTruncated, msg: s.truncatedMessage("the stream ended in the middle of an event"), eof: true}
-				}
-				return &failure{class: servebench.ErrStreamTruncated, msg: s.truncatedMessage("the stream ended"), eof: true}
-			}
-			return &failure{class: servebench.ErrStreamTruncated, msg: s.truncatedMessage("the stream broke (" + err.Error() + ")")}
+			return s.ended(err, sr.last)
 		}
 	}
+}
+
+// feed parses the body bytes p, all delivered by one read stamped at: every line that ends in
+// p takes that stamp (the read that delivered its last byte); a line not ended yet waits for
+// the next feed. It returns the failure that stops the stream, if any; s.done says the end
+// signal came (the bytes after it are not looked at).
+func (s *stream) feed(p []byte, at time.Time) *failure {
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			if len(s.partial)+len(p) > maxLineBytes {
+				return s.notAStream(append(s.partial, p...)[:256])
+			}
+			s.partial = append(s.partial, p...)
+			return nil
+		}
+		line := p[:i+1]
+		p = p[i+1:]
+		if len(s.partial) > 0 {
+			if len(s.partial)+len(line) > maxLineBytes {
+				return s.notAStream(s.partial[:256])
+			}
+			s.partial = append(s.partial, line...)
+			line = s.partial
+		}
+		s.rest = p
+		f := s.line(trimEOL(line), at)
+		s.partial, s.rest = s.partial[:0], nil
+		if f != nil || s.done {
+			return f
+		}
+	}
+	return nil
+}
+
+// ended handles the end of the body (err io.EOF) or a read error, the latest read stamped at.
+func (s *stream) ended(err error, at time.Time) *failure {
+	if len(s.partial) > 0 {
+		// The body ended (or broke) inside a line: only a complete end signal or a complete
+		// NDJSON object counts; anything else is a cut event.
+		line := s.partial
+		s.partial = nil
+		if f := s.unterminated(line, at, err); f != nil || s.done {
+			return f
+		}
+	}
+	if err == io.EOF {
+		if s.hasPend {
+			// An event without its blank line: accept only a complete end signal.
+			if string(s.pend) == "[DONE]" {
+				s.done, s.end = true, s.pendAt
+				return nil
+			}
+			return &failure{class: servebench.ErrStreamTruncated, msg: s.truncatedMessage("the stream ended in the middle of an event"), eof: true}
+		}
+		return &failure{class: servebench.ErrStreamTruncated, msg: s.truncatedMessage("the stream ended"), eof: true}
+	}
+	return &failure{class: servebench.ErrStreamTruncated, msg: s.truncatedMessage("the stream broke (" + err.Error() + ")")}
 }
 
 // unterminated handles a last line that has no end of line.
@@ -472,8 +498,8 @@ func (s *stream) token(at time.Time, tok, content, reasoning bool) {
 	if tok {
 		if s.chunks == 0 {
 			s.firstToken = at
-			if s.sr != nil {
-				s.firstLag = s.sr.lagAt(at)
+			if s.book != nil {
+				s.firstLag = s.book.lagAt(at)
 			}
 			s.onFirst()
 		} else {
@@ -553,10 +579,8 @@ func (s *stream) notAStreamHint(line []byte) *failure {
 	ct := strings.ToLower(s.contentType)
 	switch {
 	case strings.Contains(ct, "text/html") || looksHTML(t):
-		if s.br != nil { // the hint needs more than one line of the page
-			more := make([]byte, 4<<10)
-			n, _ := io.ReadFull(s.br, more)
-			t = append(append(append([]byte(nil), t...), '\n'), more[:n]...)
+		if len(s.rest) > 0 { // the hint needs more than one line of the page
+			t = append(append(append([]byte(nil), t...), '\n'), s.rest[:min(len(s.rest), 4<<10)]...)
 		}
 		return &failure{class: servebench.ErrMalformedEvent,
 			msg: fmt.Sprintf("received an HTML page (Content-Type %q: %s) instead of a token stream: a web server or proxy answered, not the inference API; check --url is the API base ending in /v1 (e.g. http://host:8000/v1)", s.contentType, htmlHint(t))}
