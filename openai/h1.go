@@ -127,20 +127,18 @@ func validHeaderValue(s string) bool {
 // the retry after a broken kept-alive connection dials anew.
 func (h *h1Client) get(ctx context.Context, fresh bool) (hc *h1Conn, reused bool, err error) {
 	if !fresh {
-		now := time.Now()
-		h.mu.Lock()
-		for len(h.idle) > 0 && hc == nil {
-			it := h.idle[len(h.idle)-1]
-			h.idle = h.idle[:len(h.idle)-1]
-			if now.Sub(it.when) > h1IdleTimeout {
+		for {
+			it, ok := h.pop()
+			if !ok {
+				break
+			}
+			// A connection the server closed while it was idle (llama.cpp closes them after a
+			// stream) is left, not tried: trying it would cost a retry.
+			if time.Since(it.when) > h1IdleTimeout || peerClosed(it.c.c.Conn) {
 				it.c.c.Close()
 				continue
 			}
-			hc = it.c
-		}
-		h.mu.Unlock()
-		if hc != nil {
-			return hc, true, nil
+			return it.c, true, nil
 		}
 		if c := h.dialer.take(h.addr); c != nil {
 			return &h1Conn{c: c, buf: make([]byte, readBufferBytes)}, true, nil
@@ -151,6 +149,18 @@ func (h *h1Client) get(ctx context.Context, fresh bool) (hc *h1Conn, reused bool
 		return nil, false, err
 	}
 	return &h1Conn{c: c, buf: make([]byte, readBufferBytes)}, false, nil
+}
+
+// pop takes the newest kept-alive connection.
+func (h *h1Client) pop() (h1Idle, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.idle) == 0 {
+		return h1Idle{}, false
+	}
+	it := h.idle[len(h.idle)-1]
+	h.idle = h.idle[:len(h.idle)-1]
+	return it, true
 }
 
 // put keeps a connection whose response was read to its end for the next request.
@@ -582,7 +592,10 @@ func (a *exchange) runH1(fresh bool, body []byte) (retry bool) {
 		if rerr == nil {
 			rerr = io.ErrUnexpectedEOF
 		}
-		if reused && resp.got == 0 && brokenConn(rerr) {
+		// A reused connection that failed before any response byte is tried again on a new
+		// one: the server may have closed it just as the request went out (or, with an
+		// in-memory connection, it cannot be told closed beforehand).
+		if reused && resp.got == 0 && (werr != nil || brokenConn(rerr)) {
 			a.fail(servebench.ErrConnect, "the kept-alive connection broke before any response byte: "+rerr.Error())
 			return true
 		}

@@ -219,3 +219,32 @@ func TestPlainHTTPRefusesWhatNetHTTPRefuses(t *testing.T) {
 		t.Error("an https:// target takes the plain-HTTP path")
 	}
 }
+
+// TestPlainHTTPSkipsConnectionsClosedWhileIdle plays llama.cpp, which closes a kept-alive
+// connection after each stream: the next request takes a new connection at once, without a
+// failed attempt and a retry.
+func TestPlainHTTPSkipsConnectionsClosedWhileIdle(t *testing.T) {
+	if !rxSupported {
+		t.Skip("idle connections are checked where the system can peek at a socket")
+	}
+	body := chatChunk(`{"content":"a"}`) + fmt.Sprintf(usageEvent, 9, 1) + doneEvent
+	closed := make(chan struct{}, 4)
+	base, conns := rawServer(t, func(c net.Conn, _ *http.Request) bool {
+		fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+		c.Close()
+		closed <- struct{}{}
+		return false
+	})
+	c := newClient(t, base, nil)
+	req := testRequest()
+	req.MaxOutputTokens = 1
+	for i := 0; i < 3; i++ {
+		if rec := c.Do(context.Background(), req); !rec.OK() || rec.Retries != 0 {
+			t.Fatalf("request %d: %s %s retries %d", i, rec.ErrorClass, rec.Error, rec.Retries)
+		}
+		<-closed // the server's close has reached the client's socket
+	}
+	if n := conns.Load(); n != 3 {
+		t.Errorf("%d connections, want 3", n)
+	}
+}

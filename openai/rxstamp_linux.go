@@ -204,3 +204,24 @@ func (r *rxReader) each(p []byte, fn func(n int, ns int64) bool, short func() bo
 	}
 	return rerr
 }
+
+// peerClosed reports whether a kept-alive TCP connection was closed (or written to) by the
+// server while it sat idle: a peek that does not wait finds its end or stray bytes. false when
+// it cannot tell (not a socket).
+func peerClosed(nc net.Conn) bool {
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return false
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	closed := false
+	_ = raw.Control(func(fd uintptr) {
+		var b [1]byte
+		_, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		closed = err != syscall.EAGAIN
+	})
+	return closed
+}

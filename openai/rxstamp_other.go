@@ -19,3 +19,5 @@ func (r *rxReader) each([]byte, func(int, int64) bool, func() bool) error { pani
 const rxSupported = false
 
 func stampsOn() io.Closer { return nil }
+
+func peerClosed(net.Conn) bool { return false }
