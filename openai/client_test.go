@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -443,32 +442,15 @@ func TestRetryOnReusedConnection(t *testing.T) {
 	}
 	defer ln.Close()
 	body := chatChunk(`{"content":"a"}`) + fmt.Sprintf(usageEvent, 9, 1) + doneEvent
-	var conns, answered atomic.Int32
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			n := conns.Add(1)
-			go func() {
-				defer conn.Close()
-				br := bufio.NewReader(conn)
-				for i := 0; ; i++ {
-					req, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					_, _ = io.Copy(io.Discard, req.Body)
-					if n == 1 && i == 1 {
-						return // close the reused connection, no response byte
-					}
-					answered.Add(1)
-					fmt.Fprintf(conn, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
-				}
-			}()
+	var answered atomic.Int32
+	conns := acceptRequests(ln, func(conn net.Conn, n int32, i int) bool {
+		if n == 1 && i == 1 {
+			return false // close the reused connection, no response byte
 		}
-	}()
+		answered.Add(1)
+		fmt.Fprintf(conn, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+		return true
+	})
 	c := newClient(t, "http://"+ln.Addr().String()+"/v1", nil)
 	req := testRequest()
 	req.MaxOutputTokens = 1

@@ -98,39 +98,45 @@ func TestH1MalformedResponses(t *testing.T) {
 	}
 }
 
-// rawServer accepts connections and answers each request on them with respond (which returns
-// false to close the connection). It counts connections.
-func rawServer(t *testing.T, respond func(c net.Conn, req *http.Request) bool) (base string, conns *atomic.Int32) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	conns = new(atomic.Int32)
+// acceptRequests accepts connections on ln until it is closed and answers each request on
+// them with respond (conn numbers the connection from 1, i the request on it from 0; false
+// closes the connection). It returns the count of connections accepted.
+func acceptRequests(ln net.Listener, respond func(c net.Conn, conn int32, i int) bool) *atomic.Int32 {
+	conns := new(atomic.Int32)
 	go func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			conns.Add(1)
+			n := conns.Add(1)
 			go func() {
 				defer c.Close()
 				br := bufio.NewReader(c)
-				for {
+				for i := 0; ; i++ {
 					req, err := http.ReadRequest(br)
 					if err != nil {
 						return
 					}
 					_, _ = io.Copy(io.Discard, req.Body)
-					if !respond(c, req) {
+					if !respond(c, n, i) {
 						return
 					}
 				}
 			}()
 		}
 	}()
-	return "http://" + ln.Addr().String() + "/v1", conns
+	return conns
+}
+
+// rawServer answers every request with respond on a loopback listener closed at the test's end.
+func rawServer(t *testing.T, respond func(c net.Conn) bool) (base string, conns *atomic.Int32) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	return "http://" + ln.Addr().String() + "/v1", acceptRequests(ln, func(c net.Conn, _ int32, _ int) bool { return respond(c) })
 }
 
 // TestPlainHTTPConnections: kept-alive connections are reused after a chunked or a sized
@@ -148,7 +154,7 @@ func TestPlainHTTPConnections(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			base, conns := rawServer(t, func(c net.Conn, _ *http.Request) bool {
+			base, conns := rawServer(t, func(c net.Conn) bool {
 				_, _ = io.WriteString(c, tt.resp)
 				return !strings.Contains(tt.resp, "close")
 			})
@@ -174,7 +180,7 @@ func TestPlainHTTPConnections(t *testing.T) {
 // so the connection's end can reach the socket together with the bytes. The cut must be
 // reported as such, not waited on until the idle timeout.
 func TestPlainHTTPEndArrivesWithTheBytes(t *testing.T) {
-	base, _ := rawServer(t, func(c net.Conn, _ *http.Request) bool {
+	base, _ := rawServer(t, func(c net.Conn) bool {
 		_, _ = io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"+
 			fmt.Sprintf("%x\r\n%s\r\n", len(chatChunk(`{"content":"a"}`)), chatChunk(`{"content":"a"}`))+"20\r\ndata: {\"id\":\"x\",\"cho")
 		return false
@@ -190,7 +196,7 @@ func TestPlainHTTPEndArrivesWithTheBytes(t *testing.T) {
 // connection reused.
 func TestPlainHTTPErrorBodyKeepsConnection(t *testing.T) {
 	msg := `{"error":{"message":"model not loaded"}}`
-	base, conns := rawServer(t, func(c net.Conn, _ *http.Request) bool {
+	base, conns := rawServer(t, func(c net.Conn) bool {
 		fmt.Fprintf(c, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(msg), msg)
 		return true
 	})
@@ -229,7 +235,7 @@ func TestPlainHTTPSkipsConnectionsClosedWhileIdle(t *testing.T) {
 	}
 	body := chatChunk(`{"content":"a"}`) + fmt.Sprintf(usageEvent, 9, 1) + doneEvent
 	closed := make(chan struct{}, 4)
-	base, conns := rawServer(t, func(c net.Conn, _ *http.Request) bool {
+	base, conns := rawServer(t, func(c net.Conn) bool {
 		fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
 		c.Close()
 		closed <- struct{}{}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"runtime"
@@ -43,31 +42,18 @@ func TestHoldServer(t *testing.T) {
 	var held atomic.Int64
 	var out sync.Mutex
 	chunk := func(s string) string { return fmt.Sprintf("%x\r\n%s\r\n", len(s), s) }
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			return
+	acceptRequests(ln, func(c net.Conn, _ int32, _ int) bool {
+		_, _ = io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"+chunk(chatChunk(`{"content":"a"}`)))
+		if n := held.Add(1); n%512 == 0 {
+			out.Lock()
+			fmt.Println("held", n)
+			out.Unlock()
 		}
-		go func() {
-			defer c.Close()
-			br := bufio.NewReader(c)
-			for {
-				req, err := http.ReadRequest(br)
-				if err != nil {
-					return
-				}
-				_, _ = io.Copy(io.Discard, req.Body)
-				_, _ = io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"+chunk(chatChunk(`{"content":"a"}`)))
-				if n := held.Add(1); n%512 == 0 {
-					out.Lock()
-					fmt.Println("held", n)
-					out.Unlock()
-				}
-				<-release
-				_, _ = io.WriteString(c, chunk(fmt.Sprintf(usageEvent, 1, 1)+doneEvent)+"0\r\n\r\n")
-			}
-		}()
-	}
+		<-release
+		_, _ = io.WriteString(c, chunk(fmt.Sprintf(usageEvent, 1, 1)+doneEvent)+"0\r\n\r\n")
+		return true
+	})
+	select {}
 }
 
 // BenchmarkInFlightMemory holds memStreams streams in flight at once against a server in
