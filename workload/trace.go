@@ -16,8 +16,9 @@ import (
 type TraceEntry struct {
 	// At is the send time from the trace's start (its timestamp minus the first one).
 	At time.Duration
-	// InputTokens and OutputTokens are the request's lengths.
-	InputTokens, OutputTokens int
+	// ContextTokens and OutputTokens are the lengths the request asks for (the trace's
+	// input_length and output_length).
+	ContextTokens, OutputTokens int
 	// HashIDs name the prompt's blocks in order; equal ids are equal blocks, shared between the
 	// requests that name them (nil: a prompt of its own).
 	HashIDs []int
@@ -65,7 +66,7 @@ func LoadTrace(path string) (*Trace, error) {
 			return fmt.Errorf("line %d lacks a valid %s (timestamps in ms, lengths of at least 1 token)", line, strings.Join(miss, ", "))
 		}
 		ts = append(ts, *l.Timestamp)
-		tr.Entries = append(tr.Entries, TraceEntry{InputTokens: *l.InputLength, OutputTokens: *l.OutputLength, HashIDs: l.HashIDs})
+		tr.Entries = append(tr.Entries, TraceEntry{ContextTokens: *l.InputLength, OutputTokens: *l.OutputLength, HashIDs: l.HashIDs})
 		return nil
 	})
 	if err != nil {
@@ -155,11 +156,11 @@ func (r *TraceReplay) Fill(i int, seq int64, req *servebench.Request) error {
 		return fmt.Errorf("trace entry %d does not exist (the trace has %d)", i, len(r.T.Entries))
 	}
 	e := r.T.Entries[i]
-	text, err := r.B.BlockPrompt(seq, e.HashIDs, r.BlockTokens, e.InputTokens)
+	text, err := r.B.BlockPrompt(seq, e.HashIDs, r.BlockTokens, e.ContextTokens)
 	if err != nil {
 		return err
 	}
-	req.Prompt, req.ContextTokens, req.MaxOutputTokens = text, e.InputTokens, e.OutputTokens
+	req.Prompt, req.ContextTokens, req.MaxOutputTokens = text, e.ContextTokens, e.OutputTokens
 	idx := i
 	req.DatasetIndex = &idx
 	return nil

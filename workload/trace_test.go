@@ -17,7 +17,7 @@ func TestLoadTrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tr.Entries) != 3 || tr.Entries[0].InputTokens != 32 || tr.Entries[1].At != 500*time.Millisecond || tr.Entries[2].At != 2*time.Second {
+	if len(tr.Entries) != 3 || tr.Entries[0].ContextTokens != 32 || tr.Entries[1].At != 500*time.Millisecond || tr.Entries[2].At != 2*time.Second {
 		t.Fatalf("entries %+v: want sorted by timestamp, times from the first", tr.Entries)
 	}
 	if s := tr.Schedule(2); s[1] != 250*time.Millisecond || s[2] != time.Second {
