@@ -77,26 +77,7 @@ func BenchmarkInFlightMemory(b *testing.B) {
 
 func inFlightMemory(b *testing.B) (perStream, rssMB float64) {
 	b.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHoldServer$", "-test.bench=^$")
-	cmd.Env = append(os.Environ(), "SERVEBENCH_HOLD_SERVER=1")
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	lines := bufio.NewScanner(stdout)
-	var addr string
-	for lines.Scan() {
-		if a, ok := strings.CutPrefix(lines.Text(), "addr "); ok {
-			addr = a
-			break
-		}
-	}
-	if addr == "" {
-		b.Fatal("the helper server did not start")
-	}
+	addr, stdin, lines := helperServer(b, "TestHoldServer", "SERVEBENCH_HOLD_SERVER")
 	c, err := New(Config{BaseURL: "http://" + addr + "/v1", Model: "m", MaxConnections: memStreams})
 	if err != nil {
 		b.Fatal(err)
@@ -130,6 +111,29 @@ func inFlightMemory(b *testing.B) (perStream, rssMB float64) {
 	grown := float64(after.HeapInuse+after.StackInuse) - float64(before.HeapInuse+before.StackInuse)
 	b.Logf("heap %d stack %d per stream", (after.HeapInuse-before.HeapInuse)/memStreams, (after.StackInuse-before.StackInuse)/memStreams)
 	return grown / memStreams, rssMB
+}
+
+// helperServer runs the test binary again as the server test (which skips unless env=1),
+// waits for its "addr ADDR" line and returns the address, its stdin and the rest of its
+// output; the process is killed when b ends.
+func helperServer(b *testing.B, test, env string) (addr string, stdin io.Writer, lines *bufio.Scanner) {
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.bench=^$")
+	cmd.Env = append(os.Environ(), env+"=1")
+	in, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	lines = bufio.NewScanner(stdout)
+	for lines.Scan() {
+		if a, ok := strings.CutPrefix(lines.Text(), "addr "); ok {
+			return a, in, lines
+		}
+	}
+	b.Fatal("the helper server did not start")
+	return "", nil, nil
 }
 
 // residentMB is the process's resident set (VmRSS) in MB; 0 where /proc is missing.

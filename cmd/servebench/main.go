@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -55,10 +56,24 @@ type env struct {
 }
 
 func main() {
+	timingScheduler(os.Getenv)
 	ctx, stop := interruptContext()
 	defer stop()
 	e := &env{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, args: os.Args}
 	os.Exit(execute(ctx, e, os.Args[1:]))
+}
+
+// timingScheduler gives the Go scheduler two Ps when the process may use only one CPU (taskset,
+// a one-CPU container), unless GOMAXPROCS is set. With one P, any computation in the process
+// (a cell's running statistics, a garbage collection's marking) holds every socket read back
+// until it yields, and a response's kernel receive stamp is exact only when its socket is read
+// before the next token arrives (later bytes join the unread ones and carry their stamp). With
+// two, the kernel's scheduler, which lets a thread woken by arriving bytes preempt a busy one,
+// puts the reads first; the cost per event stays the same (BenchmarkPacedEvents with -cpu 1,2).
+func timingScheduler(getenv func(string) string) {
+	if getenv("GOMAXPROCS") == "" && runtime.GOMAXPROCS(0) < 2 {
+		runtime.GOMAXPROCS(2)
+	}
 }
 
 // interruptContext is canceled by the first Ctrl-C (the run stops sending, records what it has
