@@ -230,10 +230,8 @@ func LimitPhrase(r servebench.CapacityResult) string {
 	switch l := LimitLabel(r); l {
 	case LabelNotViable, LabelNotMeasured:
 		return l
-	case "1":
-		return "1 request"
 	default:
-		return l + " concurrent requests"
+		return requestsOf(l)
 	}
 }
 
@@ -294,7 +292,7 @@ func verdictParts(r servebench.CapacityResult) (head, interp, rest string) {
 			n = *r.Limit
 		}
 		if p, ok := PointAt(r, n); ok {
-			rest = "At " + requests(n) + ", " + passing(uc, p, Checks(r.Thresholds)) + ". "
+			rest = "At " + Requests(n) + ", " + passing(uc, p, Checks(r.Thresholds)) + ". "
 		}
 		return Headline(r), "", rest + fmt.Sprintf("Capacity likely extends higher than the tested ceiling of %d.", r.Ceiling)
 	case servebench.LimitNotViable:
@@ -312,7 +310,7 @@ func verdictParts(r servebench.CapacityResult) (head, interp, rest string) {
 			interp = fmt.Sprintf("interpolated on %s between %d (passes) and %d (fails)", MetricLabel(r.LimitingMetric, uc.Statistic), lastPassingBelow(r, hi), hi)
 		}
 		if p, ok := PointAt(r, hi); ok {
-			rest = "At " + requests(hi) + ", " + failingText(uc, p) + "." + othersText(uc, p, "at this concurrency")
+			rest = "At " + Requests(hi) + ", " + failingText(uc, p) + "." + othersText(uc, p, "at this concurrency")
 		}
 		return Headline(r), interp, rest
 	}
@@ -461,12 +459,15 @@ func thousandsFloat(v float64) string {
 	return strconv.FormatFloat(v, 'g', -1, 64)
 }
 
-// requests is "1 request" or "N concurrent requests".
-func requests(n int) string {
-	if n == 1 {
+// Requests is a concurrency level in words: "1 request" or "N concurrent requests".
+func Requests(n int) string { return requestsOf(strconv.Itoa(n)) }
+
+// requestsOf is Requests of a level already written ("8+", "~35").
+func requestsOf(n string) string {
+	if n == "1" {
 		return "1 request"
 	}
-	return strconv.Itoa(n) + " concurrent requests"
+	return n + " concurrent requests"
 }
 
 func contains(list []string, s string) bool {

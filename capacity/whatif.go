@@ -89,19 +89,19 @@ func Reconsider(uc servebench.UseCase, ceiling int, cells []servebench.CellResul
 	out.Note = "the measured levels do not decide the limit for these thresholds"
 	if out.Hi == 0 {
 		out.Label = LabelNotMeasured
-		out.Verdict = fmt.Sprintf("Not decided: every measured level passes, but %s was not measured.", requests(next))
+		out.Verdict = fmt.Sprintf("Not decided: every measured level passes, but %s was not measured.", Requests(next))
 		return out
 	}
 	out.LimitingMetric = limitingMetric(uc, points[out.Hi])
 	if out.Lo == 0 {
 		out.Label = fmt.Sprintf("below %d", out.Hi)
 		out.Verdict = fmt.Sprintf("Not decided: at %s, %s; no lower level was measured (measuring %s would decide more).",
-			requests(out.Hi), failingText(uc, points[out.Hi]), requests(next))
+			Requests(out.Hi), failingText(uc, points[out.Hi]), Requests(next))
 		return out
 	}
 	lo := out.Lo
 	out.Label = fmt.Sprintf("%d–%d", lo, out.Hi-1)
 	out.Verdict = fmt.Sprintf("Between %d and %d concurrent requests: %d passes, and at %s, %s. The levels in between were not measured; the search would measure %d next.",
-		lo, out.Hi-1, out.Lo, requests(out.Hi), failingText(uc, points[out.Hi]), next)
+		lo, out.Hi-1, out.Lo, Requests(out.Hi), failingText(uc, points[out.Hi]), next)
 	return out
 }

@@ -453,7 +453,7 @@ func (b *builder) testParameters() string {
 			parts = append(parts, fmt.Sprintf("Context lengths from %s to %s tokens.", ctxLabel(g.ctxs[0]), ctxLabel(g.ctxs[len(g.ctxs)-1])))
 		}
 		if len(g.concs) == 1 {
-			parts = append(parts, fmt.Sprintf("One concurrency level: %s.", requestsWord(g.concs[0])))
+			parts = append(parts, fmt.Sprintf("One concurrency level: %s.", capacity.Requests(g.concs[0])))
 		} else {
 			parts = append(parts, fmt.Sprintf("Concurrency from %d to %d requests.", g.concs[0], g.concs[len(g.concs)-1]))
 		}
@@ -784,7 +784,7 @@ func (b *builder) sectionSpeed() {
 		default:
 			verdict = "this configuration slows below reading speed (under 15 tok/s) in the most demanding scenarios"
 		}
-		s := fmt.Sprintf("At %s (the lowest measured point: %s context, %s), %s.", fmtTPS(lowV), ctxLabel(lowC.ContextTokens), requestsWord(lowC.Concurrency), verdict)
+		s := fmt.Sprintf("At %s (the lowest measured point: %s context, %s), %s.", fmtTPS(lowV), ctxLabel(lowC.ContextTokens), capacity.Requests(lowC.Concurrency), verdict)
 		if lo, _ := b.singleEnds(); lo != nil {
 			s += fmt.Sprintf(" Single-user performance at %s context reaches %s.", ctxLabel(lo.ContextTokens), fmtTPS(lo.GenerationSpeedTPS.Mean))
 		}
@@ -817,8 +817,8 @@ func (b *builder) sectionTTFT() {
 	worst, wv := g.extreme(true, valTTFT)
 	if best != nil {
 		blocks = append(blocks, para("The fastest TTFT was %s (%s context, %s; %s); the slowest was %s (%s context, %s; %s).",
-			fmtDur(bv), ctxLabel(best.ContextTokens), requestsWord(best.Concurrency), ttftBand(bv),
-			fmtDur(wv), ctxLabel(worst.ContextTokens), requestsWord(worst.Concurrency), ttftBand(wv)))
+			fmtDur(bv), ctxLabel(best.ContextTokens), capacity.Requests(best.Concurrency), ttftBand(bv),
+			fmtDur(wv), ctxLabel(worst.ContextTokens), capacity.Requests(worst.Concurrency), ttftBand(wv)))
 	}
 	if b.man.Plan.Sweep.SharedPrefix > 0 {
 		blocks = append(blocks, note(fmt.Sprintf("About caching: prompts in this run share a %s-token prefix, so the server may serve part of every prompt from its prefix cache; TTFT here is better than for fresh context of the same length.", b.man.Plan.Sweep.SharedPrefix)))
@@ -914,7 +914,7 @@ func (b *builder) sectionQueue() {
 		}
 	}
 	wc, wv := g.extreme(true, valQueue)
-	fmt.Fprintf(&s, "The longest queue wait, %s, occurs at %s with %s context. Rising queue times signal GPU saturation: requests wait for resources instead of being processed at once.", fmtDur(wv), requestsWord(wc.Concurrency), ctxLabel(wc.ContextTokens))
+	fmt.Fprintf(&s, "The longest queue wait, %s, occurs at %s with %s context. Rising queue times signal GPU saturation: requests wait for resources instead of being processed at once.", fmtDur(wv), capacity.Requests(wc.Concurrency), ctxLabel(wc.ContextTokens))
 	b.add(id, title, 1, intro, chartB(ch), para("%s Source: %s.", s.String(), sources(g, func(c *servebench.CellResult) *servebench.ServerValue { return c.QueueWaitSeconds })),
 		note("Interpretation: queue wait and prefill time are measured independently by the server and may not sum exactly to TTFT. Under heavy load, chunked prefill and preemptions make them overlap, so queue wait + prefill can exceed TTFT. Use queue wait for capacity planning and locating bottlenecks; use TTFT for the user's actual wait before streaming begins."))
 }
@@ -1007,7 +1007,7 @@ func (b *builder) sectionITL() {
 		case lo != nil:
 			s = fmt.Sprintf("At a single request and %s context, %s is %s. ", ctxLabel(lo.ContextTokens), termITL, fmtMS(lo.ITLSeconds.Mean))
 			if lo != wc {
-				s += fmt.Sprintf("The highest was %s at %s context with %s.", fmtMS(wv/1000), ctxLabel(wc.ContextTokens), requestsWord(wc.Concurrency))
+				s += fmt.Sprintf("The highest was %s at %s context with %s.", fmtMS(wv/1000), ctxLabel(wc.ContextTokens), capacity.Requests(wc.Concurrency))
 			}
 		case bc != wc:
 			s = fmt.Sprintf("%s ranges from %s (%s) to %s (%s).", termITL, fmtMS(bv/1000), condition(bc), fmtMS(wv/1000), condition(wc))
@@ -1088,7 +1088,7 @@ func (b *builder) sectionPower() {
 	pc, pv := g.extreme(true, valPeakPower)
 	price := b.md.ElectricityUSDPerKWh
 	blocks := []Block{intro, chartB(ch)}
-	s := fmt.Sprintf("The highest power draw observed was %.0fW at %s context with %s (%s, %s)", pv, ctxLabel(pc.ContextTokens), requestsWord(pc.Concurrency), plural(pc.GPUPowerWatts.GPUs, "GPU"), pc.GPUPowerWatts.Source)
+	s := fmt.Sprintf("The highest power draw observed was %.0fW at %s context with %s (%s, %s)", pv, ctxLabel(pc.ContextTokens), capacity.Requests(pc.Concurrency), plural(pc.GPUPowerWatts.GPUs, "GPU"), pc.GPUPowerWatts.Source)
 	if price > 0 {
 		s += fmt.Sprintf(", costing approximately %s/hour at %s/kWh. Budget for peak draw when planning power.", fmtUSD(stats.CostUSDPerHour(pv, price)), fmtUSD(price))
 	} else {

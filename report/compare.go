@@ -210,7 +210,7 @@ func definitionsTable() *Table {
 }
 
 func describeKey(k cmpKey) string {
-	return fmt.Sprintf("%s in / %d out tokens at %s (scenario %s, %s mode)", ctxLabel(k.ctx), k.out, requestsWord(k.conc), k.scenario, k.mode)
+	return fmt.Sprintf("%s in / %d out tokens at %s (scenario %s, %s mode)", ctxLabel(k.ctx), k.out, capacity.Requests(k.conc), k.scenario, k.mode)
 }
 
 func compareHeadline(labels []string, idx []map[cmpKey]*servebench.CellResult, k cmpKey) Section {

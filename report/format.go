@@ -98,14 +98,6 @@ func fmtUSD(v float64) string {
 // fmtNum writes v with the given decimals.
 func fmtNum(v float64, decimals int) string { return strconv.FormatFloat(v, 'f', decimals, 64) }
 
-// requestsWord writes "1 request" / "4 concurrent requests".
-func requestsWord(n int) string {
-	if n == 1 {
-		return "1 request"
-	}
-	return fmt.Sprintf("%d concurrent requests", n)
-}
-
 // plural writes "1 cell" / "3 cells".
 func plural(n int, word string) string {
 	if n == 1 {

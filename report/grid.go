@@ -5,10 +5,11 @@ import (
 	"sort"
 
 	servebench "github.com/servebench/servebench"
+	"github.com/servebench/servebench/capacity"
 )
 
-// sweepScenario is the scenario name the runner gives the sweep's cells.
-const sweepScenario = "sweep"
+// sweepScenario is the scenario name of the sweep's cells.
+const sweepScenario = servebench.SweepScenario
 
 // grid indexes measured cells by (context, concurrency).
 type grid struct {
@@ -112,7 +113,7 @@ func (g grid) caption(what string) string {
 	}
 	load := fmt.Sprintf("at %s concurrency levels", g.concRange())
 	if len(g.concs) == 1 {
-		load = "at " + requestsWord(g.concs[0])
+		load = "at " + capacity.Requests(g.concs[0])
 	}
 	if len(g.ctxs) == 1 {
 		return fmt.Sprintf("%s %s, %s.", what, where, load)
