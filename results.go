@@ -352,9 +352,11 @@ type CapacityResult struct {
 	// (Ceiling when none). [limit, limit] when both sides of the boundary are settled; nil for a
 	// lower bound or a use case not viable.
 	LimitRange *[2]int `json:"limit_range,omitempty"`
-	// RequestsSpent counts requests sent by the search (warm-up included, reused cells not);
-	// DenseGridRequests is what measuring every level 1 … first failing (Ceiling for a lower
-	// bound) would have cost at the sweep's cell sizing, less the reused levels.
+	// RequestsSpent counts requests sent by the search (warm-up included, requests still
+	// running when a level stopped included, reused cells not); DenseGridRequests counts the
+	// same for measuring every level 1 … first failing (Ceiling for a lower bound), less the
+	// reused levels: at least the sweep's cell sizing at each level, and at least what the
+	// search sent at a level it measured (capacity.Decide).
 	RequestsSpent     int `json:"requests_spent"`
 	DenseGridRequests int `json:"dense_grid_requests"`
 	// ServerSecondsSpent is the estimated time the server was busy with the search's levels

@@ -23,8 +23,9 @@ type SearchConfig struct {
 	// (Reused = true, not counted in RequestsSpent) and never measured again. Skipped or empty
 	// cells and levels above Ceiling are ignored.
 	Known map[int]servebench.CellResult
-	// RequestsAt is what measuring one level of the dense grid costs in requests, used only
-	// to estimate DenseGridRequests: the sweep's cell sizing (load.Sizing.Minimum). Nil means
+	// RequestsAt is the fewest requests measuring one level of the dense grid costs, used only
+	// to estimate DenseGridRequests (a level the search measured costs at least what it sent
+	// there; see Decide): the sweep's cell sizing (load.Sizing.Minimum). Nil means
 	// DefaultRequestsAt.
 	RequestsAt func(concurrency int) int
 }
@@ -296,10 +297,19 @@ func sorted(points map[int]servebench.CapacityPoint) []servebench.CapacityPoint 
 //   - hi = lo + 1: measured, limit lo; a wider gap: interpolated (see interpolate).
 //
 // LimitingMetric is the failing metric at FirstFailing with the largest relative violation
-// ((v − max)/max, (min − v)/min, or for the success rate (0.99 − v)/0.01). DenseGridRequests
-// is Σ cost(n) for n = 1 … hi (ceiling for a lower bound), less the reused levels, and
-// DenseGridServerSeconds the same levels' estimated server time (ServerSeconds where measured,
-// else cost(n) × end-to-end latency / n with the latency interpolated between measured levels).
+// ((v − max)/max, (min − v)/min, or for the success rate (0.99 − v)/0.01).
+//
+// DenseGridRequests is what measuring every level n = 1 … hi (ceiling for a lower bound), less
+// the reused levels, would have cost, counted as RequestsSpent counts: requests sent to the
+// server, warm-up included and requests still running when the level stopped included. Where
+// the search measured n, the dense grid's level n costs max(RequestsSpent, cost(n)): a dense
+// grid measures n by a rule at least as demanding (the sweep's floors on top of the same window
+// and precision rules), so it sends at least what the search sent there, and cost(n), the
+// fewest requests that rule allows, may leave out the requests a stopping level still had
+// running. Elsewhere it costs cost(n). So a search that measured exactly the dense grid's levels
+// never spent more than the dense grid. DenseGridServerSeconds is the same levels' estimated
+// server time: each level's requests × its mean end-to-end latency / n (s), the latency
+// interpolated between measured levels where n was not measured.
 func Decide(uc servebench.UseCase, ceiling int, points []servebench.CapacityPoint, cost func(int) int) servebench.CapacityResult {
 	res := servebench.CapacityResult{UseCase: uc.Name, Title: uc.Title, ContextTokens: int(uc.ContextTokens), OutputTokens: int(uc.OutputTokens),
 		Statistic: uc.Statistic, Thresholds: uc.Thresholds, Ceiling: ceiling}
@@ -342,14 +352,21 @@ func Decide(uc servebench.UseCase, ceiling int, points []servebench.CapacityPoin
 		cost = DefaultRequestsAt
 	}
 	for n := 1; n <= top; n++ {
-		if p, ok := byN[n]; ok && p.Reused {
+		p, measured := byN[n]
+		if measured && p.Reused {
 			continue
 		}
-		res.DenseGridRequests += cost(n)
-		if p, ok := byN[n]; ok && p.ServerSeconds > 0 {
-			res.DenseGridServerSeconds += p.ServerSeconds
-		} else if e := e2eAt(res.Points, n); e > 0 {
-			res.DenseGridServerSeconds += float64(cost(n)) * e / float64(n)
+		requests := cost(n)
+		if measured {
+			requests = max(requests, p.RequestsSpent)
+		}
+		res.DenseGridRequests += requests
+		e := p.E2ESeconds
+		if !measured || e <= 0 {
+			e = e2eAt(res.Points, n)
+		}
+		if e > 0 {
+			res.DenseGridServerSeconds += float64(requests) * e / float64(n)
 		}
 	}
 	return res

@@ -280,10 +280,91 @@ func TestSearchRequestsAt(t *testing.T) {
 	}
 	want := 0
 	for n := 1; n <= 13; n++ {
-		want += 2*n + 7
+		if slices.Contains(p.calls, n) { // a measured level costs at least what it spent
+			want += max(2*n+7, capacity.DefaultRequestsAt(n))
+		} else {
+			want += 2*n + 7
+		}
 	}
 	if res.DenseGridRequests != want {
 		t.Errorf("dense grid %d, want %d", res.DenseGridRequests, want)
+	}
+}
+
+// The dense grid is counted like the search's spending: requests sent, including those still
+// running when a level stopped. A search that had to measure every level from 1 up (the
+// README demo's General Chatbot: limit 1, levels 1 and 2) spends exactly the dense grid, never
+// more, whatever its levels cost beyond the sizing rule's fewest; a level that settled early
+// (fewer requests than the fewest) still prices the dense grid at the rule's fewest.
+func TestDenseGridCountsWhatTheSearchSpent(t *testing.T) {
+	general := useCase("general_chatbot") // TTFT ≤ 8 s, speed ≥ 15 tok/s
+	code := useCase("code_completion")    // e2e ≤ 2 s
+	tests := []struct {
+		name  string
+		uc    servebench.UseCase
+		m     model
+		spent func(n int) int // what measuring level n sent
+		dense int
+		calls []int
+	}{
+		{
+			// level 2's window rule wanted one round more: its n − 1 requests still running at
+			// the stop are spent, as in the demo (3 + 7 against a fewest of 3 + 6)
+			name: "limit 1, levels still running at the stop", uc: general,
+			m:     model{ttft: func(n int) float64 { return 4.2 * float64(n) }, speed: func(int) float64 { return 2400 }},
+			spent: func(n int) int { return capacity.DefaultRequestsAt(n) + n - 1 },
+			dense: capacity.DefaultRequestsAt(1) + capacity.DefaultRequestsAt(2) + 1,
+			calls: []int{1, 2},
+		},
+		{
+			name: "limit 2 measured from 1 up, each level over its fewest", uc: code,
+			m:     model{e2e: func(n int) float64 { return 0.9 * float64(n) }}, // 2 passes, 3 fails
+			spent: func(n int) int { return capacity.DefaultRequestsAt(n) + 2*n },
+			dense: cost(1, 2, 3) + 2*(1+2+3),
+			calls: []int{1, 2, 3},
+		},
+		{
+			name: "levels settled early cost the dense grid its fewest", uc: general,
+			m:     model{ttft: func(n int) float64 { return 4.2 * float64(n) }, speed: func(int) float64 { return 2400 }},
+			spent: func(n int) int { return n + 1 },
+			dense: cost(1, 2),
+			calls: []int{1, 2},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var calls []int
+			res, err := capacity.Search(context.Background(), tt.uc, capacity.SearchConfig{Ceiling: 64},
+				func(_ context.Context, n int) (servebench.CellResult, int, error) {
+					calls = append(calls, n)
+					return tt.m.cell(tt.uc, n), tt.spent(n), nil
+				})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(calls, tt.calls) {
+				t.Fatalf("measured %v, want %v", calls, tt.calls)
+			}
+			spent := 0
+			for _, n := range calls {
+				spent += tt.spent(n)
+			}
+			if res.RequestsSpent != spent || res.DenseGridRequests != tt.dense {
+				t.Errorf("spent %d, dense %d; want spent %d, dense %d", res.RequestsSpent, res.DenseGridRequests, spent, tt.dense)
+			}
+			if res.RequestsSpent > res.DenseGridRequests {
+				t.Errorf("measuring exactly the dense grid's levels spent %d, more than the dense grid's %d", res.RequestsSpent, res.DenseGridRequests)
+			}
+			// the server time is counted the same way
+			if res.ServerSecondsSpent > res.DenseGridServerSeconds*(1+1e-9) {
+				t.Errorf("server time spent %.3f s, more than the dense grid's %.3f s", res.ServerSecondsSpent, res.DenseGridServerSeconds)
+			}
+			// recomputing from the stored points decides the same costs
+			again := capacity.Decide(tt.uc, 64, res.Points, nil)
+			if again.DenseGridRequests != res.DenseGridRequests || again.DenseGridServerSeconds != res.DenseGridServerSeconds {
+				t.Errorf("Decide from the points: dense %d (%.3f s), search said %d (%.3f s)", again.DenseGridRequests, again.DenseGridServerSeconds, res.DenseGridRequests, res.DenseGridServerSeconds)
+			}
+		})
 	}
 }
 

@@ -120,16 +120,7 @@ func PDF(ctx context.Context, htmlPath, pdfPath string) error {
 		chromedp.EmulateViewport(794, 1123), // A4 at 96 dpi
 		chromedp.Navigate(u),
 		waitCharts(),
-		chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
-			head, err := chromedp.Evaluate[[]string](`(function(){var m=function(n){var e=document.querySelector('meta[name="'+n+'"]');return e?e.content:"";};return [m("servebench-running-header"), m("servebench-simulated")];})()`)(ctx, t)
-			if err != nil || len(head) != 2 {
-				head = []string{"", ""}
-			}
-			header, footer := pageTemplates(head[0], head[1] == "true")
-			pdf, err = chromedp.PrintToPDF(chromedp.PDFPaper(chromedp.PaperA4), chromedp.PDFPrintBackground(), chromedp.PDFPreferCSSPageSize(),
-				chromedp.PDFHeaderTemplate(header), chromedp.PDFFooterTemplate(footer))(ctx, t)
-			return err
-		}),
+		printPage(&pdf),
 	)
 	if err != nil {
 		return fmt.Errorf("printing %s to PDF with %s: %w", htmlPath, exe, err)
@@ -138,4 +129,19 @@ func PDF(ctx context.Context, htmlPath, pdfPath string) error {
 		return fmt.Errorf("writing %s: %w", pdfPath, err)
 	}
 	return nil
+}
+
+// printPage prints the loaded report to *pdf on A4, with the running header and page numbers
+// read from the page's meta tags.
+func printPage(pdf *[]byte) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		head, err := chromedp.Evaluate[[]string](`(function(){var m=function(n){var e=document.querySelector('meta[name="'+n+'"]');return e?e.content:"";};return [m("servebench-running-header"), m("servebench-simulated")];})()`)(ctx, t)
+		if err != nil || len(head) != 2 {
+			head = []string{"", ""}
+		}
+		header, footer := pageTemplates(head[0], head[1] == "true")
+		*pdf, err = chromedp.PrintToPDF(chromedp.PDFPaper(chromedp.PaperA4), chromedp.PDFPrintBackground(), chromedp.PDFPreferCSSPageSize(),
+			chromedp.PDFHeaderTemplate(header), chromedp.PDFFooterTemplate(footer))(ctx, t)
+		return err
+	})
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -8,6 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
 )
 
 // Every page of a simulated run's PDF says SIMULATED and carries the running header (model and
@@ -46,5 +50,70 @@ func TestPDFEveryPageSimulatedAndNumbered(t *testing.T) {
 		if !strings.Contains(pages[0], card) {
 			t.Errorf("the cover lacks the %q highlight card", card)
 		}
+	}
+}
+
+// A reader who opens report.html and prints it (Ctrl+P, or chromium --print-to-pdf) gets every
+// chart whole: the page was laid out for the screen, and printing must redraw each chart at its
+// print size, or the shorter print box cuts off the x axis. Chromium leaves text it clips out
+// of the PDF, so each chart's x-axis name is a line of the PDF's text exactly when the axis
+// was printed.
+func TestPrintFromScreenKeepsXAxis(t *testing.T) {
+	exe := requireChromium(t)
+	pdftotext, err := exec.LookPath("pdftotext")
+	if err != nil {
+		t.Skip("pdftotext (poppler-utils) is not installed")
+	}
+	dir := t.TempDir()
+	rep := Build(loadFixture(t))
+	var page bytes.Buffer
+	if err := HTML(&page, rep); err != nil {
+		t.Fatal(err)
+	}
+	htmlPath, pdfPath := filepath.Join(dir, "report.html"), filepath.Join(dir, "report.pdf")
+	if err := os.WriteFile(htmlPath, page.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	u, err := fileURL(htmlPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := browserContext(context.Background(), exe, filepath.Join(dir, "profile"), nil)
+	defer cancel()
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("starting %s: %v", exe, err)
+	}
+	tctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
+	defer cancelT()
+	var pdf []byte
+	// a screen layout (no print emulation before loading), as a reader's browser has it
+	if err := chromedp.Do(tctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(u), waitCharts(), printPage(&pdf)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(pdfPath, pdf, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(pdftotext, pdfPath, "-").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := map[string]int{}
+	for _, l := range strings.Split(string(out), "\n") {
+		lines[strings.TrimSpace(l)]++
+	}
+	want := map[string]int{}
+	for _, c := range charts(rep.Sections) {
+		want[c.XName]++
+	}
+	if len(want) < 2 {
+		t.Fatalf("the fixture should chart over contexts and over concurrency, got x axes %v", want)
+	}
+	for name, n := range want {
+		if lines[name] < n {
+			t.Errorf("x axis %q printed on %d of %d charts: the print layout cut the charts' bottom off", name, lines[name], n)
+		}
+	}
+	if p := os.Getenv("SERVEBENCH_PDF"); p != "" {
+		_ = os.WriteFile(strings.TrimSuffix(p, ".pdf")+"-from-screen.pdf", pdf, 0o644)
 	}
 }
