@@ -1017,7 +1017,7 @@ func (b *builder) sectionITL() {
 		blocks = append(blocks, para("%s", strings.TrimSpace(s)))
 	}
 	if g.has(valChunkGapMS) {
-		gaps := g.chart("chart-chunk-gap", "Chunk gap", "Average "+termChunkGap+" (the time between stream events, what users see)", "ms", 1, valChunkGapMS)
+		gaps := g.chart("chart-chunk-gap", upperFirst(termChunkGap), "Average "+termChunkGap+" (the time between stream events, what users see)", "ms", 1, valChunkGapMS)
 		gaps.Thresholds = perceptualThresholds()
 		blocks = append(blocks, chartB(gaps))
 		bc, bv := g.extreme(false, valChunkGapMS)

@@ -232,7 +232,7 @@ func compareHeadline(labels []string, idx []map[cmpKey]*servebench.CellResult, k
 	}
 	row(lat, "Time to first token", func(c *servebench.CellResult) string { return pair(c.TTFTSeconds) })
 	row(lat, "ITL (per token; vLLM's TPOT)", func(c *servebench.CellResult) string { return pair(c.ITLSeconds) })
-	row(lat, "Chunk gap (vLLM's ITL)", func(c *servebench.CellResult) string { return pair(c.ChunkGapSeconds) })
+	row(lat, upperFirst(termChunkGap)+" (vLLM's ITL)", func(c *servebench.CellResult) string { return pair(c.ChunkGapSeconds) })
 	row(lat, "End-to-end latency", func(c *servebench.CellResult) string { return pair(c.E2ELatencySeconds) })
 	// sentence: who leads on output throughput
 	best, worst := 0, 0

@@ -123,7 +123,7 @@ func (b *builder) sectionDedicated() {
 	}
 
 	// the chunk gap (what users see) with the 20 ms and 70 ms perceptual marks
-	gap := mk("chart-dedicated-itl", "Inter-token latency per scenario (chunk gap)", "Average "+termChunkGap+" (ms) at each concurrency level: the time between stream events, what users see; "+perceptualMarks+".", "ms", 1, valChunkGapMS)
+	gap := mk("chart-dedicated-itl", upperFirst(termChunkGap)+" per scenario", "Average "+termChunkGap+" (ms) at each concurrency level: the time between stream events, what users see; "+perceptualMarks+".", "ms", 1, valChunkGapMS)
 	gap.Thresholds = perceptualThresholds()
 	blocks = append(blocks, chartB(gap))
 	if lo, hi := ext(false, valChunkGapMS, 0), ext(true, valChunkGapMS, 0); lo != nil {

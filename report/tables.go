@@ -262,7 +262,7 @@ var Definitions = []Field{
 	{"itl_seconds", termITL + ": decode_seconds / (output_tokens − 1) (s per token; vLLM's TPOT). Needs at least two output tokens and a positive decode time."},
 	{"generation_speed_tps", "(output_tokens − 1) / decode_seconds (tokens/s, per user). Needs at least two output tokens and a positive decode time."},
 	{"output_tokens", "The server's usage.completion_tokens (or Ollama's eval_count); a client count of non-empty deltas only when the server gives no usage (output_tokens_source says which)."},
-	{"chunk_gap_seconds", upperFirst(termChunkGap) + ": the gaps between consecutive token-carrying stream events (not tokens), pooled over a cell's successful requests; the first gap is second event − first event (s; vLLM's ITL). What a user sees: the perceptual marks, under ~20ms instant and above 70ms sluggish, judge the chunk gap."},
+	{"chunk_gap_seconds", upperFirst(termChunkGap) + ": the gaps between consecutive token-carrying stream events (not tokens), pooled over a cell's successful requests; the first gap is second event − first event (s; vLLM's ITL). What a user sees: the perceptual marks judge the " + termChunkGap + " (" + perceptualMarks + ")."},
 	{"tokens_per_chunk", "output_tokens / chunks (above 1 under speculative decoding or multi-token chunks)."},
 	{"Percentiles", "Over the successful measured requests of a cell (warm-up excluded), linear interpolation between closest ranks (NumPy's \"linear\"): for sorted x[0..n−1] and q in [0,1], h = (n−1)·q, p = x[⌊h⌋] + (h−⌊h⌋)·(x[⌊h⌋+1]−x[⌊h⌋])."},
 	{"success_rate", "requests_succeeded / requests_total over measured requests."},
