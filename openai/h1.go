@@ -541,7 +541,11 @@ func (a *exchange) runH1(fresh bool, body []byte) (retry bool) {
 	_, werr := bufs.WriteTo(hc.c.Conn)
 
 	book := &stampBook{w: w, kernel: hc.c.kernelClock()}
-	var st *stream
+	// The parser is made before the response arrives: nothing is allocated between a first
+	// token's arrival and its stamp.
+	st := a.newStream("")
+	st.book = book
+	typed := false
 	var snippet []byte
 	var f *failure
 	drained := 0
@@ -551,9 +555,8 @@ func (a *exchange) runH1(fresh bool, body []byte) (retry bool) {
 			snippet = append(snippet, p[:min(len(p), 4<<10-len(snippet))]...)
 			return len(snippet) >= 4<<10
 		}
-		if st == nil {
-			st = a.newStream(resp.head.contentType)
-			st.book = book
+		if !typed {
+			st.contentType, typed = resp.head.contentType, true
 		}
 		if st.done {
 			drained += len(p)
@@ -610,10 +613,7 @@ func (a *exchange) runH1(fresh bool, body []byte) (retry bool) {
 		keep = rerr == nil && resp.complete && !resp.head.close
 		return a.fail(servebench.ErrHTTPStatus, statusMessage(resp.head.status, resp.head.code, c.h1.path, resp.head.contentType, []byte(c.redact(string(snippet))), c.base))
 	}
-	if st == nil { // a 2xx response without a body byte
-		st = a.newStream(resp.head.contentType)
-		st.book = book
-	}
+	st.contentType = resp.head.contentType
 	if f == nil && !st.done {
 		if rerr == nil {
 			rerr = io.EOF
