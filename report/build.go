@@ -419,26 +419,24 @@ func (b *builder) singleEnds() (lo, hi *servebench.CellResult) {
 	return
 }
 
-// scaling is throughput(max N) / throughput(min N) at the context of the peak.
+// scaling is stats.ThroughputScaling over the sweep's levels at the context of the peak.
 func (b *builder) scaling() (x float64, ctx, lo, hi int, ok bool) {
 	pk, _ := b.sweep.extreme(true, valThroughput)
-	if pk == nil || len(b.sweep.concs) < 2 {
+	if pk == nil {
 		return
 	}
 	ctx = pk.ContextTokens
-	var first, last *servebench.CellResult
+	var cells []*servebench.CellResult
 	for _, n := range b.sweep.concs {
 		if c := b.sweep.at(ctx, n); c != nil {
-			if first == nil {
-				first = c
-			}
-			last = c
+			cells = append(cells, c)
 		}
 	}
-	if first == nil || first == last || first.SystemOutputThroughputTPS <= 0 {
-		return
+	x, first, last, ok := stats.ThroughputScaling(cells)
+	if !ok {
+		return 0, 0, 0, 0, false
 	}
-	return last.SystemOutputThroughputTPS / first.SystemOutputThroughputTPS, ctx, first.Concurrency, last.Concurrency, true
+	return x, ctx, first.Concurrency, last.Concurrency, true
 }
 
 func (b *builder) testParameters() string {
@@ -653,7 +651,7 @@ func thresholdColumns(t servebench.Thresholds) (ttft, speed string) {
 		a = append(a, fmtThreshold(capacity.MetricE2ELatency, *t.E2ELatencySecondsMax)+" e2e")
 	}
 	if t.FirstContentSecondsMax != nil {
-		a = append(a, fmtThreshold("first_content_seconds", *t.FirstContentSecondsMax)+" to first answer")
+		a = append(a, fmtThreshold(capacity.MetricFirstContent, *t.FirstContentSecondsMax)+" to first answer")
 	}
 	if t.GenerationSpeedTPSMin != nil {
 		s = append(s, fmtThreshold(capacity.MetricGenerationSpeed, *t.GenerationSpeedTPSMin))

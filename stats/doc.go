@@ -9,6 +9,7 @@
 //   - Summarize: count, mean, min, max, p50, p90, p95, p99 of one per-request value.
 //   - Cell: counts, success rate, token means, latency summaries, throughput over the window.
 //   - ScalingEfficiency: throughput(N) / (N × throughput(1)).
+//   - RunSuccess, Peak, ThroughputScaling: a run's success rate, peak cell and throughput growth.
 //   - Power, CostUSDPerHour: GPU power, energy and electricity cost over a measured window.
 //   - ServerMean: a server-side mean from a Prometheus histogram's change over a cell.
 //

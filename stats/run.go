@@ -47,3 +47,21 @@ func Peak(cells []servebench.CellResult) *servebench.CellResult {
 	}
 	return best
 }
+
+// ThroughputScaling is how much the system output throughput grows across the concurrency
+// levels measured at one context, given those cells in concurrency order:
+//
+//	scaling = system_output_throughput_tps(highest N) / system_output_throughput_tps(lowest N)   (×, dimensionless)
+//
+// lo and hi are the two cells; ok is false with fewer than two cells or no throughput at the
+// lowest level.
+func ThroughputScaling(byConcurrency []*servebench.CellResult) (scaling float64, lo, hi *servebench.CellResult, ok bool) {
+	if len(byConcurrency) < 2 {
+		return 0, nil, nil, false
+	}
+	lo, hi = byConcurrency[0], byConcurrency[len(byConcurrency)-1]
+	if lo.SystemOutputThroughputTPS <= 0 {
+		return 0, nil, nil, false
+	}
+	return hi.SystemOutputThroughputTPS / lo.SystemOutputThroughputTPS, lo, hi, true
+}
