@@ -282,16 +282,20 @@ func (b *builder) highlights() {
 	total, rate := b.totals()
 	if total > 0 {
 		r.Highlights = append(r.Highlights, Highlight{Value: fmtPct(rate), Label: "Success Rate",
-			Condition: fmt.Sprintf("Across All Scenarios (%s measured requests)", fmtCount(total))})
+			Condition: fmt.Sprintf("Across All Scenarios (%s)", counted(fmtCount(total), "measured request"))})
 	} else {
 		r.Highlights = append(r.Highlights, Highlight{Value: "—", Label: "Success Rate", Condition: "no requests measured"})
 	}
 	if v := b.headline(); v != nil {
 		cond := "@ " + v.Context + " Context (" + v.Title + ")"
 		if u := b.sizingOf(v.UseCase); u != nil && u.UsersPerReplica != nil && b.res.Sizing != nil {
-			cond += fmt.Sprintf(" ≈ %s users at %s per request slot", usersLabel(*u), fmtUsers(b.res.Sizing.UsersPerSlot))
+			cond += fmt.Sprintf(" ≈ %s at %s per request slot", counted(usersLabel(*u), "user"), fmtUsers(b.res.Sizing.UsersPerSlot))
 		}
-		r.Highlights = append(r.Highlights, Highlight{Value: v.LimitLabel, Label: "Concurrent Requests", Condition: cond})
+		label := "Concurrent Requests"
+		if v.LimitLabel == "1" {
+			label = "Concurrent Request"
+		}
+		r.Highlights = append(r.Highlights, Highlight{Value: v.LimitLabel, Label: label, Condition: cond})
 	} else {
 		r.Highlights = append(r.Highlights, Highlight{Value: "—", Label: "Concurrent Requests",
 			Condition: "capacity not measured: no use case was analysed (--use-cases default)"})
@@ -396,7 +400,7 @@ func (b *builder) sectionExecutive() {
 	}
 	total, rate := b.totals()
 	if total > 0 {
-		row("Success Rate", fmt.Sprintf("%s across %s requests", fmtPct(rate), fmtCount(total)))
+		row("Success Rate", fmt.Sprintf("%s across %s", fmtPct(rate), counted(fmtCount(total), "request")))
 	}
 	slotUsers := fmtUsers(4)
 	if b.res.Sizing != nil {
@@ -475,12 +479,12 @@ func (b *builder) testParameters() string {
 			parts = append(parts, fmt.Sprintf("Arrival rates %s.", joinAnd(rates)))
 		}
 	case p.Sessions != nil && p.Dataset != nil && p.Dataset.Sessions:
-		parts = append(parts, fmt.Sprintf("Multi-turn sessions instead of the context × concurrency grid: the conversations of the dataset %s, a %s-token answer per turn, %s sessions in flight (see Prompt Caching).",
-			p.Dataset.Path, p.Sessions.OutputTokens, joinInts(p.Sessions.Concurrency)))
+		parts = append(parts, fmt.Sprintf("Multi-turn sessions instead of the context × concurrency grid: the conversations of the dataset %s, a %s-token answer per turn, %s in flight (see Prompt Caching).",
+			p.Dataset.Path, p.Sessions.OutputTokens, counted(joinInts(p.Sessions.Concurrency), "session")))
 	case p.Sessions != nil:
 		ss := p.Sessions
-		parts = append(parts, fmt.Sprintf("Multi-turn sessions instead of the context × concurrency grid: %d turns, a %s-token first prompt, %s tokens of new user text and a %s-token answer per turn, %s sessions in flight (see Prompt Caching).",
-			ss.Turns, ss.FirstTurnTokens, ss.TurnTokens, ss.OutputTokens, joinInts(ss.Concurrency)))
+		parts = append(parts, fmt.Sprintf("Multi-turn sessions instead of the context × concurrency grid: %s, a %s-token first prompt, %s tokens of new user text and a %s-token answer per turn, %s in flight (see Prompt Caching).",
+			plural(ss.Turns, "turn"), ss.FirstTurnTokens, ss.TurnTokens, ss.OutputTokens, counted(joinInts(ss.Concurrency), "session")))
 	case len(p.Sweep.Contexts) > 0:
 		none := "none measured"
 		if b.measuredAny() {
@@ -503,7 +507,7 @@ func (b *builder) testParameters() string {
 		if p.Sweep.ExactOutput {
 			exact += "; a different length counts as a failure"
 		}
-		parts = append(parts, fmt.Sprintf("%d output tokens per request, %s.", out, exact))
+		parts = append(parts, fmt.Sprintf("%s per request, %s.", counted(fmt.Sprint(out), "output token"), exact))
 	}
 	if p.Sessions != nil {
 		parts = append(parts, "Prompt caching exercised on purpose in the sessions (each turn resends the conversation so far); every other prompt, the fresh ones beside the sessions included, starts with a marker unique to the run and the request.")
@@ -536,15 +540,15 @@ func (b *builder) testParameters() string {
 	case servebench.ModeSustained:
 		aim := ""
 		if p.Sweep.MaxRequests > 0 || p.Sweep.MaxDuration > 0 {
-			aim = fmt.Sprintf(", then until throughput and mean TTFT are known within ±%s at 95%% or a cap (%s requests, a %s window) is reached",
-				fmtPct(orPrecision(p.Sweep.Precision)), orDefault(intOrEmpty(p.Sweep.MaxRequests), "no cap on"), orDefault(durOrEmpty(p.Sweep.MaxDuration), "no cap on the"))
+			aim = fmt.Sprintf(", then until throughput and mean TTFT are known within ±%s at 95%% or a cap (%s, a %s window) is reached",
+				fmtPct(orPrecision(p.Sweep.Precision)), counted(orDefault(intOrEmpty(p.Sweep.MaxRequests), "no cap on"), "request"), orDefault(durOrEmpty(p.Sweep.MaxDuration), "no cap on the"))
 		}
 		parts = append(parts, fmt.Sprintf("Load mode: sustained (closed loop, exactly N requests in flight; first N completions are warm-up; each cell measures a window of at least %d × its mean end-to-end latency and at least %s requests%s).",
 			stats.MinWindowLifetimes, requestFloor(p.Sweep), aim))
 	case servebench.ModeDedicated:
 		parts = append(parts, "Load mode: dedicated bursts (N requests released together; the next burst waits for all of them).")
 	case servebench.ModeFixed:
-		parts = append(parts, fmt.Sprintf("Load mode: fixed count (%d prompts, at most N in flight).", p.Sweep.Requests))
+		parts = append(parts, fmt.Sprintf("Load mode: fixed count (%s, at most N in flight).", plural(p.Sweep.Requests, "prompt")))
 	case servebench.ModeRate:
 		rates := []string{}
 		for _, r := range p.Sweep.Rates {

@@ -48,7 +48,7 @@ func (b *builder) sectionPromptCaching() {
 	if d := b.man.Plan.Dataset; ss != nil && d != nil && d.Sessions {
 		intro += fmt.Sprintf(" Sessions here are the conversations of the dataset %s, their human turns as written, each answered by the model in %s tokens; a conversation with fewer turns leaves the later ones.", d.Path, ss.OutputTokens)
 	} else if ss != nil {
-		intro += fmt.Sprintf(" Sessions here start with %s tokens and add %s tokens of user text and a %s-token answer per turn, over %d turns.", ss.FirstTurnTokens, ss.TurnTokens, ss.OutputTokens, ss.Turns)
+		intro += fmt.Sprintf(" Sessions here start with %s tokens and add %s tokens of user text and a %s-token answer per turn, over %s.", ss.FirstTurnTokens, ss.TurnTokens, ss.OutputTokens, plural(ss.Turns, "turn"))
 		if ss.ThinkTime > 0 {
 			intro += fmt.Sprintf(" Each session waits at least %s between an answer and its next turn.", fmtDur(float64(ss.ThinkTime)/1e9))
 		}

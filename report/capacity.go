@@ -159,7 +159,7 @@ func (b *builder) capacityUseCase(cr servebench.CapacityResult) {
 	if d := b.useCaseDescription(cr.UseCase); d != "" {
 		blocks = append(blocks, para("%s", d))
 	}
-	blocks = append(blocks, para("%s context, %d output tokens per request. Thresholds (on the %s): %s.", ctxLabel(cr.ContextTokens), cr.OutputTokens, stat, strings.Join(desc, ", ")))
+	blocks = append(blocks, para("%s context, %s per request. Thresholds (on the %s): %s.", ctxLabel(cr.ContextTokens), counted(fmt.Sprint(cr.OutputTokens), "output token"), stat, strings.Join(desc, ", ")))
 	if len(pts) == 0 {
 		blocks = append(blocks, verdictB(capacity.Headline(cr)))
 		if d := capacity.Detail(cr); d != "" {
@@ -323,8 +323,8 @@ func (b *builder) capacityUseCase(cr servebench.CapacityResult) {
 			saved := 1 - float64(cr.RequestsSpent)/float64(cr.DenseGridRequests)
 			cost = fmt.Sprintf("measuring every level from 1 to %d would have cost %s%s (%s saved)", top, fmtInt(cr.DenseGridRequests), denseTime, fmtPct0(saved))
 		}
-		blocks = append(blocks, para("The search measured %s (%d reused from the sweep)%s and spent %s requests%s; %s.%s",
-			plural(len(pts), "concurrency level"), reused, how, fmtInt(cr.RequestsSpent), spentTime, cost, sure))
+		blocks = append(blocks, para("The search measured %s (%d reused from the sweep)%s and spent %s%s; %s.%s",
+			plural(len(pts), "concurrency level"), reused, how, plural(cr.RequestsSpent, "request"), spentTime, cost, sure))
 	}
 	if cr.ContextTokens >= 32*1024 && b.man.Plan.Sweep.SharedPrefix == 0 {
 		blocks = append(blocks, note("About caching: users who build context incrementally (multi-turn chat, agents) hit the prefix cache on every turn when it is enabled, so only new tokens need prefill. These results are worst-case TTFT, with the whole context processed at once."))

@@ -99,11 +99,23 @@ func fmtUSD(v float64) string {
 func fmtNum(v float64, decimals int) string { return strconv.FormatFloat(v, 'f', decimals, 64) }
 
 // plural writes "1 cell" / "3 cells".
-func plural(n int, word string) string {
+func plural(n int, word string) string { return counted(fmtInt(n), word) }
+
+// wasWere is the verb after a count: " was" for one, " were" otherwise.
+func wasWere(n int) string {
 	if n == 1 {
-		return "1 " + word
+		return " was"
 	}
-	return fmtInt(n) + " " + word + "s"
+	return " were"
+}
+
+// counted writes a count already formatted ("1", "1,000", "8+", "~35", "4.5", "1 and 4") with
+// its noun, singular only for exactly one: "1 user", "8+ users", "4.5 users".
+func counted(label, noun string) string {
+	if label == "1" {
+		return "1 " + noun
+	}
+	return label + " " + noun + "s"
 }
 
 // rangeLabel writes "1K - 200K" or just "8K" when both ends are equal.

@@ -82,12 +82,12 @@ func (b *builder) sectionCapacityPlanning() {
 	if sz.GPUUSDPerHour > 0 {
 		price = fmt.Sprintf("GPUs cost %s per GPU-hour; a month is %s hours.", fmtUSD(sz.GPUUSDPerHour), fmtNum(sz.HoursPerMonth, 0))
 	}
-	intro := para("How many replicas of the measured system serve a given number of users of each use case. One replica is the system measured here: %s (%s). One concurrent request slot serves %s active users (users pause to read and type between requests; set sizing.users_per_slot or --users-per-slot), so a replica serves capacity limit × %s users. %s",
-		gpus, src, fmtUsers(sz.UsersPerSlot), fmtUsers(sz.UsersPerSlot), price)
+	intro := para("How many replicas of the measured system serve a given number of users of each use case. One replica is the system measured here: %s (%s). One concurrent request slot serves %s (users pause to read and type between requests; set sizing.users_per_slot or --users-per-slot), so a replica serves capacity limit × %s. %s",
+		gpus, src, counted(fmtUsers(sz.UsersPerSlot), "active user"), counted(fmtUsers(sz.UsersPerSlot), "user"), price)
 
 	header := []string{"USE CASE", "CAPACITY LIMIT", "USERS PER REPLICA"}
 	for _, n := range sz.TargetUsers {
-		header = append(header, fmtInt(n)+" USERS")
+		header = append(header, strings.ToUpper(plural(n, "user")))
 	}
 	header = append(header, "$ PER 1M OUTPUT TOKENS AT THE LIMIT")
 	t := &Table{Header: header}
@@ -113,9 +113,9 @@ func (b *builder) sectionCapacityPlanning() {
 		}
 		row = append(row, perMillion(u))
 		t.Rows = append(t.Rows, row)
-		line := fmt.Sprintf("%s: %s users per replica", useCaseTitle(cr), users)
+		line := fmt.Sprintf("%s: %s per replica", useCaseTitle(cr), counted(users, "user"))
 		for _, tg := range u.Targets {
-			line += fmt.Sprintf("; %s users → %s", fmtInt(tg.Users), sizingCell(u, tg, sz.GPUsPerReplica))
+			line += fmt.Sprintf("; %s → %s", plural(tg.Users, "user"), sizingCell(u, tg, sz.GPUsPerReplica))
 		}
 		if u.TotalUSDPerMillionOutputTokens != nil {
 			line += "; " + perMillion(u) + " per 1M output tokens"
@@ -132,7 +132,7 @@ func (b *builder) sectionCapacityPlanning() {
 	}
 	b.add(id, title, 1, blocks...)
 	b.rep.Planning = t
-	perSlot := fmt.Sprintf("%s users per request slot, %s per replica", fmtUsers(sz.UsersPerSlot), gpus)
+	perSlot := fmt.Sprintf("%s per request slot, %s per replica", counted(fmtUsers(sz.UsersPerSlot), "user"), gpus)
 	if sz.GPUUSDPerHour > 0 {
 		perSlot += ", " + fmtUSD(sz.GPUUSDPerHour) + " per GPU-hour"
 	}

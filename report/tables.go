@@ -221,10 +221,10 @@ func (b *builder) sectionNotes() {
 		notes = append(notes, fmt.Sprintf("Prefix-cache hits were seen although caching was not intended in %s: %s. Their TTFTs may be optimistic; disable prefix caching on the server (e.g. vLLM --no-enable-prefix-caching) or check that nothing else sends the same prompts.", plural(len(contaminated), "cell"), strings.Join(contaminated, "; ")))
 	}
 	if retries > 0 {
-		notes = append(notes, fmt.Sprintf("%s transparently resent after the server closed a kept-alive connection before any byte was written.", plural(retries, "request was")))
+		notes = append(notes, fmt.Sprintf("%s transparently resent after the server closed a kept-alive connection before any byte was written.", plural(retries, "request")+wasWere(retries)))
 	}
 	if late > 0 || dropped > 0 {
-		notes = append(notes, fmt.Sprintf("Open-loop schedule: %d requests were sent late and %d could not be sent on time; the achieved rate is below the planned one.", late, dropped))
+		notes = append(notes, fmt.Sprintf("Open-loop schedule: %s sent late and %d could not be sent on time; the achieved rate is below the planned one.", plural(late, "request")+wasWere(late), dropped))
 	}
 	if maxDev > 0 {
 		notes = append(notes, fmt.Sprintf("Input tokens (as the server counted them) deviated from the requested context by at most %s.", plural(maxDev, "token")))
