@@ -80,10 +80,15 @@ func (b *builder) add(id, title string, level int, blocks ...Block) {
 func para(format string, a ...any) Block {
 	return Block{Kind: BlockParagraph, Text: fmt.Sprintf(format, a...)}
 }
-func note(text string) Block     { return Block{Kind: BlockNote, Text: text} }
-func missing(text string) Block  { return Block{Kind: BlockMissing, Text: text} }
-func tableB(t *Table) Block      { return Block{Kind: BlockTable, Table: t} }
-func chartB(c *Chart) Block      { return Block{Kind: BlockChart, Chart: c} }
+func note(text string) Block    { return Block{Kind: BlockNote, Text: text} }
+func missing(text string) Block { return Block{Kind: BlockMissing, Text: text} }
+func tableB(t *Table) Block     { return Block{Kind: BlockTable, Table: t} }
+
+// chartB is a chart block; its MarkNote is filled from its series' marks.
+func chartB(c *Chart) Block {
+	c.MarkNote = markNote(c)
+	return Block{Kind: BlockChart, Chart: c}
+}
 func verdictB(text string) Block { return Block{Kind: BlockVerdict, Text: text} }
 
 // modelName is the best display name of the model.

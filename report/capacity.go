@@ -214,9 +214,9 @@ func (b *builder) capacityUseCase(cr servebench.CapacityResult) {
 			s := Series{Name: metricName(key, "")}
 			for _, p := range pts {
 				if val, ok := p.Values[key]; ok {
-					s.Data = append(s.Data, ptr(val))
+					s.add(ptr(val), b.cell(p.CellID))
 				} else {
-					s.Data = append(s.Data, nil)
+					s.add(nil, nil)
 				}
 			}
 			ch.Series = append(ch.Series, s)
@@ -330,6 +330,17 @@ func (b *builder) capacityUseCase(cr servebench.CapacityResult) {
 		blocks = append(blocks, note("About caching: users who build context incrementally (multi-turn chat, agents) hit the prefix cache on every turn when it is enabled, so only new tokens need prefill. These results are worst-case TTFT, with the whole context processed at once."))
 	}
 	b.add(id, useCaseHeading(cr), 2, blocks...)
+}
+
+// cell is the run's cell with the given ID (a capacity point's CellID), nil when the results
+// do not hold it.
+func (b *builder) cell(id string) *servebench.CellResult {
+	for i := range b.res.Cells {
+		if b.res.Cells[i].ID() == id {
+			return &b.res.Cells[i]
+		}
+	}
+	return nil
 }
 
 func seriesNames(ch *Chart) []string {

@@ -293,12 +293,13 @@ func compareCharts(labels []string, idx []map[cmpKey]*servebench.CellResult, com
 				k := head
 				k.conc = n
 				var p *float64
-				if c := m[k]; c != nil {
+				c := m[k]
+				if c != nil {
 					if v, ok := val(c); ok {
 						p = ptr(v)
 					}
 				}
-				s.Data = append(s.Data, p)
+				s.add(p, c)
 			}
 			ch.Series = append(ch.Series, s)
 		}

@@ -69,12 +69,13 @@ func (b *builder) sectionDedicated() {
 			s := Series{Name: g.name}
 			for _, n := range concs {
 				var p *float64
-				if c := g.cells[n]; c != nil {
+				c := g.cells[n]
+				if c != nil {
 					if v, ok := val(c); ok {
 						p = ptr(v)
 					}
 				}
-				s.Data = append(s.Data, p)
+				s.add(p, c)
 			}
 			ch.Series = append(ch.Series, s)
 		}
@@ -151,19 +152,21 @@ func (b *builder) sectionDedicated() {
 		lo, hi := Series{Name: "best", Style: "band"}, Series{Name: "worst", Style: "band"}
 		for _, n := range concs {
 			var mn, mx *float64
+			var mnCell, mxCell *servebench.CellResult // each edge point is marked as the cell it comes from
 			for _, g := range groups {
 				if c := g.cells[n]; c != nil {
 					if v, ok := val(c); ok {
 						if mn == nil || v < *mn {
-							mn = ptr(v)
+							mn, mnCell = ptr(v), c
 						}
 						if mx == nil || v > *mx {
-							mx = ptr(v)
+							mx, mxCell = ptr(v), c
 						}
 					}
 				}
 			}
-			lo.Data, hi.Data = append(lo.Data, mn), append(hi.Data, mx)
+			lo.add(mn, mnCell)
+			hi.add(mx, mxCell)
 		}
 		lo.Name, hi.Name = "lowest", "highest"
 		ch.Series = []Series{hi, lo}

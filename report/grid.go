@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	servebench "github.com/servebench/servebench"
 	"github.com/servebench/servebench/capacity"
@@ -132,28 +133,62 @@ func (g grid) chart(id, title, what, yName string, decimals int, val func(*serve
 	for _, n := range g.concs {
 		s := Series{Name: seriesName(n)}
 		any := false
-		marks := make([]string, len(g.ctxs))
-		marked := false
-		for i, x := range g.ctxs {
+		for _, x := range g.ctxs {
 			var p *float64
+			var from *servebench.CellResult
 			if c := g.at(x, n); c != nil {
 				if v, ok := val(c); ok {
-					p, any = ptr(v), true
-					if !c.Validity.Trusted() {
-						marks[i], marked = string(c.Validity.Verdict), true
-					}
+					p, from, any = ptr(v), c, true
 				}
 			}
-			s.Data = append(s.Data, p)
-		}
-		if marked {
-			s.Marks = marks
+			s.add(p, from)
 		}
 		if any {
 			ch.Series = append(ch.Series, s)
 		}
 	}
 	return ch
+}
+
+// add appends a point to the series, measured in cell c (nil where there is no point), and
+// marks it with c's validity verdict when c is not valid: every chart that plots cells marks
+// them the same way (see Series.Marks and Chart.MarkNote).
+func (s *Series) add(p *float64, c *servebench.CellResult) {
+	s.Data = append(s.Data, p)
+	mark := ""
+	if p != nil && c != nil && !c.Validity.Trusted() {
+		mark = string(c.Validity.Verdict)
+	}
+	if mark != "" && s.Marks == nil {
+		s.Marks = make([]string, len(s.Data)-1, cap(s.Data))
+	}
+	if s.Marks != nil {
+		s.Marks = append(s.Marks, mark)
+	}
+}
+
+// markNote says how the chart draws the points of cells that are not valid, naming only the
+// verdicts it has: "Hollow points come from low-confidence cells, crosses from invalid cells;
+// the data table names each verdict (…)." Empty when every point is valid.
+func markNote(ch *Chart) string {
+	var low, invalid bool
+	for _, s := range ch.Series {
+		for _, m := range s.Marks {
+			low = low || m == string(servebench.VerdictLowConfidence)
+			invalid = invalid || m == string(servebench.VerdictInvalid)
+		}
+	}
+	var parts []string
+	if low {
+		parts = append(parts, "hollow points come from low-confidence cells")
+	}
+	if invalid {
+		parts = append(parts, "crosses from invalid cells")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return upperFirst(strings.Join(parts, ", ")) + "; the data table names each verdict (Validity, under Methodology and Definitions)."
 }
 
 func seriesName(n int) string {

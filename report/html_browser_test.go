@@ -179,3 +179,86 @@ func TestPDFWithoutBrowser(t *testing.T) {
 		t.Fatalf("want an error naming apt-get install chromium, got %v", err)
 	}
 }
+
+// In the browser, the points of cells that are not valid are drawn hollow (low-confidence) or
+// as crosses (invalid) on the capacity charts as on the sweep's, the caption says what the
+// marks mean, and every point of every chart lies inside its plot (a marked point is an object,
+// and the axis range must still see its value).
+func TestChartMarksInBrowser(t *testing.T) {
+	exe := requireChromium(t)
+	dir := t.TempDir()
+	htmlPath := filepath.Join(dir, "report.html")
+	page := renderHTML(t, func(in *Input) { markCapacityCells(t, in) })
+	if err := os.WriteFile(htmlPath, []byte(page), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	u, err := fileURL(htmlPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := browserContext(context.Background(), exe, filepath.Join(dir, "profile"), nil)
+	defer cancel()
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("starting %s: %v", exe, err)
+	}
+	tctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
+	defer cancelT()
+	type chartState struct {
+		ID      string `json:"id"`
+		Points  int    `json:"points"`
+		Hollow  int    `json:"hollow"`
+		Cross   int    `json:"cross"`
+		Outside int    `json:"outside"`
+		Caption string `json:"caption"`
+	}
+	var states []chartState
+	err = chromedp.Do(tctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(u), waitCharts(),
+		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			var err error
+			states, err = chromedp.Evaluate[[]chartState](`Array.from(document.querySelectorAll("div.chart")).map(function (el) {
+				var inst = echarts.getInstanceByDom(el), st = {id: el.id, points: 0, hollow: 0, cross: 0, outside: 0,
+					caption: el.parentNode.querySelector("figcaption").textContent};
+				inst.getOption().series.forEach(function (s, si) {
+					s.data.forEach(function (v, i) {
+						if (v !== null && typeof v === "object" && !Array.isArray(v)) {
+							if (v.symbol === "emptyCircle") st.hollow++;
+							else if (String(v.symbol).indexOf("path://") === 0) st.cross++;
+							v = v.value;
+						}
+						if (v === null || v === undefined || (Array.isArray(v) && v[1] === null)) return;
+						st.points++;
+						var px = inst.convertToPixel({seriesIndex: si}, Array.isArray(v) ? v : [i, v]);
+						var inside = px && [0, 1, -1].some(function (d) { return inst.containPixel("grid", [px[0], px[1] + d]); });
+						if (!inside) st.outside++;
+					});
+				});
+				return st;
+			})`)(ctx, tg)
+			return err
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	capacity := 0
+	for _, s := range states {
+		if s.Points == 0 {
+			t.Errorf("%s drew no point", s.ID)
+		}
+		if s.Outside > 0 {
+			t.Errorf("%s: %d of %d points lie outside the plot", s.ID, s.Outside, s.Points)
+		}
+		if !strings.HasPrefix(s.ID, "chart-capacity-general-chatbot") {
+			continue
+		}
+		capacity++
+		if s.Hollow == 0 || s.Cross == 0 {
+			t.Errorf("%s: %d hollow and %d crossed points, want both marks", s.ID, s.Hollow, s.Cross)
+		}
+		if !strings.Contains(s.Caption, "Hollow points come from low-confidence cells, crosses from invalid cells") {
+			t.Errorf("%s: the caption does not explain the marks: %q", s.ID, s.Caption)
+		}
+	}
+	if capacity == 0 {
+		t.Fatal("no general chatbot capacity chart in the page")
+	}
+}

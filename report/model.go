@@ -169,6 +169,9 @@ type Chart struct {
 	Thresholds []Threshold `json:"thresholds,omitempty"`
 	// Markers are vertical lines at an x value with a label (e.g. the capacity limit).
 	Markers []Marker `json:"markers,omitempty"`
+	// MarkNote explains how the chart draws points from cells that are not valid (Series.Marks),
+	// printed with its caption; empty when every point is valid.
+	MarkNote string `json:"mark_note,omitempty"`
 }
 
 // Marker is a labelled vertical line at X (an x value on a numeric axis).
