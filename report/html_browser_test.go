@@ -28,35 +28,44 @@ func requireChromium(t *testing.T) string {
 	return exe
 }
 
-// TestHTMLInBrowser opens the fixture's report.html from a file:// URL in headless Chromium and
-// checks that every chart rendered with data, that threshold lines are dashed, and that the
-// page requested nothing but the file itself. SERVEBENCH_SCREENSHOT=path saves the first screen.
-func TestHTMLInBrowser(t *testing.T) {
+// openInBrowser writes page as report.html in a temporary folder and starts headless Chromium
+// (listen, when not nil, sees its events). It returns a context for the browser, limited to
+// 90 s, and the page's file:// URL; the browser stops when the test ends.
+func openInBrowser(t *testing.T, page string, listen func(ev any)) (context.Context, string) {
+	t.Helper()
 	exe := requireChromium(t)
 	dir := t.TempDir()
 	htmlPath := filepath.Join(dir, "report.html")
-	if err := os.WriteFile(htmlPath, []byte(renderHTML(t, nil)), 0o644); err != nil {
+	if err := os.WriteFile(htmlPath, []byte(page), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	u, err := fileURL(htmlPath)
 	if err != nil {
 		t.Fatal(err)
 	}
+	ctx, cancel := browserContext(context.Background(), exe, filepath.Join(dir, "profile"), listen)
+	t.Cleanup(cancel)
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("starting %s: %v", exe, err)
+	}
+	tctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(cancelT)
+	return tctx, u
+}
+
+// TestHTMLInBrowser opens the fixture's report.html from a file:// URL in headless Chromium and
+// checks that every chart rendered with data, that threshold lines are dashed, and that the
+// page requested nothing but the file itself. SERVEBENCH_SCREENSHOT=path saves the first screen.
+func TestHTMLInBrowser(t *testing.T) {
 	var mu sync.Mutex
 	var requests []string
-	ctx, cancel := browserContext(context.Background(), exe, filepath.Join(dir, "profile"), func(ev any) {
+	tctx, u := openInBrowser(t, renderHTML(t, nil), func(ev any) {
 		if e, ok := ev.(*network.EventRequestWillBeSent); ok {
 			mu.Lock()
 			requests = append(requests, e.Request.URL)
 			mu.Unlock()
 		}
 	})
-	defer cancel()
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("starting %s: %v", exe, err)
-	}
-	tctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
-	defer cancelT()
 	type chartState struct {
 		ID       string `json:"id"`
 		Series   int    `json:"series"`
@@ -67,7 +76,7 @@ func TestHTMLInBrowser(t *testing.T) {
 	var states []chartState
 	var shot, capShot []byte
 	var containers int
-	err = chromedp.Do(tctx,
+	err := chromedp.Do(tctx,
 		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 			_, err := cdp.Call(ctx, tg, network.Enable, network.EnableParams{})
 			return err
@@ -185,24 +194,7 @@ func TestPDFWithoutBrowser(t *testing.T) {
 // marks mean, and every point of every chart lies inside its plot (a marked point is an object,
 // and the axis range must still see its value).
 func TestChartMarksInBrowser(t *testing.T) {
-	exe := requireChromium(t)
-	dir := t.TempDir()
-	htmlPath := filepath.Join(dir, "report.html")
-	page := renderHTML(t, func(in *Input) { markCapacityCells(t, in) })
-	if err := os.WriteFile(htmlPath, []byte(page), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	u, err := fileURL(htmlPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := browserContext(context.Background(), exe, filepath.Join(dir, "profile"), nil)
-	defer cancel()
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("starting %s: %v", exe, err)
-	}
-	tctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
-	defer cancelT()
+	tctx, u := openInBrowser(t, renderHTML(t, func(in *Input) { markCapacityCells(t, in) }), nil)
 	type chartState struct {
 		ID      string `json:"id"`
 		Points  int    `json:"points"`
@@ -212,7 +204,7 @@ func TestChartMarksInBrowser(t *testing.T) {
 		Caption string `json:"caption"`
 	}
 	var states []chartState
-	err = chromedp.Do(tctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(u), waitCharts(),
+	err := chromedp.Do(tctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(u), waitCharts(),
 		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 			var err error
 			states, err = chromedp.Evaluate[[]chartState](`Array.from(document.querySelectorAll("div.chart")).map(function (el) {

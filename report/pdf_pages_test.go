@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -59,32 +58,18 @@ func TestPDFEveryPageSimulatedAndNumbered(t *testing.T) {
 // of the PDF, so each chart's x-axis name is a line of the PDF's text exactly when the axis
 // was printed.
 func TestPrintFromScreenKeepsXAxis(t *testing.T) {
-	exe := requireChromium(t)
+	requireChromium(t)
 	pdftotext, err := exec.LookPath("pdftotext")
 	if err != nil {
 		t.Skip("pdftotext (poppler-utils) is not installed")
 	}
-	dir := t.TempDir()
 	rep := Build(loadFixture(t))
 	var page bytes.Buffer
 	if err := HTML(&page, rep); err != nil {
 		t.Fatal(err)
 	}
-	htmlPath, pdfPath := filepath.Join(dir, "report.html"), filepath.Join(dir, "report.pdf")
-	if err := os.WriteFile(htmlPath, page.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	u, err := fileURL(htmlPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := browserContext(context.Background(), exe, filepath.Join(dir, "profile"), nil)
-	defer cancel()
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("starting %s: %v", exe, err)
-	}
-	tctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
-	defer cancelT()
+	tctx, u := openInBrowser(t, page.String(), nil)
+	pdfPath := filepath.Join(t.TempDir(), "report.pdf")
 	var pdf []byte
 	// a screen layout (no print emulation before loading), as a reader's browser has it
 	if err := chromedp.Do(tctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(u), waitCharts(), printPage(&pdf)); err != nil {
