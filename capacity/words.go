@@ -2,6 +2,7 @@ package capacity
 
 import (
 	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/servebench/servebench"
@@ -101,4 +102,33 @@ func Fields() []Field {
 		out = append(out, byMetric[k.Metric])
 	}
 	return out
+}
+
+// ThresholdValue writes a threshold of metric m compactly, as tables and progress lines show
+// it: "8s", "300ms" (under a second), "50ms" (ITL always in ms), "15 tok/s", "99.0%".
+func ThresholdValue(m string, v float64) string {
+	switch m {
+	case MetricTTFT, MetricE2ELatency, MetricFirstContent:
+		if v < 1 {
+			return strconv.FormatFloat(v*1000, 'g', -1, 64) + "ms"
+		}
+		return strconv.FormatFloat(v, 'g', -1, 64) + "s"
+	case MetricITL:
+		return strconv.FormatFloat(v*1000, 'g', -1, 64) + "ms"
+	case MetricGenerationSpeed, MetricSystemThroughput:
+		return strconv.FormatFloat(v, 'g', -1, 64) + " tok/s"
+	case MetricSuccessRate:
+		return strconv.FormatFloat(v*100, 'f', 1, 64) + "%"
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+// Describe writes the check at statistic st: "TTFT ≤ 8s", "p99 TTFT ≤ 2s", "generation speed ≥
+// 15 tok/s" (≤ and ≥: a value at the threshold holds, see Holds).
+func (k Check) Describe(st servebench.Statistic) string {
+	op := "≥"
+	if k.Upper {
+		op = "≤"
+	}
+	return MetricLabel(k.Metric, st) + " " + op + " " + ThresholdValue(k.Metric, k.Limit)
 }

@@ -73,3 +73,21 @@ func TestFields(t *testing.T) {
 		}
 	}
 }
+
+// A check is described with ≤ and ≥: a value exactly at the threshold holds.
+func TestDescribe(t *testing.T) {
+	f := servebench.Float
+	ks := capacity.Checks(servebench.Thresholds{TTFTSecondsMax: f(8), GenerationSpeedTPSMin: f(15), E2ELatencySecondsMax: f(0.3), ITLSecondsMax: f(0.05)})
+	want := []string{"p99 TTFT ≤ 8s", "p99 generation speed ≥ 15 tok/s", "p99 end-to-end latency ≤ 300ms", "p99 ITL (per token) ≤ 50ms"}
+	for i, k := range ks {
+		if got := k.Describe(servebench.StatP99); got != want[i] {
+			t.Errorf("check %d: %q, want %q", i, got, want[i])
+		}
+		if !k.Holds(k.Limit) {
+			t.Errorf("%s: a value at the threshold must hold, as ≤/≥ say", want[i])
+		}
+	}
+	if got := capacity.ThresholdValue(capacity.MetricSuccessRate, 0.99); got != "99.0%" {
+		t.Errorf("success rate threshold %q", got)
+	}
+}

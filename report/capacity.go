@@ -32,32 +32,11 @@ func fmtMetric(key string, v float64) string {
 	return strconv.FormatFloat(v, 'g', 4, 64)
 }
 
-// fmtThreshold writes a threshold value: "8s", "2s", "50ms", "15 tok/s".
-func fmtThreshold(key string, v float64) string {
-	switch key {
-	case capacity.MetricTTFT, capacity.MetricE2ELatency, capacity.MetricFirstContent:
-		if v < 1 {
-			return fmt.Sprintf("%gms", v*1000)
-		}
-		return fmt.Sprintf("%gs", v)
-	case capacity.MetricITL:
-		return fmt.Sprintf("%gms", v*1000)
-	case capacity.MetricGenerationSpeed:
-		return fmt.Sprintf("%g tok/s", v)
-	case capacity.MetricSuccessRate:
-		return fmtPct(v)
-	}
-	return fmt.Sprint(v)
-}
+// fmtThreshold writes a threshold value: "8s", "2s", "50ms", "15 tok/s" (capacity.ThresholdValue).
+func fmtThreshold(key string, v float64) string { return capacity.ThresholdValue(key, v) }
 
-// describeCheck writes "TTFT < 8s" / "generation speed > 15 tok/s".
-func describeCheck(k capacity.Check, st servebench.Statistic) string {
-	op := "<"
-	if !k.Upper {
-		op = ">"
-	}
-	return fmt.Sprintf("%s %s %s", capacity.MetricLabel(k.Metric, st), op, fmtThreshold(k.Metric, k.Limit))
-}
+// describeCheck writes "TTFT ≤ 8s" / "generation speed ≥ 15 tok/s" (capacity.Check.Describe).
+func describeCheck(k capacity.Check, st servebench.Statistic) string { return k.Describe(st) }
 
 // verdicts builds one Verdict per capacity result.
 func (b *builder) verdicts() []Verdict {

@@ -97,25 +97,11 @@ func (r *Runner) capacityTitle(uc servebench.UseCase) string {
 	}
 	var th []string
 	for _, c := range capacity.Checks(uc.Thresholds) {
-		op, v := "≥", strconv.FormatFloat(c.Limit, 'g', 4, 64)
-		if c.Upper {
-			op = "≤"
+		d := c.Describe(uc.Statistic)
+		if uc.Statistic == "" || uc.Statistic == servebench.StatMean {
+			d = "mean " + d
 		}
-		switch capacity.MetricUnit(c.Metric) {
-		case "s":
-			v += "s"
-		case "tok/s":
-			v += " tok/s"
-		}
-		st := uc.Statistic
-		if st == "" {
-			st = servebench.StatMean
-		}
-		label := capacity.MetricLabel(c.Metric, st)
-		if st == servebench.StatMean {
-			label = "mean " + label
-		}
-		th = append(th, label+" "+op+" "+v)
+		th = append(th, d)
 	}
 	s := fmt.Sprintf("capacity %s: %s in / %d out tokens", title, tokensLabel(int(uc.ContextTokens)), uc.OutputTokens)
 	if len(th) > 0 {

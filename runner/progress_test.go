@@ -68,7 +68,7 @@ func TestEventsCarryHeadersProgressAndEstimates(t *testing.T) {
 		}
 		want := []string{"sweep: 4 cells (contexts 64, 128 × concurrency 1, 2, 16 output tokens, sustained), then 2 cells in 1 dedicated scenario",
 			"scenario Chat: bursts of 1, 2 requests released together, 32 in / 8 out tokens",
-			"capacity Fast: 96 in / 16 out tokens, mean end-to-end latency ≤ 0.3s, searching up to 8 concurrent requests"}
+			"capacity Fast: 96 in / 16 out tokens, mean end-to-end latency ≤ 300ms, searching up to 8 concurrent requests"}
 		if strings.Join(titles, "\n") != strings.Join(want, "\n") {
 			t.Errorf("phase headers:\n%s\nwant:\n%s", strings.Join(titles, "\n"), strings.Join(want, "\n"))
 		}
