@@ -279,9 +279,19 @@ func coordinate(t *testing.T, args ...string) (int, string) {
 }
 
 // startSim serves the fast simulated engine on a loopback port.
+// distProfile is the demo's fast profile slowed to a per-token step of about 1 ms (its decode
+// takes a third of a millisecond per token): the distributed tests compare two runs' intervals,
+// and a step that short is within the scheduling noise of a busy test machine.
+func distProfile() sim.Profile {
+	p := sim.FastProfile
+	p.GPU.MemBandwidth = 4.5e12
+	p.Engine.StepOverhead = 500 * time.Microsecond
+	return p
+}
+
 func startSim(t *testing.T) string {
 	t.Helper()
-	s := sim.New(sim.FastProfile, sim.Options{Seed: 1})
+	s := sim.New(distProfile(), sim.Options{Seed: 1})
 	ctx, cancel := context.WithCancel(context.Background())
 	s.Start(ctx)
 	ts := httptest.NewServer(s.Handler())
