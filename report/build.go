@@ -280,7 +280,7 @@ func (b *builder) highlights() {
 	r := b.rep
 	if c, v := b.peak(); c != nil {
 		r.Highlights = append(r.Highlights, Highlight{Value: fmtNum(v, 1), Label: "Tok/s Peak Throughput",
-			Condition: peakCondition(c)})
+			Condition: peakCondition(c) + after(caveat(c))})
 	} else {
 		r.Highlights = append(r.Highlights, Highlight{Value: "—", Label: "Tok/s Peak Throughput", Condition: "no cell completed a request"})
 	}
@@ -369,21 +369,21 @@ func (b *builder) sectionExecutive() {
 	kf := &Table{Header: []string{"FINDING", "VALUE"}}
 	row := func(k, v string) { kf.Rows = append(kf.Rows, []string{k, v}) }
 	if c, v := b.peak(); c != nil {
-		row("Peak System Throughput", fmtTPS(v)+" "+peakWhere(c, false))
+		row("Peak System Throughput", fmtTPS(v)+" "+peakWhere(c, false)+after(caveat(c)))
 	} else {
 		row("Peak System Throughput", "not measured: no cell completed a request")
 	}
 	lo, hi := b.singleEnds()
 	switch {
 	case lo != nil && lo == hi:
-		row("TTFT Single Request", fmt.Sprintf("%s (%s context)", fmtDur(lo.TTFTSeconds.Mean), ctxLabel(lo.ContextTokens)))
-		row("Generation Speed Single Request", fmt.Sprintf("%s (%s context)", fmtTPS(lo.GenerationSpeedTPS.Mean), ctxLabel(lo.ContextTokens)))
+		row("TTFT Single Request", fmt.Sprintf("%s (%s context%s)", fmtDur(lo.TTFTSeconds.Mean), ctxLabel(lo.ContextTokens), inside(caveat(lo))))
+		row("Generation Speed Single Request", fmt.Sprintf("%s (%s context%s)", fmtTPS(lo.GenerationSpeedTPS.Mean), ctxLabel(lo.ContextTokens), inside(caveat(lo))))
 	case b.openLoopOnly():
 		row("TTFT Single Request", "not measured: this run measured request rates, not concurrency levels (see Request-Rate Sweep)")
 		row("Generation Speed Single Request", "not measured: this run measured request rates, not concurrency levels")
 	case lo != nil:
-		row("TTFT Single Request", fmt.Sprintf("%s (%s context) → %s (%s context)", fmtDur(lo.TTFTSeconds.Mean), ctxLabel(lo.ContextTokens), fmtDur(hi.TTFTSeconds.Mean), ctxLabel(hi.ContextTokens)))
-		row("Generation Speed Single Request", fmt.Sprintf("%s (%s context) → %s (%s context)", fmtTPS(lo.GenerationSpeedTPS.Mean), ctxLabel(lo.ContextTokens), fmtTPS(hi.GenerationSpeedTPS.Mean), ctxLabel(hi.ContextTokens)))
+		row("TTFT Single Request", fmt.Sprintf("%s (%s context%s) → %s (%s context%s)", fmtDur(lo.TTFTSeconds.Mean), ctxLabel(lo.ContextTokens), inside(caveat(lo)), fmtDur(hi.TTFTSeconds.Mean), ctxLabel(hi.ContextTokens), inside(caveat(hi))))
+		row("Generation Speed Single Request", fmt.Sprintf("%s (%s context%s) → %s (%s context%s)", fmtTPS(lo.GenerationSpeedTPS.Mean), ctxLabel(lo.ContextTokens), inside(caveat(lo)), fmtTPS(hi.GenerationSpeedTPS.Mean), ctxLabel(hi.ContextTokens), inside(caveat(hi))))
 	case b.measuredAtOne():
 		row("TTFT Single Request", "not measured: no request at concurrency 1 succeeded (see Notes)")
 		row("Generation Speed Single Request", "not measured: no request at concurrency 1 succeeded")
@@ -397,7 +397,7 @@ func (b *builder) sectionExecutive() {
 		row("Capacity", "not measured: no use case was analysed (--use-cases default)")
 	}
 	if x, ctx, lo, hi, ok := b.scaling(); ok {
-		row("Throughput Scaling", fmt.Sprintf("%.1f× from %d to %d concurrent requests (%s context)", x, lo, hi, ctxLabel(ctx)))
+		row("Throughput Scaling", fmt.Sprintf("%.1f× from %d to %d concurrent requests (%s context%s)", x, lo.Concurrency, hi.Concurrency, ctxLabel(ctx), inside(caveat(lo, hi))))
 	} else if b.openLoopOnly() {
 		row("Throughput Scaling", "not measured: this run measured request rates, not concurrency levels")
 	} else {
@@ -429,7 +429,7 @@ func (b *builder) singleEnds() (lo, hi *servebench.CellResult) {
 }
 
 // scaling is stats.ThroughputScaling over the sweep's levels at the context of the peak.
-func (b *builder) scaling() (x float64, ctx, lo, hi int, ok bool) {
+func (b *builder) scaling() (x float64, ctx int, lo, hi *servebench.CellResult, ok bool) {
 	pk, _ := b.sweep.extreme(true, valThroughput)
 	if pk == nil {
 		return
@@ -443,9 +443,9 @@ func (b *builder) scaling() (x float64, ctx, lo, hi int, ok bool) {
 	}
 	x, first, last, ok := stats.ThroughputScaling(cells)
 	if !ok {
-		return 0, 0, 0, 0, false
+		return 0, 0, nil, nil, false
 	}
-	return x, ctx, first.Concurrency, last.Concurrency, true
+	return x, ctx, first, last, true
 }
 
 func (b *builder) testParameters() string {

@@ -144,6 +144,41 @@ func plusMinusIv(iv *servebench.Interval, center float64) string {
 	return plusMinus(iv.RelHalfWidth(center))
 }
 
+// caveat is what a finding resting on cells adds when one of them is not valid: "invalid" when
+// any is invalid, else "low-confidence" when any is low-confidence, else "" — the word the
+// charts' data tables put beside such a cell's value, so a finding never leans on a cell that is
+// not valid without saying so. Callers write it in parentheses: " (low-confidence)" after a
+// value, or ", low-confidence" inside the parentheses that already follow one.
+func caveat(cells ...*servebench.CellResult) string {
+	worst := ""
+	for _, c := range cells {
+		switch {
+		case c == nil || c.Validity.Trusted():
+		case c.Validity.Verdict == servebench.VerdictInvalid:
+			worst = string(servebench.VerdictInvalid)
+		case worst == "":
+			worst = string(c.Validity.Verdict)
+		}
+	}
+	return worst
+}
+
+// after writes a caveat after a value: " (low-confidence)"; "" for none.
+func after(caveat string) string {
+	if caveat == "" {
+		return ""
+	}
+	return " (" + caveat + ")"
+}
+
+// inside writes a caveat inside the parentheses after a value: ", low-confidence"; "" for none.
+func inside(caveat string) string {
+	if caveat == "" {
+		return ""
+	}
+	return ", " + caveat
+}
+
 // validityLabel writes a cell's verdict with its reasons: "low-confidence: too-few-samples".
 func validityLabel(v servebench.Validity) string {
 	if v.Verdict == "" {

@@ -1,6 +1,10 @@
 package report
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/servebench/servebench"
+)
 
 func TestFmtUSD(t *testing.T) {
 	for _, tt := range []struct {
@@ -39,6 +43,32 @@ func TestMDText(t *testing.T) {
 	} {
 		if got := mdText(tt.in); got != tt.want {
 			t.Errorf("mdText(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestCaveatNamesTheWorstVerdict(t *testing.T) {
+	cell := func(v servebench.Verdict) *servebench.CellResult {
+		return &servebench.CellResult{Validity: servebench.Validity{Verdict: v}}
+	}
+	valid, low, bad := cell(servebench.VerdictValid), cell(servebench.VerdictLowConfidence), cell(servebench.VerdictInvalid)
+	for _, tc := range []struct {
+		name  string
+		cells []*servebench.CellResult
+		want  string
+	}{
+		{"valid", []*servebench.CellResult{valid}, ""},
+		{"unassessed", []*servebench.CellResult{cell("")}, ""},
+		{"none", nil, ""},
+		{"low", []*servebench.CellResult{valid, low}, "low-confidence"},
+		{"invalid wins", []*servebench.CellResult{low, bad, low}, "invalid"},
+		{"nil cell", []*servebench.CellResult{nil, low}, "low-confidence"},
+	} {
+		if got := caveat(tc.cells...); got != tc.want {
+			t.Errorf("%s: caveat = %q, want %q", tc.name, got, tc.want)
+		}
+		if a, i := after(caveat(tc.cells...)), inside(caveat(tc.cells...)); (tc.want == "") != (a == "" && i == "") || (tc.want != "" && (a != " ("+tc.want+")" || i != ", "+tc.want)) {
+			t.Errorf("%s: after %q, inside %q", tc.name, a, i)
 		}
 	}
 }
