@@ -173,15 +173,7 @@ func TestCapacitySearchFindsKnownLimits(t *testing.T) {
 		}
 		// The controlled server's formulas hold in the measured cells (so the limits below are
 		// the known ones, not luck).
-		for _, c := range res.Cells {
-			n := float64(c.Concurrency)
-			if want := 0.001 + 0.020*n; !near(c.TTFTSeconds.Mean, want, 1e-6) || !near(c.TTFTSeconds.Max, want, 1e-6) {
-				t.Errorf("%s: TTFT mean %.6f max %.6f, want %.6f", c.ID(), c.TTFTSeconds.Mean, c.TTFTSeconds.Max, want)
-			}
-			if want := 200 / n; !near(c.GenerationSpeedTPS.Mean, want, 1e-6) {
-				t.Errorf("%s: speed %.6f, want %.6f", c.ID(), c.GenerationSpeedTPS.Mean, want)
-			}
-		}
+		checkControlled(t, res.Cells)
 
 		if len(res.Capacity) != len(cases) {
 			t.Fatalf("%d capacity results, want %d", len(res.Capacity), len(cases))
@@ -231,6 +223,21 @@ func controlledPlan(t *testing.T, ctxTokens, out int, levels string, ceiling int
 	p.Capacity.MaxConcurrency = ceiling
 	p.Scenarios = nil
 	return p
+}
+
+// checkControlled checks the controlled server's formulas in measured cells: at n concurrent
+// requests TTFT is 0.001 + 0.020n s (mean and max) and per-user speed 200/n tok/s.
+func checkControlled(t *testing.T, cells []servebench.CellResult) {
+	t.Helper()
+	for _, c := range cells {
+		n := float64(c.Concurrency)
+		if want := 0.001 + 0.020*n; !near(c.TTFTSeconds.Mean, want, 1e-6) || !near(c.TTFTSeconds.Max, want, 1e-6) {
+			t.Errorf("%s: TTFT mean %.6f max %.6f, want %.6f", c.ID(), c.TTFTSeconds.Mean, c.TTFTSeconds.Max, want)
+		}
+		if want := 200 / n; !near(c.GenerationSpeedTPS.Mean, want, 1e-6) {
+			t.Errorf("%s: speed %.6f, want %.6f", c.ID(), c.GenerationSpeedTPS.Mean, want)
+		}
+	}
 }
 
 func near(a, b, tol float64) bool { return a-b <= tol && b-a <= tol }

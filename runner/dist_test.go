@@ -112,14 +112,8 @@ func TestDistributedMatchesLocalOnVirtualTime(t *testing.T) {
 			t.Errorf("records by worker %v, want 3 workers", byWorker)
 		}
 		res := got.res
+		checkControlled(t, res.Cells)
 		for _, c := range res.Cells {
-			n := float64(c.Concurrency)
-			if want := 0.001 + 0.020*n; !near(c.TTFTSeconds.Mean, want, 1e-6) || !near(c.TTFTSeconds.Max, want, 1e-6) {
-				t.Errorf("%s: TTFT mean %.6f max %.6f, want %.6f", c.ID(), c.TTFTSeconds.Mean, c.TTFTSeconds.Max, want)
-			}
-			if want := 200 / n; !near(c.GenerationSpeedTPS.Mean, want, 1e-6) {
-				t.Errorf("%s: speed %.6f, want %.6f", c.ID(), c.GenerationSpeedTPS.Mean, want)
-			}
 			if c.WindowSeconds <= 0 || c.SystemOutputThroughputTPS <= 0 {
 				t.Errorf("%s: window %.3f s, throughput %.1f", c.ID(), c.WindowSeconds, c.SystemOutputThroughputTPS)
 			}
