@@ -86,6 +86,14 @@ func (v Verdict) rank() int {
 	return 0
 }
 
+// Worse returns the worse of v and w (not assessed < valid < low-confidence < invalid).
+func (v Verdict) Worse(w Verdict) Verdict {
+	if w.rank() > v.rank() {
+		return w
+	}
+	return v
+}
+
 // Reason is one cause of a verdict worse than valid, a stable machine-readable code. Each
 // constant's comment says what it means to a reader.
 type Reason string
@@ -149,9 +157,7 @@ func (v *Validity) Add(r Reason, level Verdict, note string) {
 	if v.Verdict == "" {
 		v.Verdict = VerdictValid
 	}
-	if level.rank() > v.Verdict.rank() {
-		v.Verdict = level
-	}
+	v.Verdict = v.Verdict.Worse(level)
 	if v.Reasons == nil {
 		v.Reasons = []Reason{}
 	}

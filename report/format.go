@@ -150,17 +150,13 @@ func plusMinusIv(iv *servebench.Interval, center float64) string {
 // not valid without saying so. Callers write it in parentheses: " (low-confidence)" after a
 // value, or ", low-confidence" inside the parentheses that already follow one.
 func caveat(cells ...*servebench.CellResult) string {
-	worst := ""
+	var worst servebench.Verdict
 	for _, c := range cells {
-		switch {
-		case c == nil || c.Validity.Trusted():
-		case c.Validity.Verdict == servebench.VerdictInvalid:
-			worst = string(servebench.VerdictInvalid)
-		case worst == "":
-			worst = string(c.Validity.Verdict)
+		if c != nil && !c.Validity.Trusted() {
+			worst = worst.Worse(c.Validity.Verdict)
 		}
 	}
-	return worst
+	return string(worst)
 }
 
 // after writes a caveat after a value: " (low-confidence)"; "" for none.
