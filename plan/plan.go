@@ -74,7 +74,11 @@ func decode(b []byte, p *servebench.Plan) error {
 type Problems []string
 
 func (p Problems) Error() string {
-	return "the plan has " + strconv.Itoa(len(p)) + " problem(s):\n  - " + strings.Join(p, "\n  - ")
+	n := strconv.Itoa(len(p)) + " problems"
+	if len(p) == 1 {
+		n = "1 problem"
+	}
+	return "the plan has " + n + ":\n  - " + strings.Join(p, "\n  - ")
 }
 
 // Resolve applies defaults < file < flags and validates the result. f may be nil.

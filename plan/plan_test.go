@@ -260,3 +260,12 @@ func TestMetricsURL(t *testing.T) {
 		}
 	}
 }
+
+func TestProblemsCountTheirNoun(t *testing.T) {
+	if got := (Problems{"a"}).Error(); !strings.HasPrefix(got, "the plan has 1 problem:\n  - a") {
+		t.Errorf("one problem: %q", got)
+	}
+	if got := (Problems{"a", "b"}).Error(); !strings.HasPrefix(got, "the plan has 2 problems:\n  - a\n  - b") {
+		t.Errorf("two problems: %q", got)
+	}
+}
