@@ -120,10 +120,6 @@ func Vocabulary() (tokens []string, scores []float32, types []int32) {
 	return tokens, scores, types
 }
 
-// PromptTokens is the number of tokens the vocabulary encodes an ASCII string into, without
-// BOS: one per byte. Non-ASCII bytes fall back to byte tokens, also one per byte.
-func PromptTokens(s string) int { return len(s) }
-
 // isText reports whether id is a text token (▁ or a printable character), the only tokens the
 // model ever generates.
 func isText(id int) bool { return id >= SpaceID }

@@ -547,11 +547,3 @@ func (t Table) Violations() []string {
 	}
 	return out
 }
-
-// Title returns the configuration's title, or id.
-func Title(id string) string {
-	if c, ok := ConfigByID(id); ok {
-		return c.Title
-	}
-	return id
-}
