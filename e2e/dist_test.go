@@ -315,6 +315,19 @@ func mustRead(t *testing.T, path string) []byte {
 	return b
 }
 
+// agree reports whether the distributed run's statistic d agrees with the local run's l: their
+// 95% intervals overlap, or d is no farther from l than a second local run of the same plan (l2,
+// when it measured the cell) is. The second clause is needed because a cell's interval describes
+// the requests of one run: the simulator's batching settles into a different phase from one run
+// to the next, which moves a mean by more than its interval (TTFT 35 vs 46 ms at 2 streams seen
+// between runs), and the distributed run must be judged against that repeatability.
+func agree(l, l2 servebench.Summary, haveL2 bool, d servebench.Summary) bool {
+	if overlap(l, d) {
+		return true
+	}
+	return haveL2 && abs(d.Mean-l.Mean) <= abs(l2.Mean-l.Mean)
+}
+
 func overlap(a, b servebench.Summary) bool {
 	if a.CI95 == nil || b.CI95 == nil {
 		return false
@@ -339,6 +352,13 @@ func TestDistributedRunMatchesLocal(t *testing.T) {
 	f.spawn("local", append([]string{"run", "--out", local}, common...)...)
 	if code := f.wait()["local"]; code != 0 {
 		t.Fatalf("local run: exit %d\n%s", code, f.logs())
+	}
+	// the local run once more: how far two local runs of the same plan differ is the yardstick
+	// for the distributed one (see agree)
+	local2 := filepath.Join(t.TempDir(), "local2")
+	f.spawn("local2", append([]string{"run", "--out", local2}, common...)...)
+	if code := f.wait()["local2"]; code != 0 {
+		t.Fatalf("second local run: exit %d\n%s", code, f.logs())
 	}
 	for i := 1; i <= 3; i++ {
 		f.start(fmt.Sprintf("w%d", i), "tcp://127.0.0.1:"+port)
@@ -407,9 +427,12 @@ func TestDistributedRunMatchesLocal(t *testing.T) {
 	if (ll-dl > 1 || dl-ll > 1) && bound == 0 {
 		t.Errorf("capacity limit %d distributed vs %d local: more than ±1 apart", dl, ll)
 	}
-	lcells := map[servebench.CellKey]servebench.CellResult{}
+	lcells, l2cells := map[servebench.CellKey]servebench.CellResult{}, map[servebench.CellKey]servebench.CellResult{}
 	for _, c := range lres.Cells {
 		lcells[c.CellKey] = c
+	}
+	for _, c := range readResults(t, local2).Cells {
+		l2cells[c.CellKey] = c
 	}
 	compared := 0
 	for _, d := range dres.Cells {
@@ -417,14 +440,16 @@ func TestDistributedRunMatchesLocal(t *testing.T) {
 		if !ok {
 			continue
 		}
+		l2, ok2 := l2cells[d.CellKey]
 		compared++
 		report := t.Errorf
 		if l.Validity.Has(servebench.ReasonClientBound) || d.Validity.Has(servebench.ReasonClientBound) {
 			report = t.Logf
 		}
-		if !overlap(l.TTFTSeconds, d.TTFTSeconds) || !overlap(l.ITLSeconds, d.ITLSeconds) {
-			report("cell %s: TTFT %v %v vs %v %v, ITL %v %v vs %v %v: intervals do not overlap", d.ID(),
-				d.TTFTSeconds.Mean, d.TTFTSeconds.CI95, l.TTFTSeconds.Mean, l.TTFTSeconds.CI95, d.ITLSeconds.Mean, d.ITLSeconds.CI95, l.ITLSeconds.Mean, l.ITLSeconds.CI95)
+		if !agree(l.TTFTSeconds, l2.TTFTSeconds, ok2, d.TTFTSeconds) || !agree(l.ITLSeconds, l2.ITLSeconds, ok2, d.ITLSeconds) {
+			report("cell %s: TTFT %v %v vs local %v %v (again %v), ITL %v %v vs local %v %v (again %v): the distributed run differs from the local one by more than the interval and than the local run from itself", d.ID(),
+				d.TTFTSeconds.Mean, d.TTFTSeconds.CI95, l.TTFTSeconds.Mean, l.TTFTSeconds.CI95, l2.TTFTSeconds.Mean,
+				d.ITLSeconds.Mean, d.ITLSeconds.CI95, l.ITLSeconds.Mean, l.ITLSeconds.CI95, l2.ITLSeconds.Mean)
 		}
 	}
 	if compared < 2 {
