@@ -9,7 +9,7 @@ import (
 // The fast path for chunk events. encoding/json costs about 2 µs and 8 allocations per
 // event; almost every event is a small chunk whose only interesting facts are "does it carry
 // a token", the id, the finish_reason and, rarely, a usage/timings/metrics/error object. scanChunk
-// walks an event already checked by json.Valid (pooled, no allocation) and picks exactly
+// walks an event already checked by validJSON (no allocation) and picks exactly
 // those facts out; the rare objects are decoded with encoding/json. Any shape it does not
 // expect (a key with escapes, a field of an unexpected type, repeated "choices") makes it
 // give up with errSlowPath, and the event is decoded by encoding/json into chunkJSON instead,
@@ -90,9 +90,11 @@ func skipValue(b []byte, i int) int {
 	return i
 }
 
-// object calls f for each key of the object at b[i] with the value's bounds; it returns the
-// index after the object. b must be valid JSON.
-func object(b []byte, i int, f func(key []byte, v0, v1 int) error) (int, error) {
+// object calls f for each key of the object at b[i] with the index where its value starts;
+// f returns the index after the value (skipValue, or the end of its own walk of it, so
+// nested objects the scanner reads are walked once). object returns the index after the
+// object. b must be valid JSON.
+func object(b []byte, i int, f func(key []byte, v0 int) (int, error)) (int, error) {
 	if b[i] != '{' {
 		return 0, errSlowPath
 	}
@@ -112,8 +114,8 @@ func object(b []byte, i int, f func(key []byte, v0, v1 int) error) (int, error) 
 			}
 		}
 		v0 := skipWS(b, skipWS(b, k1)+1) // past ':'
-		v1 := skipValue(b, v0)
-		if err := f(key, v0, v1); err != nil {
+		v1, err := f(key, v0)
+		if err != nil {
 			return 0, err
 		}
 		i = skipWS(b, v1)
@@ -130,28 +132,30 @@ func scanChunk(b []byte, facts *chunkFacts) error {
 	i := skipWS(b, 0)
 	seenChoices := false
 	var seen uint8 // bits of usage, timings, metrics, error
-	_, err := object(b, i, func(key []byte, v0, v1 int) error {
+	_, err := object(b, i, func(key []byte, v0 int) (int, error) {
+		if string(key) == "choices" {
+			if seenChoices {
+				return 0, errSlowPath
+			}
+			seenChoices = true
+			if b[v0] != '[' {
+				if b[v0] == 'n' { // null
+					return v0 + 4, nil
+				}
+				return 0, errSlowPath
+			}
+			return choices(b, v0, facts)
+		}
+		v1 := skipValue(b, v0)
 		v := b[v0:v1]
 		switch string(key) {
 		case "id": // the first non-empty string, as firstString
 			if v[0] == '"' && len(facts.id) == 0 {
 				if bytes.IndexByte(v, '\\') >= 0 || !utf8.Valid(v) {
-					return errSlowPath // escapes and invalid UTF-8 need unquoting
+					return 0, errSlowPath // escapes and invalid UTF-8 need unquoting
 				}
 				facts.id = v[1 : len(v)-1]
 			}
-		case "choices":
-			if seenChoices {
-				return errSlowPath
-			}
-			seenChoices = true
-			if string(v) == "null" {
-				return nil
-			}
-			if v[0] != '[' {
-				return errSlowPath
-			}
-			return choices(b, v0, facts)
 		case "usage", "timings", "metrics", "error":
 			var bit uint8
 			switch string(key) {
@@ -165,11 +169,11 @@ func scanChunk(b []byte, facts *chunkFacts) error {
 				bit, facts.errv = 8, nonNull(v)
 			}
 			if seen&bit != 0 {
-				return errSlowPath // encoding/json would merge the two objects
+				return 0, errSlowPath // encoding/json would merge the two objects
 			}
 			seen |= bit
 		}
-		return nil
+		return v1, nil
 	})
 	return err
 }
@@ -181,25 +185,24 @@ func nonNull(v []byte) []byte {
 	return v
 }
 
-// choices reads the choices array starting at b[i] == '['.
-func choices(b []byte, i int, facts *chunkFacts) error {
+// choices reads the choices array starting at b[i] == '[' and returns the index after it.
+func choices(b []byte, i int, facts *chunkFacts) (int, error) {
 	i = skipWS(b, i+1)
 	if b[i] == ']' {
-		return nil
+		return i + 1, nil
 	}
 	for {
 		if b[i] == 'n' { // null element: a zero choice
 			i = skipValue(b, i)
 		} else {
 			var content, reasoning, rc, tools, text bool
-			end, err := object(b, i, func(key []byte, v0, v1 int) error {
-				v := b[v0:v1]
-				switch string(key) {
-				case "delta":
-					if string(v) == "null" { // encoding/json leaves the struct as it was
-						return nil
+			end, err := object(b, i, func(key []byte, v0 int) (int, error) {
+				if string(key) == "delta" {
+					if b[v0] == 'n' { // null: encoding/json leaves the struct as it was
+						return v0 + 4, nil
 					}
-					_, err := object(b, v0, func(k []byte, w0, w1 int) error {
+					return object(b, v0, func(k []byte, w0 int) (int, error) {
+						w1 := skipValue(b, w0)
 						w := b[w0:w1]
 						switch string(k) {
 						case "content":
@@ -211,9 +214,12 @@ func choices(b []byte, i int, facts *chunkFacts) error {
 						case "tool_calls":
 							tools = present(w)
 						}
-						return nil
+						return w1, nil
 					})
-					return err
+				}
+				v1 := skipValue(b, v0)
+				v := b[v0:v1]
+				switch string(key) {
 				case "text":
 					text = present(v)
 				case "finish_reason":
@@ -224,13 +230,13 @@ func choices(b []byte, i int, facts *chunkFacts) error {
 							facts.finish, facts.hasFinish = v[1:len(v)-1], true
 						}
 					default:
-						return errSlowPath
+						return 0, errSlowPath
 					}
 				}
-				return nil
+				return v1, nil
 			})
 			if err != nil {
-				return err
+				return 0, err
 			}
 			i = end
 			if content || text {
@@ -245,7 +251,7 @@ func choices(b []byte, i int, facts *chunkFacts) error {
 		}
 		i = skipWS(b, i)
 		if b[i] == ']' {
-			return nil
+			return i + 1, nil
 		}
 		i = skipWS(b, i+1)
 	}

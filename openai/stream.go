@@ -231,7 +231,7 @@ func (s *stream) ended(err error, at time.Time) *failure {
 func (s *stream) unterminated(line []byte, at time.Time, err error) *failure {
 	t := bytes.TrimSpace(line)
 	if s.api == servebench.APIOllama {
-		if json.Valid(t) {
+		if validJSON(t) {
 			return s.ollamaEvent(t, at)
 		}
 	} else if string(t) == "data: [DONE]" || string(t) == "data:[DONE]" {
@@ -416,7 +416,7 @@ type chunkEvent struct {
 // decodeChunk decodes an event: the fast scanner when the event has the usual shape,
 // encoding/json otherwise (see scan.go).
 func (s *stream) decodeChunk(data []byte, ev *chunkEvent) error {
-	if !json.Valid(data) {
+	if !validJSON(data) {
 		var v any
 		return json.Unmarshal(data, &v) // for the syntax error's message
 	}
