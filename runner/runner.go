@@ -940,6 +940,9 @@ func (r *Runner) attributePower(cell *servebench.CellResult, l servebench.CellLo
 // of the window whose requests have all finished. It recomputes only when at least a tenth more
 // records (and one more) have arrived since the last time.
 //
+// It runs on a slot's goroutine between two of its requests (under the driver's lock), so it
+// must stay cheap: BenchmarkJudge.
+//
 // Each time it recomputes, it also leaves the estimates in live for the live view (target is the
 // precision aimed for); nothing reads them on the driver's side.
 func judge(key servebench.CellKey, mu *sync.Mutex, recs *[]servebench.Record, settled func(servebench.CellResult) bool, target float64, live *atomic.Pointer[CellProgress]) func(ws, now float64) load.Progress {
@@ -958,6 +961,12 @@ func judge(key servebench.CellKey, mu *sync.Mutex, recs *[]servebench.Record, se
 		rs := slices.Clone(*recs)
 		mu.Unlock()
 		seen = n
+		// Nothing judged here reads the chunk gaps, and summarising them (every gap of every
+		// record, sorted) was most of a recompute: 12 ms of CPU at 256 streams × 64 tokens,
+		// long enough to delay the reads of every other stream on a busy client CPU.
+		for i := range rs {
+			rs[i].ChunkGapsSeconds = nil
+		}
 		var longest float64
 		for i := range rs {
 			if !rs[i].Warmup && rs[i].OK() {

@@ -2,6 +2,7 @@ package stats
 
 import (
 	"math"
+	"sync"
 
 	"github.com/servebench/servebench"
 )
@@ -63,6 +64,27 @@ func PercentileCI95(sorted []float64, q float64) servebench.Interval {
 	if n == 0 {
 		return iv
 	}
+	r := ranks.get(rankKey{n, q}, func() [2]int { return percentileRanks(n, q) })
+	if r[0] >= 1 {
+		iv.Low = sorted[r[0]-1]
+	}
+	if r[1] <= n {
+		iv.High = sorted[r[1]-1]
+	}
+	return iv
+}
+
+// ranks remembers percentileRanks' answers, which depend on the sample size and the quantile
+// only: every summary of a cell with the same number of values asks for the same ones.
+var ranks memo[rankKey, [2]int]
+
+type rankKey struct {
+	n int
+	q float64
+}
+
+// percentileRanks returns PercentileCI95's ranks l and u (0 and n+1 where there is none).
+func percentileRanks(n int, q float64) [2]int {
 	a := (1 - Confidence) / 2
 	// l: largest rank in [1, n] with BinomCDF(l−1) ≤ a; CDF is increasing in its argument.
 	lo, hi := 0, n // invariant: rank lo satisfies (rank 0 = none), rank hi+1 does not
@@ -74,9 +96,7 @@ func PercentileCI95(sorted []float64, q float64) servebench.Interval {
 			hi = mid - 1
 		}
 	}
-	if lo >= 1 {
-		iv.Low = sorted[lo-1]
-	}
+	l := lo
 	// u: smallest rank in [1, n+1] with BinomCDF(u−1) ≥ 1 − a.
 	lo, hi = 1, n+1
 	for lo < hi {
@@ -87,10 +107,33 @@ func PercentileCI95(sorted []float64, q float64) servebench.Interval {
 			lo = mid + 1
 		}
 	}
-	if lo <= n {
-		iv.High = sorted[lo-1]
+	return [2]int{l, lo}
+}
+
+// memo caches a pure function's results by its arguments. It forgets everything once it holds
+// memoLimit answers, so a long-running process never grows it without bound.
+type memo[K comparable, V any] struct {
+	mu sync.Mutex
+	m  map[K]V
+}
+
+const memoLimit = 4096
+
+func (c *memo[K, V]) get(k K, compute func() V) V {
+	c.mu.Lock()
+	v, ok := c.m[k]
+	c.mu.Unlock()
+	if ok {
+		return v
 	}
-	return iv
+	v = compute()
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= memoLimit {
+		c.m = make(map[K]V)
+	}
+	c.m[k] = v
+	c.mu.Unlock()
+	return v
 }
 
 // BinomialCDF is P(B ≤ k) for B ~ Binomial(n, p), by the regularized incomplete beta function:
@@ -119,6 +162,21 @@ func StudentT(p float64, df int) float64 {
 	if p < 0.5 {
 		return -StudentT(1-p, df)
 	}
+	return quantiles.get(quantileKey{p, df}, func() float64 { return studentT(p, df) })
+}
+
+// quantiles remembers StudentT's answers: a cell's summaries ask for the same few degrees of
+// freedom again and again (the load driver recomputes a running cell's intervals), and each
+// answer costs about fifty evaluations of RegIncBeta.
+var quantiles memo[quantileKey, float64]
+
+type quantileKey struct {
+	p  float64
+	df int
+}
+
+// studentT is StudentT for p ≥ 0.5, uncached.
+func studentT(p float64, df int) float64 {
 	nu := float64(df)
 	cdf := func(t float64) float64 { return 1 - 0.5*RegIncBeta(nu/(nu+t*t), nu/2, 0.5) }
 	lo, hi := 0.0, 1.0
