@@ -63,16 +63,23 @@ func main() {
 	os.Exit(execute(ctx, e, os.Args[1:]))
 }
 
-// timingScheduler gives the Go scheduler two Ps when the process may use only one CPU (taskset,
-// a one-CPU container), unless GOMAXPROCS is set. With one P, any computation in the process
-// (a cell's running statistics, a garbage collection's marking) holds every socket read back
-// until it yields, and a response's kernel receive stamp is exact only when its socket is read
-// before the next token arrives (later bytes join the unread ones and carry their stamp). With
-// two, the kernel's scheduler, which lets a thread woken by arriving bytes preempt a busy one,
-// puts the reads first; the cost per event stays the same (BenchmarkPacedEvents with -cpu 1,2).
+// timingProcs is how many Ps (scheduler slots) the Go runtime gets at least; see timingScheduler.
+const timingProcs = 16
+
+// timingScheduler gives the Go scheduler at least timingProcs Ps, however few CPUs the process
+// may use, unless GOMAXPROCS is set. A response's kernel receive stamp is exact only when its
+// socket is read before the next token arrives (later bytes join the unread ones and carry their
+// stamp), and the runtime notices arrived bytes only from a P with nothing else to run (or every
+// 10 ms from its monitor thread). With as many Ps as CPUs, every P is often taken at once — by
+// the end of a round, a garbage collection's marking and the sweeper that follows it, which
+// yields only to goroutines already runnable — and first tokens were stamped one token gap late:
+// at 256 streams on one CPU beside a busy process, in 7 of 8 runs more than 1% of them. Spare
+// Ps keep one thread waiting on the network poller, and the kernel lets a thread woken by
+// arriving bytes preempt a busy one, so the read comes first: 0–4 late first tokens in 1,024, 8
+// of 8 runs. Idle Ps cost nothing; the process used about 15% more CPU in that test.
 func timingScheduler(getenv func(string) string) {
-	if getenv("GOMAXPROCS") == "" && runtime.GOMAXPROCS(0) < 2 {
-		runtime.GOMAXPROCS(2)
+	if getenv("GOMAXPROCS") == "" && runtime.GOMAXPROCS(0) < timingProcs {
+		runtime.GOMAXPROCS(timingProcs)
 	}
 }
 
