@@ -58,27 +58,30 @@ func (d *dialer) open(ctx context.Context, network, addr string) (*conn, error) 
 	return c, nil
 }
 
-// take returns the newest pre-dialled connection to addr, closing those too old to trust.
+// take returns the newest pre-dialled connection to addr, closing those too old to trust. The
+// stash is oldest first (Prewarm stamps each connection as it appends it), so the expired ones are
+// its beginning, and with one target the one taken is its end: a first wave of N requests costs
+// O(N), not O(N²) (at 4,096 streams the copy this replaced allocated 400 MB inside that wave).
 func (d *dialer) take(addr string) *conn {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	now := time.Now()
-	var got *conn
-	keep := make([]stashed, 0, len(d.stash))
+	old := 0
+	for old < len(d.stash) && now.Sub(d.stash[old].at) > stashMaxAge {
+		d.stash[old].c.Close()
+		old++
+	}
+	if old > 0 {
+		d.stash = slices.Delete(d.stash, 0, old)
+	}
 	for i := len(d.stash) - 1; i >= 0; i-- { // newest first
-		s := d.stash[i]
-		switch {
-		case now.Sub(s.at) > stashMaxAge:
-			s.c.Close()
-		case got == nil && s.addr == addr:
-			got = s.c
-		default:
-			keep = append(keep, s)
+		if d.stash[i].addr == addr {
+			c := d.stash[i].c
+			d.stash = slices.Delete(d.stash, i, i+1)
+			return c
 		}
 	}
-	slices.Reverse(keep) // oldest first again
-	d.stash = keep
-	return got
+	return nil
 }
 
 // closeStash closes every waiting connection.

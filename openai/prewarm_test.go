@@ -81,3 +81,29 @@ func TestPrewarmReportsFailure(t *testing.T) {
 		t.Fatalf("Prewarm: %d, %v", got, err)
 	}
 }
+
+// TestStashTakeIsCheap: taking a connection from a large stash allocates nothing and keeps the
+// rest in order (it once copied the whole stash for every request of a first wave).
+func TestStashTakeIsCheap(t *testing.T) {
+	d := &dialer{}
+	now := time.Now()
+	const n = 1000
+	conns := make([]*conn, n)
+	for i := range conns {
+		conns[i] = &conn{}
+		d.stash = append(d.stash, stashed{c: conns[i], addr: "x:1", at: now})
+	}
+	next := n - 1
+	allocs := testing.AllocsPerRun(n/2, func() {
+		if got := d.take("x:1"); got != conns[next] {
+			t.Fatalf("took the wrong connection (want the newest, %d)", next)
+		}
+		next--
+	})
+	if allocs != 0 {
+		t.Errorf("take allocates %.1f times per call", allocs)
+	}
+	if len(d.stash) != n-n/2-1 || d.stash[0].c != conns[0] {
+		t.Errorf("%d left, first %p (want %d, %p)", len(d.stash), d.stash[0].c, n-n/2-1, conns[0])
+	}
+}
