@@ -7,85 +7,24 @@ package openai
 // and was two thirds of the client's cost per event; this single pass is several times
 // faster. FuzzValidJSON checks it against encoding/json.Valid.
 func validJSON(b []byte) bool {
-	v := validator{b: b}
-	i, ok := v.value(skipWS(b, 0), 0)
+	i, ok := jsonValue(b, skipWS(b, 0), 0)
 	return ok && skipWS(b, i) == len(b)
 }
 
 // maxJSONDepth is encoding/json's limit on nesting.
 const maxJSONDepth = 10000
 
-type validator struct{ b []byte }
-
-// value checks the value starting at b[i] (whitespace already skipped) and returns the
-// index after it.
-func (v *validator) value(i, depth int) (int, bool) {
-	b := v.b
+// jsonValue checks the value starting at b[i] (whitespace already skipped), inside depth
+// arrays and objects, and returns the index after it.
+func jsonValue(b []byte, i, depth int) (int, bool) {
 	if i >= len(b) {
 		return i, false
 	}
 	switch c := b[i]; {
 	case c == '"':
-		return v.str(i)
-	case c == '{':
-		if depth++; depth > maxJSONDepth {
-			return i, false
-		}
-		i = skipWS(b, i+1)
-		if i < len(b) && b[i] == '}' {
-			return i + 1, true
-		}
-		for {
-			if i >= len(b) || b[i] != '"' {
-				return i, false
-			}
-			var ok bool
-			if i, ok = v.str(i); !ok {
-				return i, false
-			}
-			if i = skipWS(b, i); i >= len(b) || b[i] != ':' {
-				return i, false
-			}
-			if i, ok = v.value(skipWS(b, i+1), depth); !ok {
-				return i, false
-			}
-			if i = skipWS(b, i); i >= len(b) {
-				return i, false
-			}
-			switch b[i] {
-			case '}':
-				return i + 1, true
-			case ',':
-				i = skipWS(b, i+1)
-			default:
-				return i, false
-			}
-		}
-	case c == '[':
-		if depth++; depth > maxJSONDepth {
-			return i, false
-		}
-		i = skipWS(b, i+1)
-		if i < len(b) && b[i] == ']' {
-			return i + 1, true
-		}
-		for {
-			var ok bool
-			if i, ok = v.value(i, depth); !ok {
-				return i, false
-			}
-			if i = skipWS(b, i); i >= len(b) {
-				return i, false
-			}
-			switch b[i] {
-			case ']':
-				return i + 1, true
-			case ',':
-				i = skipWS(b, i+1)
-			default:
-				return i, false
-			}
-		}
+		return jsonString(b, i)
+	case c == '{' || c == '[':
+		return jsonContainer(b, i, depth+1)
 	case c == '-' || ('0' <= c && c <= '9'):
 		return number(b, i)
 	case c == 't':
@@ -98,9 +37,54 @@ func (v *validator) value(i, depth int) (int, bool) {
 	return i, false
 }
 
-// str checks the string starting at b[i] == '"': no control characters, only JSON's escapes.
-func (v *validator) str(i int) (int, bool) {
-	b := v.b
+// jsonContainer checks the object or array starting at b[i], the depth-th one it is nested in:
+// members are `"key": value` in an object and values in an array, separated by commas.
+func jsonContainer(b []byte, i, depth int) (int, bool) {
+	if depth > maxJSONDepth {
+		return i, false
+	}
+	object, end := b[i] == '{', byte(']')
+	if object {
+		end = '}'
+	}
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == end {
+		return i + 1, true
+	}
+	for {
+		var ok bool
+		if object {
+			if i >= len(b) || b[i] != '"' {
+				return i, false
+			}
+			if i, ok = jsonString(b, i); !ok {
+				return i, false
+			}
+			if i = skipWS(b, i); i >= len(b) || b[i] != ':' {
+				return i, false
+			}
+			i = skipWS(b, i+1)
+		}
+		if i, ok = jsonValue(b, i, depth); !ok {
+			return i, false
+		}
+		if i = skipWS(b, i); i >= len(b) {
+			return i, false
+		}
+		switch b[i] {
+		case end:
+			return i + 1, true
+		case ',':
+			i = skipWS(b, i+1)
+		default:
+			return i, false
+		}
+	}
+}
+
+// jsonString checks the string starting at b[i] == '"': no control characters, only JSON's
+// escapes.
+func jsonString(b []byte, i int) (int, bool) {
 	for i++; i < len(b); i++ {
 		c := b[i]
 		if c >= 0x20 && c != '"' && c != '\\' {
