@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"runtime"
 	"testing"
 
@@ -35,7 +36,8 @@ func TestTimingScheduler(t *testing.T) {
 	if got := runtime.GOMAXPROCS(0); got != timingProcs+8 {
 		t.Fatalf("%d Ps lowered to %d", timingProcs+8, got)
 	}
-	if c := host.CPUs(); c < 1 || c > runtime.NumCPU() && c != was {
-		t.Fatalf("host.CPUs() = %d (NumCPU %d, GOMAXPROCS at start %d)", c, runtime.NumCPU(), was)
+	// The runtime's own default never exceeds the CPUs it may use; the variable can raise it.
+	if c := host.CPUs(); c < 1 || c > runtime.NumCPU() && os.Getenv("GOMAXPROCS") == "" {
+		t.Fatalf("host.CPUs() = %d with %d CPUs and GOMAXPROCS unset", c, runtime.NumCPU())
 	}
 }
