@@ -1,13 +1,16 @@
 package openai
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -34,27 +37,87 @@ func benchBody(n int) []byte {
 
 // BenchmarkStreamEvents measures the whole client on loopback against a zero-delay server
 // that streams benchEvents events per request: ns/event is the client's cost per event
-// including HTTP and the socket clock (cpu-ns/event the same in CPU time, server included);
-// allocs/event counts every allocation in the process (the server's one Write included). Sub-benchmarks: clock=kernel (receive stamps through
-// recvmsg, where the system has them) and clock=user (the time each read returned).
+// including HTTP and the socket clock, cpu-ns/event the same in this process's CPU time, and
+// allocs/event counts every allocation in the process. Sub-benchmarks: clock=kernel (receive
+// stamps through recvmsg, where the system has them) and clock=user (the time each read
+// returned); server=process runs the server in a child process, as a real server runs (the
+// figures are the client's alone), server=goroutine in this process, sharing its scheduler,
+// collector and CPU time with the client (the figures include the server's work and its waits
+// for a P).
 func BenchmarkStreamEvents(b *testing.B) {
 	for _, user := range []bool{false, true} {
-		name := "clock=kernel"
-		if user {
-			name = "clock=user"
+		for _, own := range []bool{true, false} {
+			name := "clock=kernel"
+			if user {
+				name = "clock=user"
+			}
+			if own {
+				name += "/server=process"
+			} else {
+				name += "/server=goroutine"
+			}
+			b.Run(name, func(b *testing.B) { benchStream(b, user, own) })
 		}
-		b.Run(name, func(b *testing.B) { benchStream(b, user) })
 	}
 }
 
-func benchStream(b *testing.B, userClock bool) {
+// streamServerEnv makes the test binary a stream server (TestStreamServerProcess).
+const streamServerEnv = "SERVEBENCH_STREAM_SERVER"
+
+// TestStreamServerProcess is no test: in the child process benchStream starts (streamServerEnv
+// set), it serves the benchmark's stream on loopback, prints its URL and serves until its
+// standard input closes.
+func TestStreamServerProcess(t *testing.T) {
+	if os.Getenv(streamServerEnv) == "" {
+		t.Skip("the server process of BenchmarkStreamEvents")
+	}
+	srv := httptest.NewServer(streamHandler())
+	fmt.Println(srv.URL)
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	srv.Close()
+	os.Exit(0)
+}
+
+func streamHandler() http.Handler {
 	body := benchBody(benchEvents)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		_, _ = w.Write(body)
-	}))
-	defer srv.Close()
-	c, err := New(Config{BaseURL: srv.URL + "/v1", Model: "m", MaxConnections: 1, UserClock: userClock})
+	})
+}
+
+// streamServer returns the base URL of a stream server: a child process when own, else a
+// goroutine of this one.
+func streamServer(b *testing.B, own bool) string {
+	if !own {
+		srv := httptest.NewServer(streamHandler())
+		b.Cleanup(srv.Close)
+		return srv.URL
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestStreamServerProcess$")
+	cmd.Env = append(os.Environ(), streamServerEnv+"=1")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { in.Close(); _ = cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "http://") {
+		b.Fatalf("the server process said %q (%v)", line, err)
+	}
+	return strings.TrimSpace(line)
+}
+
+func benchStream(b *testing.B, userClock, own bool) {
+	base := streamServer(b, own)
+	c, err := New(Config{BaseURL: base + "/v1", Model: "m", MaxConnections: 1, UserClock: userClock})
 	if err != nil {
 		b.Fatal(err)
 	}

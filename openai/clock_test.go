@@ -102,6 +102,9 @@ func TestKernelStampFollowsTheBytes(t *testing.T) {
 	if !rxSupported {
 		t.Skip("no kernel receive stamps on this system")
 	}
+	if s := stampsOn(); s != nil { // as the client does: stamping is on before the bytes arrive
+		defer s.Close()
+	}
 	srv := newRawSSE(t)
 	tr := newTransport(1, false)
 	tr.DialContext = (&dialer{dial: (&net.Dialer{}).DialContext, kernel: true}).DialContext

@@ -445,8 +445,9 @@ const h1ProbeAfter = 20 * time.Millisecond
 // readResponse reads the connection, pushing each read's bytes to r with its stamp noted in
 // book, until r stops or the connection fails. A read error, the connection's end (io.EOF)
 // or r's error is returned; nil when r stopped. canceled reports whether the request was
-// canceled (its deadline then ends any wait).
-func (hc *h1Conn) readResponse(r *h1Resp, book *stampBook, from time.Time, canceled func() bool) error {
+// canceled (its deadline then ends any wait). While first reports true (the response's first
+// token has no stamp yet) a kernel-stamped connection is read by blocking reads (rxReader.wait).
+func (hc *h1Conn) readResponse(r *h1Resp, book *stampBook, from time.Time, canceled func() bool, first func() bool) error {
 	var perr error
 	var last time.Time
 	take := func(n int, ns int64) bool {
@@ -459,6 +460,18 @@ func (hc *h1Conn) readResponse(r *h1Resp, book *stampBook, from time.Time, cance
 		return stop
 	}
 	if hc.c.rx != nil {
+		for first() {
+			n, ns, ok, err := hc.c.rx.wait(hc.buf, canceled)
+			if !ok {
+				break
+			}
+			if n > 0 && take(n, ns) || perr != nil {
+				return perr
+			}
+			if err != nil {
+				return err
+			}
+		}
 		probing := false
 		short := func() bool {
 			probing = true
@@ -574,7 +587,7 @@ func (a *exchange) runH1(fresh bool, body []byte) (retry bool) {
 	// whole request): read what it sent; without an answer the write's error stands.
 	rerr := werr
 	canceled := func() bool { return a.ctx.Err() != nil }
-	if err := hc.readResponse(resp, book, a.start, canceled); err != nil {
+	if err := hc.readResponse(resp, book, a.start, canceled, func() bool { return st.firstToken.IsZero() && !st.done && f == nil }); err != nil {
 		switch {
 		case err != io.EOF:
 		case resp.ended():

@@ -5,6 +5,7 @@ package openai
 import (
 	"io"
 	"net"
+	"os"
 	"syscall"
 	"time"
 	"unsafe"
@@ -39,6 +40,10 @@ func enableRx(nc net.Conn) *rxReader {
 	var serr error
 	if err := raw.Control(func(fd uintptr) {
 		serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_TIMESTAMPNS, 1)
+		if serr == nil { // bounds the sleeps of blocking reads only (wait)
+			tv := syscall.NsecToTimeval(int64(waitSlice))
+			serr = syscall.SetsockoptTimeval(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &tv)
+		}
 	}); err != nil || serr != nil {
 		return nil
 	}
@@ -203,6 +208,99 @@ func (r *rxReader) each(p []byte, fn func(n int, ns int64) bool, short func() bo
 		return err
 	}
 	return rerr
+}
+
+// maxWaiters is the most blocking reads (wait) in progress at once: each holds an OS thread
+// (about 16 KiB of stack) while it sleeps.
+const maxWaiters = 256
+
+// waitSlice bounds one sleep of a blocking read (wait): a canceled request is noticed within it.
+const waitSlice = 50 * time.Millisecond
+
+// waiters counts the blocking reads in progress, up to maxWaiters.
+var waiters = make(chan struct{}, maxWaiters)
+
+// wait reads the socket once into p as a blocking read: the thread sleeps in the kernel until
+// bytes arrive, and the kernel copies them, with their receive stamp, as soon as it runs the
+// thread again, whether or not the Go scheduler has a P free for the goroutine. A read through
+// the network poller is issued only once a P runs the woken goroutine; on a busy client that
+// can take longer than the gap to the next event, and meanwhile the kernel merges the segments
+// that arrive into the one waiting, keeping the newest stamp: the first token would be stamped
+// with the arrival of a later one. The kernel's own scheduler wakes a sleeping thread within
+// microseconds even beside a busy process.
+//
+// wait returns the byte count and the kernel stamp (as read does), io.EOF at the connection's
+// end, the read's error, or os.ErrDeadlineExceeded once canceled() reports true (asked before
+// the read and after each waitSlice without bytes). ok is false, and nothing was read, when
+// maxWaiters reads already wait: the caller then reads through the poller.
+func (r *rxReader) wait(p []byte, canceled func() bool) (n int, ns int64, ok bool, err error) {
+	select {
+	case waiters <- struct{}{}:
+	default:
+		return 0, 0, false, nil
+	}
+	defer func() { <-waiters }()
+	var rerr error
+	var oobn int
+	cerr := r.raw.Control(func(fd uintptr) {
+		// Bytes already there need no sleep (nor the two mode switches).
+		for {
+			n, oobn, _, _, rerr = syscall.Recvmsg(int(fd), p, r.oob[:], syscall.MSG_DONTWAIT)
+			if rerr != syscall.EINTR {
+				break
+			}
+		}
+		if rerr != syscall.EAGAIN {
+			if rerr == nil && n > 0 {
+				raceIOSync(fd)
+			}
+			return
+		}
+		if rerr = setBlocking(fd, true); rerr != nil {
+			return
+		}
+		// The poller's reads expect a non-blocking socket again; F_SETFL on an open descriptor
+		// cannot fail.
+		defer func() { _ = setBlocking(fd, false) }()
+		for {
+			if canceled() {
+				rerr = os.ErrDeadlineExceeded
+				return
+			}
+			// SO_RCVTIMEO (enableRx) ends the sleep after waitSlice with EAGAIN.
+			n, oobn, _, _, rerr = syscall.Recvmsg(int(fd), p, r.oob[:], 0)
+			if rerr != syscall.EINTR && rerr != syscall.EAGAIN {
+				break
+			}
+		}
+		if rerr == nil && n > 0 {
+			raceIOSync(fd)
+		}
+	})
+	switch {
+	case cerr != nil:
+		return 0, 0, true, cerr
+	case rerr == os.ErrDeadlineExceeded:
+		return 0, 0, true, rerr
+	case rerr != nil:
+		return 0, 0, true, &net.OpError{Op: "read", Net: "tcp", Err: rerr}
+	case n == 0:
+		return 0, 0, true, io.EOF
+	}
+	return n, rxStamp(r.oob[:oobn]), true, nil
+}
+
+// setBlocking switches the socket between blocking and non-blocking mode with one fcntl: the
+// file status flags F_SETFL may change are O_NONBLOCK and four a socket of ours never has.
+func setBlocking(fd uintptr, on bool) error {
+	fl := uintptr(syscall.O_NONBLOCK)
+	if on {
+		fl = 0
+	}
+	if _, _, e := syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_SETFL, fl); e != 0 {
+		return e
+	}
+	return nil
 }
 
 // peerClosed reports whether a kept-alive TCP connection was closed (or written to) by the

@@ -3,8 +3,12 @@
 package openai
 
 import (
+	"io"
+	"net"
+	"os"
 	"syscall"
 	"testing"
+	"time"
 	"unsafe"
 )
 
@@ -44,5 +48,94 @@ func TestRxStamp(t *testing.T) {
 		if got := rxStamp(c.oob); got != c.want {
 			t.Errorf("%s: %d, want %d", c.name, got, c.want)
 		}
+	}
+}
+
+// rxPair returns a kernel-stamping client connection to a loopback server whose accepted side
+// is passed to serve (run on its own goroutine).
+func rxPair(t *testing.T, serve func(net.Conn)) (net.Conn, *rxReader) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		serve(c)
+	}()
+	nc, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	rx := enableRx(nc)
+	if rx == nil {
+		t.Skip("the socket refuses receive stamps")
+	}
+	return nc, rx
+}
+
+// TestWaitReadsAndStamps: a blocking read returns the bytes that arrived with the kernel stamp
+// of their arrival (within the server's write), then io.EOF at the connection's end, and leaves
+// the socket non-blocking for the poller's reads.
+func TestWaitReadsAndStamps(t *testing.T) {
+	if s := stampsOn(); s != nil {
+		defer s.Close()
+	}
+	ev := chatChunk(`{"content":"a"}`)
+	var pre, post int64
+	wrote := make(chan struct{})
+	nc, rx := rxPair(t, func(c net.Conn) {
+		time.Sleep(20 * time.Millisecond) // the reader is asleep in the kernel by then (not required)
+		pre = time.Now().UnixNano()
+		_, _ = io.WriteString(c, ev)
+		post = time.Now().UnixNano()
+		close(wrote)
+	})
+	p := make([]byte, readBufferBytes)
+	n, ns, ok, err := rx.wait(p, func() bool { return false })
+	<-wrote
+	if !ok || err != nil || string(p[:n]) != ev {
+		t.Fatalf("wait: %d bytes %q, ok %v, err %v; want the event", n, p[:n], ok, err)
+	}
+	if ns < pre-int64(50*time.Microsecond) || ns > post+int64(50*time.Microsecond) {
+		t.Errorf("stamped %d ns after the write returned; want within the write", ns-post)
+	}
+	if _, _, ok, err = rx.wait(p, func() bool { return false }); !ok || err != io.EOF {
+		t.Errorf("after the server closed: ok %v, err %v; want io.EOF", ok, err)
+	}
+	raw, _ := nc.(*net.TCPConn).SyscallConn()
+	_ = raw.Control(func(fd uintptr) {
+		fl, _, e := syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_GETFL, 0)
+		if e != 0 || fl&syscall.O_NONBLOCK == 0 {
+			t.Errorf("socket flags %#x (%v) after wait: not non-blocking", fl, e)
+		}
+	})
+}
+
+// TestWaitEnds: a wait with nothing arriving ends once the request is canceled (within a
+// slice), and when every wait slot is taken wait reads nothing and says so.
+func TestWaitEnds(t *testing.T) {
+	_, rx := rxPair(t, func(c net.Conn) { _, _ = io.Copy(io.Discard, c) })
+	p := make([]byte, 64)
+	asked := 0
+	n, _, ok, err := rx.wait(p, func() bool { asked++; return asked > 2 })
+	if !ok || n != 0 || err != os.ErrDeadlineExceeded || asked != 3 {
+		t.Errorf("canceled wait: %d bytes, ok %v, err %v after %d questions; want the deadline error after 3", n, ok, err, asked)
+	}
+	for range maxWaiters {
+		waiters <- struct{}{}
+	}
+	n, _, ok, err = rx.wait(p, func() bool { t.Error("asked while no slot was free"); return true })
+	for range maxWaiters {
+		<-waiters
+	}
+	if ok || n != 0 || err != nil {
+		t.Errorf("no free slot: %d bytes, ok %v, err %v; want nothing read and ok false", n, ok, err)
 	}
 }

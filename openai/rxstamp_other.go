@@ -16,6 +16,8 @@ func (r *rxReader) read(p []byte) (int, int64, error) { panic("unreachable") }
 
 func (r *rxReader) each([]byte, func(int, int64) bool, func() bool) error { panic("unreachable") }
 
+func (r *rxReader) wait([]byte, func() bool) (int, int64, bool, error) { panic("unreachable") }
+
 const rxSupported = false
 
 func stampsOn() io.Closer { return nil }

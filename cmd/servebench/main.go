@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -56,32 +55,10 @@ type env struct {
 }
 
 func main() {
-	timingScheduler(os.Getenv)
 	ctx, stop := interruptContext()
 	defer stop()
 	e := &env{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, args: os.Args}
 	os.Exit(execute(ctx, e, os.Args[1:]))
-}
-
-// timingProcs is how many Ps (scheduler slots) the Go runtime gets at least; see timingScheduler.
-const timingProcs = 16
-
-// timingScheduler gives the Go scheduler at least timingProcs Ps, however few CPUs the process
-// may use, unless GOMAXPROCS is set. A response's kernel receive stamp is exact only when its
-// socket is read before the next token arrives (later bytes join the unread ones and carry their
-// stamp), and the runtime notices arrived bytes only from a P with nothing else to run (or every
-// 10 ms from its monitor thread). With as many Ps as CPUs, every P is often taken at once — by
-// the end of a round, a garbage collection's marking and the sweeper that follows it, which
-// yields only to goroutines already runnable — and first tokens were stamped one token gap late:
-// at 256 streams on one CPU beside a busy process, in 7 of 8 runs more than 1% of them. Spare
-// Ps keep one thread waiting on the network poller, and the kernel lets a thread woken by
-// arriving bytes preempt a busy one, so the read comes first: with 16 Ps, 19 of 24 such runs had
-// at most 1% of first tokens late (1 of 8 with 2 Ps). Idle Ps cost nothing, but waking and
-// parking more threads does: about 15% more CPU at 256 streams, 20% when the client is saturated.
-func timingScheduler(getenv func(string) string) {
-	if getenv("GOMAXPROCS") == "" && runtime.GOMAXPROCS(0) < timingProcs {
-		runtime.GOMAXPROCS(timingProcs)
-	}
 }
 
 // interruptContext is canceled by the first Ctrl-C (the run stops sending, records what it has
