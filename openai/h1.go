@@ -48,7 +48,8 @@ type h1Idle struct {
 	when time.Time
 }
 
-// h1Conn is one connection with its read buffer.
+// h1Conn is one connection, with its read buffer when it keeps the user clock (kernel-stamped
+// reads borrow one from rxBufs for each read).
 type h1Conn struct {
 	c   *conn
 	buf []byte
@@ -141,14 +142,14 @@ func (h *h1Client) get(ctx context.Context, fresh bool) (hc *h1Conn, reused bool
 			return it.c, true, nil
 		}
 		if c := h.dialer.take(h.addr); c != nil {
-			return &h1Conn{c: c, buf: make([]byte, readBufferBytes)}, true, nil
+			return &h1Conn{c: c}, true, nil
 		}
 	}
 	c, err := h.dialer.open(ctx, "tcp", h.addr)
 	if err != nil {
 		return nil, false, err
 	}
-	return &h1Conn{c: c, buf: make([]byte, readBufferBytes)}, false, nil
+	return &h1Conn{c: c}, false, nil
 }
 
 // pop takes the newest kept-alive connection.
@@ -450,10 +451,10 @@ const h1ProbeAfter = 20 * time.Millisecond
 func (hc *h1Conn) readResponse(r *h1Resp, book *stampBook, from time.Time, canceled func() bool, first func() bool) error {
 	var perr error
 	var last time.Time
-	take := func(n int, ns int64) bool {
+	take := func(p []byte, ns int64) bool {
 		last = time.Now()
 		book.note(stampRead(last, ns, from), last)
-		stop, err := r.push(hc.buf[:n])
+		stop, err := r.push(p)
 		if err != nil {
 			perr = err
 		}
@@ -461,11 +462,11 @@ func (hc *h1Conn) readResponse(r *h1Resp, book *stampBook, from time.Time, cance
 	}
 	if hc.c.rx != nil {
 		for first() {
-			n, ns, ok, err := hc.c.rx.wait(hc.buf, canceled)
+			stop, ok, err := hc.c.rx.wait(canceled, take)
 			if !ok {
 				break
 			}
-			if n > 0 && take(n, ns) || perr != nil {
+			if stop || perr != nil {
 				return perr
 			}
 			if err != nil {
@@ -482,7 +483,7 @@ func (hc *h1Conn) readResponse(r *h1Resp, book *stampBook, from time.Time, cance
 			return true
 		}
 		for {
-			err := hc.c.rx.each(hc.buf, take, short)
+			err := hc.c.rx.each(take, short)
 			if perr != nil {
 				return perr
 			}
@@ -500,9 +501,12 @@ func (hc *h1Conn) readResponse(r *h1Resp, book *stampBook, from time.Time, cance
 			return err
 		}
 	}
+	if hc.buf == nil {
+		hc.buf = make([]byte, readBufferBytes)
+	}
 	for {
 		n, err := hc.c.Conn.Read(hc.buf)
-		if n > 0 && take(n, 0) {
+		if n > 0 && take(hc.buf[:n], 0) {
 			return perr
 		}
 		if err != nil {

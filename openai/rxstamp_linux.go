@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"sync"
 	"syscall"
 	"time"
 	"unsafe"
@@ -169,18 +170,21 @@ func stampsOn() io.Closer {
 	return nil
 }
 
-// each reads the socket into p until fn returns true (nil) or the connection fails (its error;
-// io.EOF at its end), calling fn with the byte count and the kernel stamp of every read that
-// returned bytes; it stays inside one RawConn.Read for the whole response. After a read that
+// each reads the socket until fn returns true (nil) or the connection fails (its error; io.EOF
+// at its end), calling fn with the bytes and the kernel stamp of every read that returned bytes
+// (the bytes are a buffer of rxBufs: fn must not keep them); it stays inside one RawConn.Read for the whole response. After a read that
 // left p partly empty the socket is drained, and each waits for the next arrival without asking
 // again (one recvmsg per arrival instead of two, each a costly system call) when short returns
 // true: the edge-triggered poller wakes it for any byte that arrives after the read, but not
 // for a connection end that arrived with the bytes, so short must arm a read deadline after
 // which the caller asks once more (each returns the deadline's error). fn and short run with
 // the connection's read lock held: they must not close the connection.
-func (r *rxReader) each(p []byte, fn func(n int, ns int64) bool, short func() bool) error {
+func (r *rxReader) each(fn func(p []byte, ns int64) bool, short func() bool) error {
 	var rerr error
 	err := r.raw.Read(func(fd uintptr) bool {
+		bp := rxBufs.Get().(*[]byte)
+		defer rxBufs.Put(bp)
+		p := *bp
 		for {
 			n, oobn, _, _, err := syscall.Recvmsg(int(fd), p, r.oob[:], 0)
 			switch {
@@ -196,7 +200,7 @@ func (r *rxReader) each(p []byte, fn func(n int, ns int64) bool, short func() bo
 				return true
 			}
 			raceIOSync(fd)
-			if fn(n, rxStamp(r.oob[:oobn])) {
+			if fn(p[:n], rxStamp(r.oob[:oobn])) {
 				return true
 			}
 			if n < len(p) && short() {
@@ -209,6 +213,11 @@ func (r *rxReader) each(p []byte, fn func(n int, ns int64) bool, short func() bo
 	}
 	return rerr
 }
+
+// rxBufs lends kernel-stamped reads their buffers (readBufferBytes each) for one read and its
+// handling: a connection waiting for bytes holds none, so thousands of open streams cost a buffer
+// per read in progress (and per blocking read, wait), not one per connection.
+var rxBufs = sync.Pool{New: func() any { b := make([]byte, readBufferBytes); return &b }}
 
 // maxWaiters is the most blocking reads (wait) in progress at once: each holds an OS thread
 // (about 16 KiB of stack) while it sleeps.
@@ -229,19 +238,23 @@ var waiters = make(chan struct{}, maxWaiters)
 // with the arrival of a later one. The kernel's own scheduler wakes a sleeping thread within
 // microseconds even beside a busy process.
 //
-// wait returns the byte count and the kernel stamp (as read does), io.EOF at the connection's
-// end, the read's error, or os.ErrDeadlineExceeded once canceled() reports true (asked before
-// the read and after each waitSlice without bytes). ok is false, and nothing was read, when
-// maxWaiters reads already wait: the caller then reads through the poller.
-func (r *rxReader) wait(p []byte, canceled func() bool) (n int, ns int64, ok bool, err error) {
+// wait hands the bytes and their kernel stamp to fn (a buffer of rxBufs: fn must not keep them)
+// and returns what fn returned; err is io.EOF at the connection's end, the read's error, or
+// os.ErrDeadlineExceeded once canceled() reports true (asked before the read and after each
+// waitSlice without bytes). ok is false, and nothing was read, when maxWaiters reads already
+// wait: the caller then reads through the poller.
+func (r *rxReader) wait(canceled func() bool, fn func(p []byte, ns int64) bool) (stop, ok bool, err error) {
 	select {
 	case waiters <- struct{}{}:
 	default:
-		return 0, 0, false, nil
+		return false, false, nil
 	}
 	defer func() { <-waiters }()
+	bp := rxBufs.Get().(*[]byte)
+	defer rxBufs.Put(bp)
+	p := *bp
 	var rerr error
-	var oobn int
+	var n, oobn int
 	cerr := r.raw.Control(func(fd uintptr) {
 		// Bytes already there need no sleep (nor the two mode switches).
 		for {
@@ -279,15 +292,15 @@ func (r *rxReader) wait(p []byte, canceled func() bool) (n int, ns int64, ok boo
 	})
 	switch {
 	case cerr != nil:
-		return 0, 0, true, cerr
+		return false, true, cerr
 	case rerr == os.ErrDeadlineExceeded:
-		return 0, 0, true, rerr
+		return false, true, rerr
 	case rerr != nil:
-		return 0, 0, true, &net.OpError{Op: "read", Net: "tcp", Err: rerr}
+		return false, true, &net.OpError{Op: "read", Net: "tcp", Err: rerr}
 	case n == 0:
-		return 0, 0, true, io.EOF
+		return false, true, io.EOF
 	}
-	return n, rxStamp(r.oob[:oobn]), true, nil
+	return fn(p[:n], rxStamp(r.oob[:oobn])), true, nil
 }
 
 // setBlocking switches the socket between blocking and non-blocking mode with one fcntl: the

@@ -97,17 +97,20 @@ func TestWaitReadsAndStamps(t *testing.T) {
 		post = time.Now().UnixNano()
 		close(wrote)
 	})
-	p := make([]byte, readBufferBytes)
-	n, ns, ok, err := rx.wait(p, func() bool { return false })
+	var got string
+	var ns int64
+	keep := func(p []byte, at int64) bool { got, ns = string(p), at; return true }
+	stop, ok, err := rx.wait(func() bool { return false }, keep)
 	<-wrote
-	if !ok || err != nil || string(p[:n]) != ev {
-		t.Fatalf("wait: %d bytes %q, ok %v, err %v; want the event", n, p[:n], ok, err)
+	if !ok || err != nil || !stop || got != ev {
+		t.Fatalf("wait: %q, stop %v, ok %v, err %v; want the event, and fn's answer", got, stop, ok, err)
 	}
 	if ns < pre-int64(50*time.Microsecond) || ns > post+int64(50*time.Microsecond) {
 		t.Errorf("stamped %d ns after the write returned; want within the write", ns-post)
 	}
-	if _, _, ok, err = rx.wait(p, func() bool { return false }); !ok || err != io.EOF {
-		t.Errorf("after the server closed: ok %v, err %v; want io.EOF", ok, err)
+	called := false
+	if _, ok, err = rx.wait(func() bool { return false }, func([]byte, int64) bool { called = true; return false }); !ok || err != io.EOF || called {
+		t.Errorf("after the server closed: ok %v, err %v, fn called %v; want io.EOF and no call", ok, err, called)
 	}
 	raw, _ := nc.(*net.TCPConn).SyscallConn()
 	_ = raw.Control(func(fd uintptr) {
@@ -122,20 +125,20 @@ func TestWaitReadsAndStamps(t *testing.T) {
 // slice), and when every wait slot is taken wait reads nothing and says so.
 func TestWaitEnds(t *testing.T) {
 	_, rx := rxPair(t, func(c net.Conn) { _, _ = io.Copy(io.Discard, c) })
-	p := make([]byte, 64)
 	asked := 0
-	n, _, ok, err := rx.wait(p, func() bool { asked++; return asked > 2 })
-	if !ok || n != 0 || err != os.ErrDeadlineExceeded || asked != 3 {
-		t.Errorf("canceled wait: %d bytes, ok %v, err %v after %d questions; want the deadline error after 3", n, ok, err, asked)
+	none := func([]byte, int64) bool { t.Error("fn called without bytes"); return true }
+	stop, ok, err := rx.wait(func() bool { asked++; return asked > 2 }, none)
+	if !ok || stop || err != os.ErrDeadlineExceeded || asked != 3 {
+		t.Errorf("canceled wait: stop %v, ok %v, err %v after %d questions; want the deadline error after 3", stop, ok, err, asked)
 	}
 	for range maxWaiters {
 		waiters <- struct{}{}
 	}
-	n, _, ok, err = rx.wait(p, func() bool { t.Error("asked while no slot was free"); return true })
+	stop, ok, err = rx.wait(func() bool { t.Error("asked while no slot was free"); return true }, none)
 	for range maxWaiters {
 		<-waiters
 	}
-	if ok || n != 0 || err != nil {
-		t.Errorf("no free slot: %d bytes, ok %v, err %v; want nothing read and ok false", n, ok, err)
+	if ok || stop || err != nil {
+		t.Errorf("no free slot: stop %v, ok %v, err %v; want nothing read and ok false", stop, ok, err)
 	}
 }

@@ -14,9 +14,11 @@ func enableRx(net.Conn) *rxReader { return nil }
 
 func (r *rxReader) read(p []byte) (int, int64, error) { panic("unreachable") }
 
-func (r *rxReader) each([]byte, func(int, int64) bool, func() bool) error { panic("unreachable") }
+func (r *rxReader) each(func([]byte, int64) bool, func() bool) error { panic("unreachable") }
 
-func (r *rxReader) wait([]byte, func() bool) (int, int64, bool, error) { panic("unreachable") }
+func (r *rxReader) wait(func() bool, func([]byte, int64) bool) (bool, bool, error) {
+	panic("unreachable")
+}
 
 const rxSupported = false
 
