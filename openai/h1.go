@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/servebench/servebench"
@@ -38,6 +39,9 @@ type h1Client struct {
 	path    string // request target, e.g. /v1/chat/completions
 	head    []byte // the request's header lines up to Content-Length, which each request adds
 	maxIdle int
+	// headLen is the length of the latest response head (bytes up to its blank line): servers
+	// send the same head every time, bar a digit or two (see readResponse).
+	headLen atomic.Int64
 
 	mu   sync.Mutex
 	idle []h1Idle // newest last
@@ -288,6 +292,7 @@ type h1Resp struct {
 	cstate   int
 	cleft    int64
 	cline    []byte // a chunk-size or trailer line not ended yet
+	headLen  int64  // bytes of the response up to its final head's blank line (interim heads included)
 }
 
 // push takes the bytes of one read. It returns stop when the response is complete or body
@@ -315,6 +320,9 @@ func (r *h1Resp) push(p []byte) (stop bool, err error) {
 		r.hdr = nil
 		if err := r.header(block); err != nil {
 			return true, err
+		}
+		if r.haveHead {
+			r.headLen = r.got - int64(len(p))
 		}
 	}
 	if r.head.length == 0 && !r.head.chunked {
@@ -448,7 +456,12 @@ const h1ProbeAfter = 20 * time.Millisecond
 // or r's error is returned; nil when r stopped. canceled reports whether the request was
 // canceled (its deadline then ends any wait). While first reports true (the response's first
 // token has no stamp yet) a kernel-stamped connection is read by blocking reads (rxReader.wait).
-func (hc *h1Conn) readResponse(r *h1Resp, book *stampBook, from time.Time, canceled func() bool, first func() bool) error {
+// headLen is the length of the previous response's head (0: none yet): the first blocking read
+// returns only once more bytes than that have come, so a head sent ahead of the first event (as
+// vLLM does) is taken together with the event, under the event's stamp, in one read that never
+// leaves the kernel in between (a goroutine that had to come back for the event could be late
+// for it when the client is busy).
+func (hc *h1Conn) readResponse(r *h1Resp, book *stampBook, from time.Time, canceled func() bool, first func() bool, headLen int64) error {
 	var perr error
 	var last time.Time
 	take := func(p []byte, ns int64) bool {
@@ -462,7 +475,11 @@ func (hc *h1Conn) readResponse(r *h1Resp, book *stampBook, from time.Time, cance
 	}
 	if hc.c.rx != nil {
 		for first() {
-			stop, ok, err := hc.c.rx.wait(canceled, take)
+			low := 0
+			if r.got == 0 && headLen > 0 {
+				low = int(min(headLen+1, readBufferBytes))
+			}
+			stop, ok, err := hc.c.rx.wait(canceled, take, low)
 			if !ok {
 				break
 			}
@@ -591,7 +608,12 @@ func (a *exchange) runH1(fresh bool, body []byte) (retry bool) {
 	// whole request): read what it sent; without an answer the write's error stands.
 	rerr := werr
 	canceled := func() bool { return a.ctx.Err() != nil }
-	if err := hc.readResponse(resp, book, a.start, canceled, func() bool { return st.firstToken.IsZero() && !st.done && f == nil }); err != nil {
+	first := func() bool { return st.firstToken.IsZero() && !st.done && f == nil }
+	err = hc.readResponse(resp, book, a.start, canceled, first, c.h1.headLen.Load())
+	if resp.haveHead {
+		c.h1.headLen.Store(resp.headLen)
+	}
+	if err != nil {
 		switch {
 		case err != io.EOF:
 		case resp.ended():

@@ -238,12 +238,16 @@ var waiters = make(chan struct{}, maxWaiters)
 // with the arrival of a later one. The kernel's own scheduler wakes a sleeping thread within
 // microseconds even beside a busy process.
 //
+// lowat, when above 1, is the fewest bytes the sleeping read waits for (SO_RCVLOWAT; at most
+// readBufferBytes): the bytes that arrive meanwhile are taken by the one read, with the stamp of
+// the newest. The sleep still ends after waitSlice with what has come.
+//
 // wait hands the bytes and their kernel stamp to fn (a buffer of rxBufs: fn must not keep them)
 // and returns what fn returned; err is io.EOF at the connection's end, the read's error, or
 // os.ErrDeadlineExceeded once canceled() reports true (asked before the read and after each
 // waitSlice without bytes). ok is false, and nothing was read, when maxWaiters reads already
 // wait: the caller then reads through the poller.
-func (r *rxReader) wait(canceled func() bool, fn func(p []byte, ns int64) bool) (stop, ok bool, err error) {
+func (r *rxReader) wait(canceled func() bool, fn func(p []byte, ns int64) bool, lowat int) (stop, ok bool, err error) {
 	select {
 	case waiters <- struct{}{}:
 	default:
@@ -256,8 +260,10 @@ func (r *rxReader) wait(canceled func() bool, fn func(p []byte, ns int64) bool) 
 	var rerr error
 	var n, oobn int
 	cerr := r.raw.Control(func(fd uintptr) {
-		// Bytes already there need no sleep (nor the two mode switches).
-		for {
+		// Bytes already there need no sleep (nor the mode switches), unless fewer than lowat
+		// may be there (a read that does not wait takes them whatever lowat says).
+		rerr = syscall.EAGAIN
+		for lowat <= 1 {
 			n, oobn, _, _, rerr = syscall.Recvmsg(int(fd), p, r.oob[:], syscall.MSG_DONTWAIT)
 			if rerr != syscall.EINTR {
 				break
@@ -275,6 +281,13 @@ func (r *rxReader) wait(canceled func() bool, fn func(p []byte, ns int64) bool) 
 		// The poller's reads expect a non-blocking socket again; F_SETFL on an open descriptor
 		// cannot fail.
 		defer func() { _ = setBlocking(fd, false) }()
+		if lowat > 1 {
+			if rerr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVLOWAT, lowat); rerr != nil {
+				return
+			}
+			// The poller's readiness (and later reads) must not wait for lowat bytes.
+			defer func() { _ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVLOWAT, 1) }()
+		}
 		for {
 			if canceled() {
 				rerr = os.ErrDeadlineExceeded

@@ -100,7 +100,7 @@ func TestWaitReadsAndStamps(t *testing.T) {
 	var got string
 	var ns int64
 	keep := func(p []byte, at int64) bool { got, ns = string(p), at; return true }
-	stop, ok, err := rx.wait(func() bool { return false }, keep)
+	stop, ok, err := rx.wait(func() bool { return false }, keep, 0)
 	<-wrote
 	if !ok || err != nil || !stop || got != ev {
 		t.Fatalf("wait: %q, stop %v, ok %v, err %v; want the event, and fn's answer", got, stop, ok, err)
@@ -109,7 +109,7 @@ func TestWaitReadsAndStamps(t *testing.T) {
 		t.Errorf("stamped %d ns after the write returned; want within the write", ns-post)
 	}
 	called := false
-	if _, ok, err = rx.wait(func() bool { return false }, func([]byte, int64) bool { called = true; return false }); !ok || err != io.EOF || called {
+	if _, ok, err = rx.wait(func() bool { return false }, func([]byte, int64) bool { called = true; return false }, 0); !ok || err != io.EOF || called {
 		t.Errorf("after the server closed: ok %v, err %v, fn called %v; want io.EOF and no call", ok, err, called)
 	}
 	raw, _ := nc.(*net.TCPConn).SyscallConn()
@@ -127,18 +127,56 @@ func TestWaitEnds(t *testing.T) {
 	_, rx := rxPair(t, func(c net.Conn) { _, _ = io.Copy(io.Discard, c) })
 	asked := 0
 	none := func([]byte, int64) bool { t.Error("fn called without bytes"); return true }
-	stop, ok, err := rx.wait(func() bool { asked++; return asked > 2 }, none)
+	stop, ok, err := rx.wait(func() bool { asked++; return asked > 2 }, none, 0)
 	if !ok || stop || err != os.ErrDeadlineExceeded || asked != 3 {
 		t.Errorf("canceled wait: stop %v, ok %v, err %v after %d questions; want the deadline error after 3", stop, ok, err, asked)
 	}
 	for range maxWaiters {
 		waiters <- struct{}{}
 	}
-	stop, ok, err = rx.wait(func() bool { t.Error("asked while no slot was free"); return true }, none)
+	stop, ok, err = rx.wait(func() bool { t.Error("asked while no slot was free"); return true }, none, 0)
 	for range maxWaiters {
 		<-waiters
 	}
 	if ok || stop || err != nil {
 		t.Errorf("no free slot: stop %v, ok %v, err %v; want nothing read and ok false", stop, ok, err)
 	}
+}
+
+// TestWaitLowWater: with a low-water mark above the response head, a head sent ahead of the
+// first event is taken with the event in one read stamped at the event's arrival, and the socket
+// is left waking for any byte again.
+func TestWaitLowWater(t *testing.T) {
+	if s := stampsOn(); s != nil {
+		defer s.Close()
+	}
+	head := "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n"
+	ev := chatChunk(`{"content":"a"}`)
+	var pre, post int64
+	wrote := make(chan struct{})
+	nc, rx := rxPair(t, func(c net.Conn) {
+		_, _ = io.WriteString(c, head)
+		time.Sleep(20 * time.Millisecond) // the head waits alone in the socket meanwhile
+		pre = time.Now().UnixNano()
+		_, _ = io.WriteString(c, ev)
+		post = time.Now().UnixNano()
+		close(wrote)
+		_, _ = io.Copy(io.Discard, c)
+	})
+	var got string
+	var ns int64
+	_, ok, err := rx.wait(func() bool { return false }, func(p []byte, at int64) bool { got, ns = string(p), at; return true }, len(head)+1)
+	<-wrote
+	if !ok || err != nil || got != head+ev {
+		t.Fatalf("wait: %q, ok %v, err %v; want the head and the event in one read", got, ok, err)
+	}
+	if ns < pre-int64(50*time.Microsecond) || ns > post+int64(50*time.Microsecond) {
+		t.Errorf("stamped %d ns after the event's write returned; want within it", ns-post)
+	}
+	raw, _ := nc.(*net.TCPConn).SyscallConn()
+	_ = raw.Control(func(fd uintptr) {
+		if v, err := syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVLOWAT); err != nil || v != 1 {
+			t.Errorf("SO_RCVLOWAT %d (%v) after wait; want 1", v, err)
+		}
+	})
 }

@@ -16,7 +16,7 @@ func (r *rxReader) read(p []byte) (int, int64, error) { panic("unreachable") }
 
 func (r *rxReader) each(func([]byte, int64) bool, func() bool) error { panic("unreachable") }
 
-func (r *rxReader) wait(func() bool, func([]byte, int64) bool) (bool, bool, error) {
+func (r *rxReader) wait(func() bool, func([]byte, int64) bool, int) (bool, bool, error) {
 	panic("unreachable")
 }
 
