@@ -88,6 +88,10 @@ type Config struct {
 	// UserClock stamps every read with the time it returned in user space, even where the
 	// kernel's receive stamps are available (to compare the two clocks).
 	UserClock bool
+	// ServerInProcess says the server runs in this process (the built-in simulator, selfcheck):
+	// no read then sleeps in the kernel for a first token (see rxReader.wait), since a sleeping
+	// read keeps a scheduler slot (P) that the server's own goroutines may be waiting for.
+	ServerInProcess bool
 }
 
 // Client is the measuring client. It is safe for concurrent use.

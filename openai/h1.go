@@ -608,7 +608,7 @@ func (a *exchange) runH1(fresh bool, body []byte) (retry bool) {
 	// whole request): read what it sent; without an answer the write's error stands.
 	rerr := werr
 	canceled := func() bool { return a.ctx.Err() != nil }
-	first := func() bool { return st.firstToken.IsZero() && !st.done && f == nil }
+	first := func() bool { return st.firstToken.IsZero() && !st.done && f == nil && !c.cfg.ServerInProcess }
 	err = hc.readResponse(resp, book, a.start, canceled, first, c.h1.headLen.Load())
 	if resp.haveHead {
 		c.h1.headLen.Store(resp.headLen)

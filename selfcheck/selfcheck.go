@@ -223,7 +223,7 @@ func open(ctx context.Context, gap time.Duration, streams int) (*harness, error)
 	h := &harness{srv: &server{gap: gap, written: map[string]int64{}}}
 	h.hs = &http.Server{Handler: h.srv}
 	go func() { _ = h.hs.Serve(ln) }()
-	h.c, err = openai.New(openai.Config{BaseURL: "http://" + ln.Addr().String() + "/v1", Model: "selfcheck", MaxConnections: streams})
+	h.c, err = openai.New(openai.Config{BaseURL: "http://" + ln.Addr().String() + "/v1", Model: "selfcheck", MaxConnections: streams, ServerInProcess: true})
 	if err == nil {
 		_, err = h.c.Prewarm(ctx, streams)
 	}

@@ -309,7 +309,7 @@ func (s *session) openTarget(ctx context.Context) error {
 	tg.origin = time.Now()
 	ccfg := openai.Config{BaseURL: tg.spec.URL, API: tg.spec.API, Model: tg.spec.Model, APIKey: apiKey, Origin: tg.origin,
 		TTFTTimeout: time.Duration(p.Sweep.TTFTTimeout), IdleTimeout: time.Duration(p.Sweep.IdleTimeout),
-		MaxConnections: plan.MaxConcurrency(*p), ExactOutput: p.Sweep.ExactOutput}
+		MaxConnections: plan.MaxConcurrency(*p), ExactOutput: p.Sweep.ExactOutput, ServerInProcess: tg.builtIn}
 	if err := requestControl(&ccfg, p.Request, s.e.getenv, s.sec); err != nil {
 		return withCode(exitUsage, err)
 	}
