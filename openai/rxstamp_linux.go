@@ -55,12 +55,7 @@ func enableRx(nc net.Conn) *rxReader {
 
 // recv is one recvmsg attempt; false (EAGAIN) lets the netpoller wait for data.
 func (r *rxReader) recv(fd uintptr) bool {
-	for {
-		r.n, r.oobn, _, _, r.err = syscall.Recvmsg(int(fd), r.p, r.oob[:], 0)
-		if r.err != syscall.EINTR {
-			break
-		}
-	}
+	r.n, r.oobn, r.err = r.recvmsg(fd, r.p, 0)
 	if r.err == nil && r.n > 0 {
 		raceIOSync(fd)
 	}
@@ -170,15 +165,27 @@ func stampsOn() io.Closer {
 	return nil
 }
 
+// recvmsg is one recvmsg(2) of p and the control messages into r.oob, asked again when a signal
+// interrupts it.
+func (r *rxReader) recvmsg(fd uintptr, p []byte, flags int) (n, oobn int, err error) {
+	for {
+		n, oobn, _, _, err = syscall.Recvmsg(int(fd), p, r.oob[:], flags)
+		if err != syscall.EINTR {
+			return n, oobn, err
+		}
+	}
+}
+
 // each reads the socket until fn returns true (nil) or the connection fails (its error; io.EOF
 // at its end), calling fn with the bytes and the kernel stamp of every read that returned bytes
-// (the bytes are a buffer of rxBufs: fn must not keep them); it stays inside one RawConn.Read for the whole response. After a read that
-// left p partly empty the socket is drained, and each waits for the next arrival without asking
-// again (one recvmsg per arrival instead of two, each a costly system call) when short returns
-// true: the edge-triggered poller wakes it for any byte that arrives after the read, but not
-// for a connection end that arrived with the bytes, so short must arm a read deadline after
-// which the caller asks once more (each returns the deadline's error). fn and short run with
-// the connection's read lock held: they must not close the connection.
+// (the bytes are a buffer of rxBufs: fn must not keep them); it stays inside one RawConn.Read
+// for the whole response. After a read that left its buffer partly empty the socket is
+// drained, and each waits for the next arrival without asking again (one recvmsg per arrival
+// instead of two, each a costly system call) when short returns true: the edge-triggered poller
+// wakes it for any byte that arrives after the read, but not for a connection end that arrived
+// with the bytes, so short must arm a read deadline after which the caller asks once more (each
+// returns the deadline's error). fn and short run with the connection's read lock held: they
+// must not close the connection.
 func (r *rxReader) each(fn func(p []byte, ns int64) bool, short func() bool) error {
 	var rerr error
 	err := r.raw.Read(func(fd uintptr) bool {
@@ -186,10 +193,8 @@ func (r *rxReader) each(fn func(p []byte, ns int64) bool, short func() bool) err
 		defer rxBufs.Put(bp)
 		p := *bp
 		for {
-			n, oobn, _, _, err := syscall.Recvmsg(int(fd), p, r.oob[:], 0)
+			n, oobn, err := r.recvmsg(fd, p, 0)
 			switch {
-			case err == syscall.EINTR:
-				continue
 			case err == syscall.EAGAIN:
 				return false
 			case err != nil:
@@ -229,14 +234,15 @@ const waitSlice = 50 * time.Millisecond
 // waiters counts the blocking reads in progress, up to maxWaiters.
 var waiters = make(chan struct{}, maxWaiters)
 
-// wait reads the socket once into p as a blocking read: the thread sleeps in the kernel until
-// bytes arrive, and the kernel copies them, with their receive stamp, as soon as it runs the
-// thread again, whether or not the Go scheduler has a P free for the goroutine. A read through
-// the network poller is issued only once a P runs the woken goroutine; on a busy client that
-// can take longer than the gap to the next event, and meanwhile the kernel merges the segments
-// that arrive into the one waiting, keeping the newest stamp: the first token would be stamped
-// with the arrival of a later one. The kernel's own scheduler wakes a sleeping thread within
-// microseconds even beside a busy process.
+// wait reads the socket once as a blocking read: the thread sleeps in the kernel until bytes
+// arrive, and the kernel copies them, with their receive stamp, as soon as it runs the thread
+// again, whether or not the Go scheduler has a P free for the goroutine. A read through the
+// network poller is issued only once a P runs the woken goroutine; on a busy client that can
+// take longer than the gap to the next event, and meanwhile the kernel merges the segments that
+// arrive into the one waiting, keeping the newest stamp: the first token would be stamped with
+// the arrival of a later one. The kernel's scheduler wakes a sleeping thread sooner than Go's
+// finds a P (beside a busy loop on one CPU, no first token of 256 streams was late), though not
+// at once when every CPU is saturated (a local Ollama using both CPUs: one in 16 was 5 ms late).
 //
 // lowat, when above 1, is the fewest bytes the sleeping read waits for (SO_RCVLOWAT; at most
 // readBufferBytes): the bytes that arrive meanwhile are taken by the one read, with the stamp of
@@ -263,11 +269,8 @@ func (r *rxReader) wait(canceled func() bool, fn func(p []byte, ns int64) bool, 
 		// Bytes already there need no sleep (nor the mode switches), unless fewer than lowat
 		// may be there (a read that does not wait takes them whatever lowat says).
 		rerr = syscall.EAGAIN
-		for lowat <= 1 {
-			n, oobn, _, _, rerr = syscall.Recvmsg(int(fd), p, r.oob[:], syscall.MSG_DONTWAIT)
-			if rerr != syscall.EINTR {
-				break
-			}
+		if lowat <= 1 {
+			n, oobn, rerr = r.recvmsg(fd, p, syscall.MSG_DONTWAIT)
 		}
 		if rerr != syscall.EAGAIN {
 			if rerr == nil && n > 0 {
@@ -294,8 +297,7 @@ func (r *rxReader) wait(canceled func() bool, fn func(p []byte, ns int64) bool, 
 				return
 			}
 			// SO_RCVTIMEO (enableRx) ends the sleep after waitSlice with EAGAIN.
-			n, oobn, _, _, rerr = syscall.Recvmsg(int(fd), p, r.oob[:], 0)
-			if rerr != syscall.EINTR && rerr != syscall.EAGAIN {
+			if n, oobn, rerr = r.recvmsg(fd, p, 0); rerr != syscall.EAGAIN {
 				break
 			}
 		}

@@ -964,11 +964,9 @@ func judge(key servebench.CellKey, mu *sync.Mutex, recs *[]servebench.Record, se
 		// Nothing judged here reads the chunk gaps, and summarising them (every gap of every
 		// record, sorted) was most of a recompute: 12 ms of CPU at 256 streams × 64 tokens,
 		// long enough to delay the reads of every other stream on a busy client CPU.
-		for i := range rs {
-			rs[i].ChunkGapsSeconds = nil
-		}
 		var longest float64
 		for i := range rs {
+			rs[i].ChunkGapsSeconds = nil
 			if !rs[i].Warmup && rs[i].OK() {
 				longest = max(longest, rs[i].E2ELatencySeconds)
 			}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -89,7 +90,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	})
 	res.Sched = stats.HistogramSummarize(stats.HistogramDelta(sched0, host.SchedLatency()))
 	if cpu1, ok := host.CPUTime(); ok && cpuOK {
-		res.CPUShare = (cpu1 - cpu0).Seconds() / (wall.Seconds() * float64(host.CPUs()))
+		res.CPUShare = (cpu1 - cpu0).Seconds() / (wall.Seconds() * float64(runtime.GOMAXPROCS(0)))
 	}
 	if err := ctx.Err(); err != nil {
 		return res, err
@@ -204,7 +205,7 @@ func Carry(ctx context.Context, d time.Duration) (float64, error) {
 	if used <= 0 || events.Load() == 0 {
 		return 0, fmt.Errorf("no events read in %s", d)
 	}
-	return float64(events.Load()) / used * float64(host.CPUs()) * MaxCPUShare, nil
+	return float64(events.Load()) / used * float64(runtime.GOMAXPROCS(0)) * MaxCPUShare, nil
 }
 
 // harness is the in-process server and servebench's client reading it, connections open.
