@@ -89,8 +89,9 @@ type Config struct {
 	// kernel's receive stamps are available (to compare the two clocks).
 	UserClock bool
 	// ServerInProcess says the server runs in this process (the built-in simulator, selfcheck):
-	// no read then sleeps in the kernel for a first token (see rxReader.wait), since a sleeping
-	// read keeps a scheduler slot (P) that the server's own goroutines may be waiting for.
+	// reads then never sleep in the kernel for a first token (see rxReader.wait) and go through
+	// the network poller, which the server's own goroutines share; a sleeping read costs two
+	// thread hand-overs per request that such a server would wait behind.
 	ServerInProcess bool
 }
 

@@ -240,9 +240,11 @@ var waiters = make(chan struct{}, maxWaiters)
 // network poller is issued only once a P runs the woken goroutine; on a busy client that can
 // take longer than the gap to the next event, and meanwhile the kernel merges the segments that
 // arrive into the one waiting, keeping the newest stamp: the first token would be stamped with
-// the arrival of a later one. The kernel's scheduler wakes a sleeping thread sooner than Go's
-// finds a P (beside a busy loop on one CPU, no first token of 256 streams was late), though not
-// at once when every CPU is saturated (a local Ollama using both CPUs: one in 16 was 5 ms late).
+// the arrival of a later one. The sleeping read gives its P up (recvBlocking), so the other
+// goroutines run meanwhile. The kernel wakes the thread soon, though not at once on a saturated
+// machine: at 256 streams on one CPU beside a busy loop, 3 of 12 runs had more than 1% of first
+// tokens read late (up to 4%; a plain blocking read, which keeps its P, had none late but
+// delayed every other goroutine, and with them the next requests, by up to 13 ms).
 //
 // lowat, when above 1, is the fewest bytes the sleeping read waits for (SO_RCVLOWAT; at most
 // readBufferBytes): the bytes that arrive meanwhile are taken by the one read, with the stamp of
@@ -297,7 +299,7 @@ func (r *rxReader) wait(canceled func() bool, fn func(p []byte, ns int64) bool, 
 				return
 			}
 			// SO_RCVTIMEO (enableRx) ends the sleep after waitSlice with EAGAIN.
-			if n, oobn, rerr = r.recvmsg(fd, p, 0); rerr != syscall.EAGAIN {
+			if n, oobn, rerr = r.recvBlocking(fd, p); rerr != syscall.EAGAIN {
 				break
 			}
 		}
