@@ -241,11 +241,12 @@ var waiters = make(chan struct{}, maxWaiters)
 // take longer than the gap to the next event, and meanwhile the kernel merges the segments that
 // arrive into the one waiting, keeping the newest stamp: the first token would be stamped with
 // the arrival of a later one. The sleeping read gives its P up (recvBlocking), so the other
-// goroutines run meanwhile. The kernel wakes the thread soon, though not at once on a saturated
-// machine: at 256 streams on one CPU beside a busy loop, 7 of 24 runs had more than 1% of first
-// tokens read late (up to 4%; a plain blocking read, which keeps its P, had none late but
-// delayed every other goroutine, and with them the next requests, by up to 13 ms). Starting
-// the threads these reads need ahead of the measured phase did not help (4 of 8 runs).
+// goroutines run meanwhile. The kernel wakes the thread at once only if its slice is shorter than
+// the running task's (promptWakeups asks for that): at 256 streams on one CPU beside a busy loop,
+// 1 of 22 runs had more than 1% of first tokens read late, against 11 of 20 with the default
+// slices (a plain blocking read, which keeps its P, had none late but delayed every other
+// goroutine, and with them the next requests, by up to 13 ms; starting the threads these reads
+// need ahead of the measured phase did not help).
 //
 // lowat, when above 1, is the fewest bytes the sleeping read waits for (SO_RCVLOWAT; at most
 // readBufferBytes): the bytes that arrive meanwhile are taken by the one read, with the stamp of
