@@ -28,7 +28,7 @@ const (
 	tCell      = "cell"      // coordinator → worker: an order
 	tStarted   = "started"   // worker → coordinator: a request was sent
 	tRecord    = "record"    // worker → coordinator: a request ended
-	tWarm      = "warm"      // worker → coordinator: its sustained warm-up ended at At
+	tWarm      = "warm"      // worker → coordinator: its sustained warm-up ended (its Share-th completion) at At
 	tBurst     = "burst"     // coordinator → worker: release dedicated burst Burst
 	tBurstDone = "burst-done"
 	tStop      = "stop"  // coordinator → worker: take no more measured work, finish and report

@@ -298,7 +298,9 @@ func (w *Worker) runCell(ctx context.Context, o order, bursts <-chan int) {
 	sink := func(rec servebench.Record) {
 		rec.Seq, rec.CellKey, rec.Worker = global(rec.Seq), o.Key, w.Name
 		_ = w.p.send(msg{T: tRecord, Rec: &rec})
-		if o.Key.LoadMode == servebench.ModeSustained && rec.Warmup && warmed.Add(1) == int64(o.Share) {
+		// the warm-up ends at the Share-th completion, as load.Run's window opens (a straggling
+		// warm-up request does not hold it shut)
+		if o.Key.LoadMode == servebench.ModeSustained && warmed.Add(1) == int64(o.Share) {
 			_ = w.p.send(msg{T: tWarm, At: w.clk.since()})
 		}
 	}

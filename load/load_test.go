@@ -14,8 +14,10 @@ import (
 
 // fake is a client whose requests take a fixed virtual time; it tracks concurrency.
 type fake struct {
-	origin   time.Time
-	dur      time.Duration
+	origin time.Time
+	dur    time.Duration
+	// slow, when set, gives the duration of the requests it names (by sequence number)
+	slow     map[int64]time.Duration
 	mu       sync.Mutex
 	inFlight int
 	maxSeen  int
@@ -39,8 +41,12 @@ func (f *fake) Do(ctx context.Context, req *servebench.Request) servebench.Recor
 	f.mu.Unlock()
 	rec := servebench.Record{CellKey: req.Cell, Seq: req.Seq, Warmup: req.Warmup, StartOffsetSeconds: start.Seconds(),
 		ScheduledOffsetSeconds: req.ScheduledAt.Seconds(), OutputTokens: 10}
+	dur := f.dur
+	if d, ok := f.slow[req.Seq]; ok {
+		dur = d
+	}
 	select {
-	case <-time.After(f.dur):
+	case <-time.After(dur):
 	case <-ctx.Done():
 		rec.ErrorClass = servebench.ErrCanceled
 	}
@@ -124,6 +130,40 @@ func TestSustainedKeepsExactlyNInFlight(t *testing.T) {
 		}
 		if warm != 4 {
 			t.Fatalf("%d warm-up records", warm)
+		}
+	})
+}
+
+// A warm-up request that straggles (10 s where the others take 1 s) does not hold the window
+// shut: it opens at the 4th completion (2 s), the straggler stays warm-up and in flight, and the
+// other slots do not run measured requests meanwhile without end (27 before the window when it
+// waited for the straggler).
+func TestSustainedWindowOpensAtNthCompletion(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fake{origin: time.Now(), dur: time.Second, slow: map[int64]time.Duration{0: 10 * time.Second}}
+		var c collector
+		out, err := Run(context.Background(), spec(servebench.ModeSustained, 4, f), f, source, c.sink)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.WindowStart != 2 {
+			t.Errorf("window starts at %v s, want 2 (the 4th completion)", out.WindowStart)
+		}
+		early := 0
+		for _, r := range c.recs {
+			if r.Seq == 0 && !r.Warmup {
+				t.Error("the straggling warm-up request was recorded as measured")
+			}
+			if !r.Warmup && r.StartOffsetSeconds < out.WindowStart {
+				early++
+			}
+		}
+		// the floors: max(10, 3 × 4) = 12 measured; at most 3 of them before the window
+		if measured := out.Sent - out.Warmup; measured != 12 || early > 3 {
+			t.Errorf("%d measured requests, %d before the window: want 12, at most 3", measured, early)
+		}
+		if lo, hi := f.inFlightDuring(out.WindowStart, out.WindowEnd); lo != 4 || hi != 4 {
+			t.Errorf("in flight during the window between %d and %d, want exactly 4", lo, hi)
 		}
 	})
 }
