@@ -20,7 +20,7 @@ const shortSlice = 100_000
 // sleeping in the kernel runs, and takes the bytes with their own stamp, before the next event's
 // segment arrives and the kernel merges the two under the later stamp. A custom slice changes
 // no thread's share of the CPU, and needs no privilege. At 256 streams on one CPU beside a busy
-// loop, runs with more than 1% of first tokens late: 1 of 22 with short slices, 11 of 20 without
+// loop, runs with more than 1% of first tokens late: 1 of 35 with short slices, 11 of 26 without
 // (the two interleaved in the same batches); user CPU +12%, the client's threads now running when
 // their work arrives. Closed-loop sends against the simulator left sooner too (2 streams: p90
 // 1.15 ms after the slot freed, 4.17 ms without).
