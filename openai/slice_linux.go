@@ -21,9 +21,9 @@ const shortSlice = 100_000
 // segment arrives and the kernel merges the two under the later stamp. A custom slice changes
 // no thread's share of the CPU, and needs no privilege. At 256 streams on one CPU beside a busy
 // loop, runs with more than 1% of first tokens late: 1 of 35 with short slices, 11 of 26 without
-// (interleaved in the same batches: 0 of 14 against 7 of 14); user CPU +12%, the client's threads now running when
-// their work arrives. Closed-loop sends against the simulator left sooner too (2 streams: p90
-// 1.15 ms after the slot freed, 4.17 ms without).
+// (interleaved in the same batches: 0 of 14 against 7 of 14); user CPU +12%, the client's
+// threads now running when their work arrives. Closed-loop sends against the simulator left
+// sooner too (2 streams: p90 1.15 ms after the slot freed, 4.17 ms without).
 //
 // It is best-effort: a thread that exits meanwhile, or a sandbox that forbids the call, leaves
 // the default slices, and measuring goes on.
