@@ -294,13 +294,13 @@ func (w *Worker) runCell(ctx context.Context, o order, bursts <-chan int) {
 		}
 		return &servebench.Request{Prompt: text, ContextTokens: o.Key.ContextTokens, MaxOutputTokens: o.Key.OutputTokens}, nil
 	}
-	var warmed atomic.Int64
+	var completed atomic.Int64
 	sink := func(rec servebench.Record) {
 		rec.Seq, rec.CellKey, rec.Worker = global(rec.Seq), o.Key, w.Name
 		_ = w.p.send(msg{T: tRecord, Rec: &rec})
 		// the warm-up ends at the Share-th completion, as load.Run's window opens (a straggling
 		// warm-up request does not hold it shut)
-		if o.Key.LoadMode == servebench.ModeSustained && warmed.Add(1) == int64(o.Share) {
+		if o.Key.LoadMode == servebench.ModeSustained && completed.Add(1) == int64(o.Share) {
 			_ = w.p.send(msg{T: tWarm, At: w.clk.since()})
 		}
 	}

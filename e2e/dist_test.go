@@ -301,35 +301,12 @@ func coordinate(t *testing.T, args ...string) (int, string) {
 // distProfile is the demo's fast profile slowed to a per-token step of about 1 ms (its decode
 // takes a third of a millisecond per token): the distributed tests compare two runs' intervals,
 // and a step that short is within the scheduling noise of a busy test machine.
-var (
-	distsimOnce sync.Once
-	distsimPath string
-	distsimErr  error
-)
-
 // startSim starts the simulated server of the distributed tests (e2e/internal/distsim) in a
 // process of its own, built without the race detector so that its timing does not move with
 // the test process's, and returns its base URL.
 func startSim(t *testing.T) string {
 	t.Helper()
-	distsimOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "servebench-distsim-")
-		if err != nil {
-			distsimErr = err
-			return
-		}
-		distsimPath = filepath.Join(dir, "distsim")
-		cmd := exec.Command("go", "build", "-o", distsimPath, "./e2e/internal/distsim")
-		cmd.Dir = ".."
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			distsimErr = fmt.Errorf("go build ./e2e/internal/distsim: %v\n%s", err, out)
-		}
-	})
-	if distsimErr != nil {
-		t.Fatal(distsimErr)
-	}
-	cmd := exec.Command(distsimPath)
+	cmd := exec.Command(build(t, "./e2e/internal/distsim"))
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

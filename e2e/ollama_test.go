@@ -30,33 +30,42 @@ func target(t *testing.T) (url, model string) {
 	return url, model
 }
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
 // cli builds cmd/servebench once per test binary.
-func cli(t *testing.T) string {
+func cli(t *testing.T) string { return build(t, "./cmd/servebench") }
+
+// built holds, per package, the outcome of building it (build).
+var built sync.Map // package path → *buildResult
+
+type buildResult struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// build builds the main package pkg (a path from the module root) once per test binary, with
+// CGO off and without the race detector whatever the tests run under, and returns the binary.
+func build(t *testing.T, pkg string) string {
 	t.Helper()
-	buildOnce.Do(func() {
+	v, _ := built.LoadOrStore(pkg, &buildResult{})
+	b := v.(*buildResult)
+	b.once.Do(func() {
 		dir, err := os.MkdirTemp("", "servebench-e2e-")
 		if err != nil {
-			buildErr = err
+			b.err = err
 			return
 		}
-		binPath = filepath.Join(dir, "servebench")
-		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/servebench")
+		b.path = filepath.Join(dir, filepath.Base(pkg))
+		cmd := exec.Command("go", "build", "-o", b.path, pkg)
 		cmd.Dir = ".."
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build ./cmd/servebench: %v\n%s", err, out)
+			b.err = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
 		}
 	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
+	if b.err != nil {
+		t.Fatal(b.err)
 	}
-	return binPath
+	return b.path
 }
 
 // run is one finished CLI run folder, decoded.

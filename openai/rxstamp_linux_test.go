@@ -204,8 +204,9 @@ func TestWaitLowWater(t *testing.T) {
 	t.Skip("the server goroutine was held up past a sleep slice in every attempt")
 }
 
-// promptWakeups leaves every thread with the short slice, threads started afterwards included,
-// on a kernel that keeps custom slices (6.12 and later); the nice value stays as it was.
+// TestPromptWakeups: promptWakeups leaves every thread with the short slice, and threads started
+// afterwards inherit it, on a kernel that keeps custom slices (6.12 and later); the nice value
+// stays as it was.
 func TestPromptWakeups(t *testing.T) {
 	slices := func() (short, all int) {
 		tasks, err := os.ReadDir("/proc/self/task")
@@ -233,17 +234,32 @@ func TestPromptWakeups(t *testing.T) {
 		t.Skip("this kernel keeps no custom slice for SCHED_NORMAL threads (before 6.12)")
 	}
 	promptWakeups()
-	if short, all := slices(); short != all {
+	short, all := slices()
+	if short != all {
 		t.Fatalf("%d of %d threads have the short slice", short, all)
 	}
-	// new threads: goroutines sleeping in a system call at once each need one
-	var wg sync.WaitGroup
-	for range 16 {
-		wg.Go(func() { _ = unix.Nanosleep(&unix.Timespec{Nsec: 20e6}, nil) })
+	// New threads: each goroutine locked to its thread and blocked holds that thread, so
+	// all + 4 of them at once need at least 4 threads more than there were.
+	var ready, done sync.WaitGroup
+	release := make(chan struct{})
+	for range all + 4 {
+		ready.Add(1)
+		done.Go(func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			ready.Done()
+			<-release
+		})
 	}
-	wg.Wait()
-	if short, all := slices(); short != all {
-		t.Errorf("after new threads started, %d of %d threads have the short slice", short, all)
+	ready.Wait()
+	short2, all2 := slices()
+	close(release)
+	done.Wait()
+	if all2 < all+4 {
+		t.Fatalf("%d threads with %d goroutines locked to theirs: no new threads to look at", all2, all+4)
+	}
+	if short2 != all2 {
+		t.Errorf("after %d new threads started, %d of %d threads have the short slice", all2-all, short2, all2)
 	}
 	if after, _ := syscall.Getpriority(syscall.PRIO_PROCESS, 0); after != nice {
 		t.Errorf("priority %d after, %d before", after, nice)
