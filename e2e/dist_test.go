@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/host"
 	"github.com/servebench/servebench/stats"
 )
 
@@ -25,29 +25,17 @@ import (
 // single-process run of the distributed tests) inside its own network namespace: the wrapper
 // sets up the bridge (see bridgeInto), then runs the binary, which dies with it.
 func TestMain(m *testing.M) {
-	boostPriority()
+	// Every test process, and the processes they start, at nice -5 where that is allowed (root):
+	// these tests compare timings that the simulated server and the clients take a minute apart,
+	// on a machine where the other packages' tests run beside them. At the same priority as
+	// those, the server's TTFT at 2 streams moved from 46 to 57 ms between two runs of the same
+	// plan. A test that insists on a quiet machine should not depend on how busy its neighbours
+	// are.
+	host.RaisePriority(-5)
 	if os.Getenv("SERVEBENCH_TEST_CHILD") == "1" {
 		os.Exit(childMain())
 	}
 	os.Exit(m.Run())
-}
-
-// boostPriority raises the priority of every thread of this process to nice -5 where that is
-// allowed (root); the threads and processes it starts inherit it. These tests compare timings
-// that the simulated server and the clients take a minute apart, on a machine where the other
-// packages' tests run beside them: at the same priority as those, the server's TTFT at 2 streams
-// moved from 46 to 57 ms between two runs of the same plan. A test that insists on a quiet
-// machine should not depend on how busy its neighbours are.
-func boostPriority() {
-	tasks, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		return
-	}
-	for _, task := range tasks {
-		if tid, err := strconv.Atoi(task.Name()); err == nil {
-			_ = syscall.Setpriority(syscall.PRIO_PROCESS, tid, -5)
-		}
-	}
 }
 
 func childMain() int {

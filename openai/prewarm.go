@@ -103,10 +103,7 @@ func (d *dialer) closeStash() {
 // kept-alive connection. Prewarm returns how many connections it opened, and an error naming
 // the cause when it opened fewer than n; measuring can go on (those requests dial on their own,
 // inside the measurement).
-//
-// It first asks the kernel to run this process's threads as soon as they wake (promptWakeups).
 func (c *Client) Prewarm(ctx context.Context, n int) (int, error) {
-	promptWakeups()
 	n -= int(c.dialer.live.Load())
 	if n <= 0 {
 		return 0, nil

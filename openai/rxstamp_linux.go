@@ -242,7 +242,7 @@ var waiters = make(chan struct{}, maxWaiters)
 // arrive into the one waiting, keeping the newest stamp: the first token would be stamped with
 // the arrival of a later one. The sleeping read gives its P up (recvBlocking), so the other
 // goroutines run meanwhile. The kernel wakes the thread at once only if its slice is shorter than
-// the running task's (promptWakeups asks for that): at 256 streams on one CPU beside a busy loop,
+// the running task's (host.ShortSlices asks for that): at 256 streams on one CPU beside a busy loop,
 // 1 of 35 runs had more than 1% of first tokens read late, against 11 of 26 with the default
 // slices (a plain blocking read, which keeps its P, had none late but delayed every other
 // goroutine, and with them the next requests, by up to 13 ms; starting the threads these reads

@@ -25,6 +25,3 @@ const rxSupported = false
 func stampsOn() io.Closer { return nil }
 
 func peerClosed(net.Conn) bool { return false }
-
-// promptWakeups has no short slices to ask for here.
-func promptWakeups() {}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/servebench/servebench"
 	"github.com/servebench/servebench/dist"
+	"github.com/servebench/servebench/host"
 )
 
 // tokenEnv holds the shared secret of a distributed run (coordinator and workers).
@@ -124,6 +125,7 @@ the run is over.`,
 			}
 			sec := &secrets{}
 			sec.add(token)
+			host.ShortSlices() // as a run does: the worker's reads stamp responses
 			w := &dist.Worker{Coordinator: coordinator, Token: token, Name: name, ConnectTimeout: connect,
 				Logf: func(format string, args ...any) { fmt.Fprintf(e.stderr, "servebench: "+format+"\n", args...) },
 				Open: func(ctx context.Context, plan servebench.Plan, marker string) (*dist.Target, error) {

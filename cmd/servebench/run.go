@@ -392,6 +392,7 @@ func (s *session) openRunFolder() error {
 	man.Plan.Metadata = tg.metadata
 	man.ClockSource = tg.client.ClockSource()
 	_, man.ClientPriority = host.RaisePriority(host.ClientNice)
+	host.ShortSlices()
 	this := servebench.Attempt{ID: strconv.Itoa(s.attempt()), StartedAt: man.StartedAt, Command: man.Command,
 		Server: identity(tg.info, tg.model), Status: "running"}
 	if s.resume != nil {

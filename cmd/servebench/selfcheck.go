@@ -24,6 +24,7 @@ process, so the check is pessimistic: a real run carries only the client.`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			_, prio := host.RaisePriority(host.ClientNice) // as a run does
+			host.ShortSlices()
 			res, err := selfcheck.Run(cmd.Context(), cfg)
 			if err != nil {
 				return withCode(exitUsage, err)
