@@ -412,6 +412,9 @@ type Worker struct {
 	LostCause string     `json:"lost_cause,omitempty"`
 	// Requests counts the records it sent (failures included).
 	Requests int `json:"requests"`
+	// Priority is the scheduling priority it sent requests at, as it reported it when it joined
+	// (e.g. "nice -10 (raised from 0 …)"; empty from workers that did not say).
+	Priority string `json:"priority,omitempty"`
 	// Clock lists the measurements of its clock against the coordinator's, one at its join and
 	// one before every cell it took part in.
 	Clock []ClockSample `json:"clock,omitempty"`

@@ -45,6 +45,7 @@ type Coordinator struct {
 type wconn struct {
 	*peer
 	name, host string
+	priority   string
 	origin     int64 // the worker's clock origin, its clock (Unix ns)
 	joinedAt   time.Time
 
@@ -153,6 +154,7 @@ func (c *Coordinator) admit(conn net.Conn) {
 	}
 	_ = conn.SetReadDeadline(time.Time{})
 	w := &wconn{peer: p, name: name, host: servebench.TerminalText(hello.Host, 64, false), origin: ready.Origin,
+		priority: servebench.TerminalText(hello.Priority, 200, false),
 		joinedAt: time.Now().UTC(), pongs: make(chan msg, 8), gone: make(chan struct{})}
 	w.lastSeen.Store(c.clk.now())
 	go c.read(w)
@@ -334,7 +336,7 @@ func (c *Coordinator) Workers() []servebench.Worker {
 	for _, w := range all {
 		w.mu.Lock()
 		out = append(out, servebench.Worker{Name: w.name, Host: w.host, JoinedAt: w.joinedAt, LostAt: w.lostAt, LostCause: w.lostCause,
-			Requests: w.requests, Clock: slices.Clone(w.clockLog)})
+			Requests: w.requests, Priority: w.priority, Clock: slices.Clone(w.clockLog)})
 		w.mu.Unlock()
 	}
 	return out

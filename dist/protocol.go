@@ -39,14 +39,16 @@ const (
 
 // msg is every message; each type uses a few fields.
 type msg struct {
-	T      string           `json:"t"`
-	Name   string           `json:"name,omitempty"`
-	Host   string           `json:"host,omitempty"`
-	Nonce  string           `json:"nonce,omitempty"`
-	MAC    string           `json:"mac,omitempty"`
-	Err    string           `json:"err,omitempty"`
-	Plan   *servebench.Plan `json:"plan,omitempty"`
-	Marker string           `json:"marker,omitempty"`
+	T    string `json:"t"`
+	Name string `json:"name,omitempty"`
+	Host string `json:"host,omitempty"`
+	// Priority is the worker's scheduling priority (hello), as host.RaisePriority describes it.
+	Priority string           `json:"priority,omitempty"`
+	Nonce    string           `json:"nonce,omitempty"`
+	MAC      string           `json:"mac,omitempty"`
+	Err      string           `json:"err,omitempty"`
+	Plan     *servebench.Plan `json:"plan,omitempty"`
+	Marker   string           `json:"marker,omitempty"`
 	// Origin is the worker's clock origin (its clock, Unix ns): its record offsets count from it.
 	Origin int64 `json:"origin,omitempty"`
 	// ID numbers a ping; T1..T3 are the exchange's times (Unix ns, each side's own clock).

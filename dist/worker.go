@@ -37,6 +37,9 @@ type Worker struct {
 	Token       string
 	// Name identifies the worker in records and the report (default host-pid).
 	Name string
+	// Priority says at which scheduling priority the worker sends requests (host.RaisePriority's
+	// sentence); the coordinator puts it in run.json and the report.
+	Priority string
 	// Open opens the plan's target; marker goes into every prompt (see workload.Config.RunID).
 	Open func(ctx context.Context, plan servebench.Plan, marker string) (*Target, error)
 	// ConnectTimeout is how long to keep trying to reach the coordinator (default 5 minutes).
@@ -166,7 +169,7 @@ func (w *Worker) handshake() (servebench.Plan, string, error) {
 	mine := nonce()
 	_ = w.p.conn.SetReadDeadline(time.Now().Add(30 * time.Second))
 	defer w.p.conn.SetReadDeadline(time.Time{})
-	if err := w.p.send(msg{T: tHello, Name: w.Name, Host: host, Nonce: mine}); err != nil {
+	if err := w.p.send(msg{T: tHello, Name: w.Name, Host: host, Priority: w.Priority, Nonce: mine}); err != nil {
 		return servebench.Plan{}, "", err
 	}
 	ch, err := w.p.recv()

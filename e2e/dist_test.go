@@ -417,6 +417,9 @@ func TestDistributedRunMatchesLocal(t *testing.T) {
 		if len(w.Clock) < 2 || w.LostAt != nil || w.Requests == 0 {
 			t.Errorf("worker %s: %d clock samples, lost %v, %d requests", w.Name, len(w.Clock), w.LostAt, w.Requests)
 		}
+		if !strings.HasPrefix(w.Priority, "nice ") { // the worker raises its priority as a run does, and says so
+			t.Errorf("worker %s: priority %q, want the nice value it ran at", w.Name, w.Priority)
+		}
 		for _, c := range w.Clock {
 			if c.UncertaintySeconds <= 0 || c.UncertaintySeconds > 0.05 || abs(c.OffsetSeconds) > c.UncertaintySeconds+0.001 {
 				t.Errorf("worker %s clock %+v: same machine, so |offset| should be within its uncertainty", w.Name, c)

@@ -187,3 +187,31 @@ func TestSearchCostSentence(t *testing.T) {
 		}
 	}
 }
+
+// A distributed run's client is its workers: the report gives each worker's scheduling
+// priority (escaped, as the worker reported it) and not the coordinator's, which sent nothing.
+func TestWorkersPriority(t *testing.T) {
+	in := loadFixture(t)
+	in.Manifest.ClockSource = servebench.ClockKernel
+	in.Manifest.ClientPriority = "nice 0 (coordinator)"
+	in.Results.Workers = []servebench.Worker{
+		{Name: "w1", Host: "a", Requests: 10, Priority: "nice -10 (raised from 0 so that other processes delay the client's reads less)"},
+		{Name: "w2", Host: "b", Requests: 12, Priority: "nice 0 <b>x</b> (not raised)"},
+		{Name: "w3", Host: "c", Requests: 11},
+	}
+	var buf bytes.Buffer
+	if err := Markdown(&buf, Build(in)); err != nil {
+		t.Fatal(err)
+	}
+	md := buf.String()
+	for _, want := range []string{"| w1 | a | 10 | nice -10 |", "| w3 | c | 11 | — |", "Each worker's scheduling priority is in the table of workers"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+	for _, bad := range []string{"coordinator)", "<b>"} {
+		if strings.Contains(md, bad) {
+			t.Errorf("the report contains %q", bad)
+		}
+	}
+}

@@ -311,7 +311,7 @@ func (b *builder) workersBlocks() []Block {
 		return nil
 	}
 	drift, unc := stats.ClockAgreement(ws)
-	t := &Table{Header: []string{"WORKER", "HOST", "REQUESTS", "CLOCK OFFSET", "MEASUREMENTS", "LOST"}}
+	t := &Table{Header: []string{"WORKER", "HOST", "REQUESTS", "PRIORITY", "CLOCK OFFSET", "MEASUREMENTS", "LOST"}}
 	lost := 0
 	for _, w := range ws {
 		off := "—"
@@ -324,7 +324,7 @@ func (b *builder) workersBlocks() []Block {
 			gone = w.LostAt.UTC().Format("15:04:05") + " UTC: " + servebench.TerminalText(w.LostCause, 80, false)
 		}
 		t.Rows = append(t.Rows, []string{servebench.TerminalText(w.Name, 64, false), servebench.TerminalText(w.Host, 64, false),
-			fmt.Sprint(w.Requests), off, fmt.Sprint(len(w.Clock)), gone})
+			fmt.Sprint(w.Requests), shortPriority(w.Priority), off, fmt.Sprint(len(w.Clock)), gone})
 	}
 	text := fmt.Sprintf("Distributed run: the load came from %d worker(s) (servebench worker), coordinated by this run; every record names its worker. "+
 		"A request's own times (start, first token, end) were taken on the one worker that sent it. Windows and throughput need every worker's records on one axis: "+
@@ -347,7 +347,10 @@ func (b *builder) timingBlock() (Block, bool) {
 		}
 	}
 	prio := ""
-	if b.man.ClientPriority != "" {
+	switch {
+	case len(b.res.Workers) > 0: // the coordinator sent no requests: the workers' priorities count
+		prio = " Each worker's scheduling priority is in the table of workers under Methodology."
+	case b.man.ClientPriority != "":
 		prio = " The client ran at scheduling priority " + b.man.ClientPriority + "."
 	}
 	switch b.man.ClockSource {
@@ -357,4 +360,16 @@ func (b *builder) timingBlock() (Block, bool) {
 		return para("Timing: responses were stamped with the time each read returned in user space (kernel receive timestamps were unavailable), so delays of the client itself enter the figures. The Go scheduler's latency over each cell (results.json, cells[].client) bounds them; a cell where it exceeded 1 ms at p99 is marked client-bound: %d cell(s) in this run.%s", bound, prio), true
 	}
 	return Block{}, false
+}
+
+// shortPriority is the nice value of a priority sentence ("nice -10 (raised from 0 …)" →
+// "nice -10"), escaped; "—" when the worker did not say.
+func shortPriority(s string) string {
+	if s == "" {
+		return "—"
+	}
+	if i := strings.Index(s, " ("); i > 0 {
+		s = s[:i]
+	}
+	return servebench.TerminalText(s, 40, false)
 }

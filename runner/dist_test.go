@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -45,7 +46,7 @@ func runDistributed(t *testing.T, srv *controlled, p servebench.Plan, url string
 				kill()
 			}()
 		}
-		w := &dist.Worker{Token: "t", Name: fmt.Sprintf("w%d", i+1), Dial: func(ctx context.Context) (net.Conn, error) { return links.DialContext(ctx, "", "") },
+		w := &dist.Worker{Token: "t", Name: fmt.Sprintf("w%d", i+1), Priority: fmt.Sprintf("nice -%d (test)", i+1), Dial: func(ctx context.Context) (net.Conn, error) { return links.DialContext(ctx, "", "") },
 			Open: func(ctx context.Context, plan servebench.Plan, marker string) (*dist.Target, error) {
 				client, err := openai.New(openai.Config{BaseURL: url, API: servebench.APIChat, Model: "controlled",
 					Origin: time.Now(), MaxConnections: 64, DialContext: ln.DialContext})
@@ -134,6 +135,9 @@ func TestDistributedMatchesLocalOnVirtualTime(t *testing.T) {
 		for _, w := range res.Workers {
 			if len(w.Clock) < 2 || w.Requests != byWorker[w.Name] {
 				t.Errorf("worker %s: %d clock samples, %d requests (%d records)", w.Name, len(w.Clock), w.Requests, byWorker[w.Name])
+			}
+			if want := "nice -" + strings.TrimPrefix(w.Name, "w") + " (test)"; w.Priority != want {
+				t.Errorf("worker %s: priority %q, want %q as it said when it joined", w.Name, w.Priority, want)
 			}
 		}
 	})

@@ -125,8 +125,10 @@ the run is over.`,
 			}
 			sec := &secrets{}
 			sec.add(token)
-			host.ShortSlices() // as a run does: the worker's reads stamp responses
-			w := &dist.Worker{Coordinator: coordinator, Token: token, Name: name, ConnectTimeout: connect,
+			// as a run does: the worker's reads stamp responses
+			_, prio := host.RaisePriority(host.ClientNice)
+			host.ShortSlices()
+			w := &dist.Worker{Coordinator: coordinator, Token: token, Name: name, Priority: prio, ConnectTimeout: connect,
 				Logf: func(format string, args ...any) { fmt.Fprintf(e.stderr, "servebench: "+format+"\n", args...) },
 				Open: func(ctx context.Context, plan servebench.Plan, marker string) (*dist.Target, error) {
 					s := &session{e: e.redacting(sec), sec: sec, plan: plan, marker: marker}
