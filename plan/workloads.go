@@ -350,23 +350,6 @@ var secretHeader = regexp.MustCompile(`(?i)auth|key|token|secret|cookie|password
 // mentions auth, key, token, secret, cookie, password or credential.
 func SecretHeader(name string) bool { return secretHeader.MatchString(name) }
 
-// RedactHeaders returns headers fit to show or save: a secret header's literal value becomes
-// [redacted]; values that only name environment variables (${NAME}) are kept, since they hold
-// no secret themselves.
-func RedactHeaders(h map[string]string) map[string]string {
-	if h == nil {
-		return nil
-	}
-	out := make(map[string]string, len(h))
-	for k, v := range h {
-		if SecretHeader(k) && v != "" && !strings.Contains(v, "${") {
-			v = servebench.Redacted
-		}
-		out[k] = v
-	}
-	return out
-}
-
 func clipText(s string, n int) string {
 	if len(s) <= n {
 		return s

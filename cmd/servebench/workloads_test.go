@@ -147,7 +147,7 @@ func TestRunReplaysDatasetWithRequestControl(t *testing.T) {
 	code, stdout, stderr := runCLIWithEnv(t, map[string]string{"SB_TEST_TOKEN": "tok-very-secret-123"},
 		"run", "--url", base+"/v1", "--dataset", ds, "--mode", "fixed", "--requests", "12", "--concurrency", "3",
 		"--use-cases", "none", "--scenarios", "none", "--out", out, "--quiet", "--index", "none", "--gpu", "none",
-		"--header", "X-Tenant: acme", "--header", "Authorization: Bearer ${SB_TEST_TOKEN}",
+		"--header", "X-Tenant: acme", "--header", "Authorization: Bearer ${SB_TEST_TOKEN}", "--header", "X-Api-Key: key-literal-5555",
 		"--extra-body", `{"top_k": 20}`, "--temperature", "0.5", "--seed", "7")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
@@ -172,8 +172,8 @@ func TestRunReplaysDatasetWithRequestControl(t *testing.T) {
 		if b["top_k"] != 20.0 || b["temperature"] != 0.5 || b["seed"] != 7.0 {
 			t.Errorf("request %d: top_k %v temperature %v seed %v", i, b["top_k"], b["temperature"], b["seed"])
 		}
-		if h := got.headers[i]; h.Get("X-Tenant") != "acme" || h.Get("Authorization") != "Bearer tok-very-secret-123" {
-			t.Errorf("request %d: headers X-Tenant %q Authorization %q", i, h.Get("X-Tenant"), h.Get("Authorization"))
+		if h := got.headers[i]; h.Get("X-Tenant") != "acme" || h.Get("Authorization") != "Bearer tok-very-secret-123" || h.Get("X-Api-Key") != "key-literal-5555" {
+			t.Errorf("request %d: headers X-Tenant %q Authorization %q X-Api-Key %q", i, h.Get("X-Tenant"), h.Get("Authorization"), h.Get("X-Api-Key"))
 		}
 	}
 	for text := range want {
@@ -202,20 +202,23 @@ func TestRunReplaysDatasetWithRequestControl(t *testing.T) {
 	}
 	for _, f := range []string{"run.json", "requests.jsonl", "results.json", "report.md"} {
 		b, _ := os.ReadFile(filepath.Join(out, f))
-		if bytes.Contains(b, []byte("tok-very-secret-123")) {
-			t.Errorf("%s holds the secret header value", f)
+		for _, secret := range []string{"tok-very-secret-123", "key-literal-5555"} {
+			if bytes.Contains(b, []byte(secret)) {
+				t.Errorf("%s holds the secret header value %s", f, secret)
+			}
 		}
 	}
-	if strings.Contains(stdout+stderr, "tok-very-secret-123") {
-		t.Error("the terminal output holds the secret header value")
+	if strings.Contains(stdout+stderr, "tok-very-secret-123") || strings.Contains(stdout+stderr, "key-literal-5555") {
+		t.Error("the terminal output holds a secret header value")
 	}
 	var man servebench.Manifest
 	b, _ := os.ReadFile(filepath.Join(out, "run.json"))
 	if err := json.Unmarshal(b, &man); err != nil {
 		t.Fatal(err)
 	}
-	if man.Plan.Request.Headers["Authorization"] != "Bearer ${SB_TEST_TOKEN}" || man.Plan.Dataset == nil || man.Plan.Request.Temperature == nil {
-		t.Errorf("run.json plan: headers %v dataset %v: want the header template kept, the dataset and sampling saved", man.Plan.Request.Headers, man.Plan.Dataset)
+	if h := man.Plan.Request.Headers; h["Authorization"] != "Bearer ${SB_TEST_TOKEN}" || h["X-Api-Key"] != servebench.Redacted || h["X-Tenant"] != "acme" ||
+		man.Plan.Dataset == nil || man.Plan.Request.Temperature == nil {
+		t.Errorf("run.json plan: headers %v dataset %v: want the header template kept, the literal secret redacted, the dataset and sampling saved", man.Plan.Request.Headers, man.Plan.Dataset)
 	}
 }
 
