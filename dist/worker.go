@@ -38,7 +38,7 @@ type Worker struct {
 	// Name identifies the worker in records and the report (default host-pid).
 	Name string
 	// Priority says at which scheduling priority the worker sends requests (host.RaisePriority's
-	// sentence); the coordinator puts it in run.json and the report.
+	// sentence); the coordinator puts it in results.json and the report.
 	Priority string
 	// Open opens the plan's target; marker goes into every prompt (see workload.Config.RunID).
 	Open func(ctx context.Context, plan servebench.Plan, marker string) (*Target, error)
