@@ -117,6 +117,12 @@ type Validation struct {
 	// and system throughput only.
 	Points                        int
 	MedianErrorPct, WorstErrorPct float64
+	// Limits is the number of the reference's published capacity limits compared (one per use
+	// case), LimitsAgree how many the simulator reproduced (within ±25 % or the same kind: "N+",
+	// not viable), and Misses names the others, e.g. "code completion (~35 published, 17
+	// simulated)".
+	Limits, LimitsAgree int
+	Misses              string
 }
 
 // Fitted engine-overhead parameters, one set per reference configuration (the vllm bench serve
@@ -182,12 +188,15 @@ func (f engineFit) engine(k int) EngineSpec {
 // speed and system throughput points), as `servebench sim validate` measures it; a test in
 // sim/validation keeps these figures equal to the measured ones.
 var validated = map[string]Validation{
-	"glm47-flash-bf16-1xh200":             {Reference: "glm47-flash-bf16-1xh200", Points: 26, MedianErrorPct: 8, WorstErrorPct: 48},
-	"qwen36-35b-a3b-fp8-mtp-1xrtxpro6000": {Reference: "qwen36-35b-a3b-fp8-mtp-1xrtxpro6000", Points: 30, MedianErrorPct: 11, WorstErrorPct: 45},
-	"step37-flash-nvfp4-2xrtxpro6000":     {Reference: "step37-flash-nvfp4-2xrtxpro6000", Points: 30, MedianErrorPct: 9, WorstErrorPct: 29},
-	"step37-flash-bf16-mtp-4xb200":        {Reference: "step37-flash-bf16-mtp-4xb200", Points: 2, MedianErrorPct: 1, WorstErrorPct: 1},
-	"step37-flash-bf16-mtp-8xh100":        {Reference: "step37-flash-bf16-mtp-8xh100", Points: 3, MedianErrorPct: 2, WorstErrorPct: 14},
-	"step37-flash-bf16-mtp-8xa100":        {Reference: "step37-flash-bf16-mtp-8xa100", Points: 3, MedianErrorPct: 34, WorstErrorPct: 54},
+	"glm47-flash-bf16-1xh200": {Reference: "glm47-flash-bf16-1xh200", Points: 26, MedianErrorPct: 8, WorstErrorPct: 48,
+		Limits: 5, LimitsAgree: 5},
+	"qwen36-35b-a3b-fp8-mtp-1xrtxpro6000": {Reference: "qwen36-35b-a3b-fp8-mtp-1xrtxpro6000", Points: 30, MedianErrorPct: 11, WorstErrorPct: 45,
+		Limits: 5, LimitsAgree: 4, Misses: "code completion (~35 published, 17 simulated)"},
+	"step37-flash-nvfp4-2xrtxpro6000": {Reference: "step37-flash-nvfp4-2xrtxpro6000", Points: 30, MedianErrorPct: 9, WorstErrorPct: 29,
+		Limits: 5, LimitsAgree: 5},
+	"step37-flash-bf16-mtp-4xb200": {Reference: "step37-flash-bf16-mtp-4xb200", Points: 2, MedianErrorPct: 1, WorstErrorPct: 1},
+	"step37-flash-bf16-mtp-8xh100": {Reference: "step37-flash-bf16-mtp-8xh100", Points: 3, MedianErrorPct: 2, WorstErrorPct: 14},
+	"step37-flash-bf16-mtp-8xa100": {Reference: "step37-flash-bf16-mtp-8xa100", Points: 3, MedianErrorPct: 34, WorstErrorPct: 54},
 }
 
 // validatedKind is the generic single-GPU BF16 profiles' nearest validated kind: GLM-4.7-Flash
@@ -225,5 +234,12 @@ func (v Validation) Summary() string {
 	if v.Points == 0 {
 		return "not validated"
 	}
-	return fmt.Sprintf("median %.0f%%, worst %.0f%% over %d points of %s", v.MedianErrorPct, v.WorstErrorPct, v.Points, v.Reference)
+	s := fmt.Sprintf("median %.0f%%, worst %.0f%% over %d points of %s", v.MedianErrorPct, v.WorstErrorPct, v.Points, v.Reference)
+	if v.Limits > 0 {
+		s += fmt.Sprintf("; capacity limits %d of %d agree", v.LimitsAgree, v.Limits)
+		if v.Misses != "" {
+			s += ", missed " + v.Misses
+		}
+	}
+	return s
 }

@@ -66,6 +66,13 @@ func simValidationNote(p sim.Profile) string {
 	if v.Points == 0 {
 		return fmt.Sprintf("Simulator profile %q was not validated against published measurements (it models an imaginary or unmeasured configuration): read its figures as trends, not predictions.", p.Name)
 	}
-	return fmt.Sprintf("Simulator agreement: profile %q's kind of configuration was, on %d published points held out from fitting (TTFT, per-user generation speed, system throughput of %s), within a median %.0f%% (worst %.0f%%) of the real measurements; `servebench sim validate` prints the table.",
+	s := fmt.Sprintf("Simulator agreement: profile %q's kind of configuration was, on %d published points held out from fitting (TTFT, per-user generation speed, system throughput of %s), within a median %.0f%% (worst %.0f%%) of the real measurements",
 		p.Name, v.Points, v.Reference, v.MedianErrorPct, v.WorstErrorPct)
+	if v.Limits > 0 {
+		s += fmt.Sprintf(", and %d of its %d published capacity limits came out within ±25%% (or the same kind)", v.LimitsAgree, v.Limits)
+		if v.Misses != "" {
+			s += "; it missed " + v.Misses + ": do not rely on its capacity for that kind of workload"
+		}
+	}
+	return s + ". `servebench sim validate` prints the table."
 }

@@ -26,6 +26,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/servebench/servebench"
 	"github.com/servebench/servebench/capacity"
@@ -493,8 +494,22 @@ func (t Table) ProfileValidation(configID string) sim.Validation {
 		return sim.Validation{}
 	}
 	s := summarise(configID, "", errs)
-	return sim.Validation{Reference: configID, Points: s.Points,
+	v := sim.Validation{Reference: configID, Points: s.Points,
 		MedianErrorPct: math.Round(100 * s.MedianAbs), WorstErrorPct: math.Round(100 * s.WorstAbs)}
+	var misses []string
+	for _, r := range t.Rows {
+		if r.Config != configID || r.Metric != "capacity" {
+			continue
+		}
+		v.Limits++
+		if r.Agrees() {
+			v.LimitsAgree++
+			continue
+		}
+		misses = append(misses, fmt.Sprintf("%s (%s published, %s simulated)", strings.ReplaceAll(r.UseCase, "_", " "), r.pubText(), r.simText()))
+	}
+	v.Misses = strings.Join(misses, "; ")
+	return v
 }
 
 func isHeadline(m string) bool {
