@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/servebench/servebench"
 	"github.com/servebench/servebench/host"
+	"github.com/servebench/servebench/internal/childserver"
 	"github.com/servebench/servebench/stats"
 )
 
@@ -286,39 +286,12 @@ func coordinate(t *testing.T, args ...string) (int, string) {
 }
 
 // startSim serves the fast simulated engine on a loopback port.
-// distProfile is the demo's fast profile slowed to a per-token step of about 1 ms (its decode
-// takes a third of a millisecond per token): the distributed tests compare two runs' intervals,
-// and a step that short is within the scheduling noise of a busy test machine.
 // startSim starts the simulated server of the distributed tests (e2e/internal/distsim) in a
 // process of its own, built without the race detector so that its timing does not move with
 // the test process's, and returns its base URL.
 func startSim(t *testing.T) string {
 	t.Helper()
-	cmd := exec.Command(build(t, "./e2e/internal/distsim"))
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stdin.Close()
-		if err := cmd.Wait(); err != nil {
-			t.Errorf("simulated server: %v\n%s", err, stderr.String())
-		}
-	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		t.Fatalf("simulated server gave no address: %v\n%s", err, stderr.String())
-	}
-	return strings.TrimSpace(line)
+	return childserver.Start(t, exec.Command(build(t, "./e2e/internal/distsim")))
 }
 
 func readResults(t *testing.T, dir string) servebench.Results {

@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/internal/childserver"
 )
 
 // benchEvents is the number of token events per request in the benchmarks.
@@ -96,23 +96,7 @@ func streamServer(b *testing.B, own bool) string {
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestStreamServerProcess$")
 	cmd.Env = append(os.Environ(), streamServerEnv+"=1")
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { in.Close(); _ = cmd.Wait() })
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "http://") {
-		b.Fatalf("the server process said %q (%v)", line, err)
-	}
-	return strings.TrimSpace(line)
+	return childserver.Start(b, cmd)
 }
 
 func benchStream(b *testing.B, userClock, own bool) {
