@@ -188,30 +188,41 @@ func TestSearchCostSentence(t *testing.T) {
 	}
 }
 
-// A distributed run's client is its workers: the report gives each worker's scheduling
-// priority (escaped, as the worker reported it) and not the coordinator's, which sent nothing.
+// A distributed run's client is its workers: the report gives the scheduling priority each
+// worker reported (escaped), grouped when they ran alike, and not the coordinator's, which sent
+// nothing.
 func TestWorkersPriority(t *testing.T) {
-	in := loadFixture(t)
-	in.Manifest.ClockSource = servebench.ClockKernel
-	in.Manifest.ClientPriority = "nice 0 (coordinator)"
-	in.Results.Workers = []servebench.Worker{
-		{Name: "w1", Host: "a", Requests: 10, Priority: "nice -10 (raised from 0 so that other processes delay the client's reads less)"},
-		{Name: "w2", Host: "b", Requests: 12, Priority: "nice 0 <b>x</b> (not raised)"},
-		{Name: "w3", Host: "c", Requests: 11},
-	}
-	var buf bytes.Buffer
-	if err := Markdown(&buf, Build(in)); err != nil {
-		t.Fatal(err)
-	}
-	md := buf.String()
-	for _, want := range []string{"| w1 | a | 10 | nice -10 |", "| w3 | c | 11 | — |", "Each worker's scheduling priority is in the table of workers"} {
-		if !strings.Contains(md, want) {
-			t.Errorf("the report lacks %q", want)
-		}
-	}
-	for _, bad := range []string{"coordinator)", "<b>"} {
-		if strings.Contains(md, bad) {
-			t.Errorf("the report contains %q", bad)
-		}
+	const raised = "nice -10 (raised from 0 so that other processes delay the client's reads less)"
+	for _, tc := range []struct {
+		name    string
+		workers []servebench.Worker
+		want    []string
+	}{
+		{"alike", []servebench.Worker{{Name: "w1", Priority: raised}, {Name: "w2", Priority: raised}},
+			[]string{"Every worker ran at scheduling priority " + raised + "."}},
+		{"different", []servebench.Worker{{Name: "w1", Priority: raised}, {Name: "w2", Priority: "nice 0 <b>x</b> (not raised)"}, {Name: "w3"}, {Name: "w4", Priority: raised}},
+			[]string{"The workers ran at different scheduling priorities: " + raised + " (w1, w4); nice 0 ", "(not raised) (w2); not reported (w3)."}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := loadFixture(t)
+			in.Manifest.ClockSource = servebench.ClockKernel
+			in.Manifest.ClientPriority = "nice 0 (coordinator)"
+			in.Results.Workers = tc.workers
+			var buf bytes.Buffer
+			if err := Markdown(&buf, Build(in)); err != nil {
+				t.Fatal(err)
+			}
+			md := buf.String()
+			for _, want := range tc.want {
+				if !strings.Contains(md, want) {
+					t.Errorf("the report lacks %q", want)
+				}
+			}
+			for _, bad := range []string{"coordinator)", "<b>"} {
+				if strings.Contains(md, bad) {
+					t.Errorf("the report contains %q", bad)
+				}
+			}
+		})
 	}
 }

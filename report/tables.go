@@ -311,7 +311,7 @@ func (b *builder) workersBlocks() []Block {
 		return nil
 	}
 	drift, unc := stats.ClockAgreement(ws)
-	t := &Table{Header: []string{"WORKER", "HOST", "REQUESTS", "PRIORITY", "CLOCK OFFSET", "MEASUREMENTS", "LOST"}}
+	t := &Table{Header: []string{"WORKER", "HOST", "REQUESTS", "CLOCK OFFSET", "MEASUREMENTS", "LOST"}}
 	lost := 0
 	for _, w := range ws {
 		off := "—"
@@ -324,7 +324,7 @@ func (b *builder) workersBlocks() []Block {
 			gone = w.LostAt.UTC().Format("15:04:05") + " UTC: " + servebench.TerminalText(w.LostCause, 80, false)
 		}
 		t.Rows = append(t.Rows, []string{servebench.TerminalText(w.Name, 64, false), servebench.TerminalText(w.Host, 64, false),
-			fmt.Sprint(w.Requests), shortPriority(w.Priority), off, fmt.Sprint(len(w.Clock)), gone})
+			fmt.Sprint(w.Requests), off, fmt.Sprint(len(w.Clock)), gone})
 	}
 	text := fmt.Sprintf("Distributed run: the load came from %d worker(s) (servebench worker), coordinated by this run; every record names its worker. "+
 		"A request's own times (start, first token, end) were taken on the one worker that sent it. Windows and throughput need every worker's records on one axis: "+
@@ -349,7 +349,7 @@ func (b *builder) timingBlock() (Block, bool) {
 	prio := ""
 	switch {
 	case len(b.res.Workers) > 0: // the coordinator sent no requests: the workers' priorities count
-		prio = " Each worker's scheduling priority is in the table of workers under Methodology."
+		prio = " " + workersPriority(b.res.Workers)
 	case b.man.ClientPriority != "":
 		prio = " The client ran at scheduling priority " + b.man.ClientPriority + "."
 	}
@@ -362,14 +362,28 @@ func (b *builder) timingBlock() (Block, bool) {
 	return Block{}, false
 }
 
-// shortPriority is the nice value of a priority sentence ("nice -10 (raised from 0 …)" →
-// "nice -10"), escaped; "—" when the worker did not say.
-func shortPriority(s string) string {
-	if s == "" {
-		return "—"
+// workersPriority says at which scheduling priority a distributed run's workers sent their
+// requests, as each reported it (escaped): one sentence when they all ran alike, else each
+// priority with the workers that ran at it.
+func workersPriority(ws []servebench.Worker) string {
+	var order []string
+	names := map[string][]string{}
+	for _, w := range ws {
+		p := servebench.TerminalText(w.Priority, 200, false)
+		if p == "" {
+			p = "not reported"
+		}
+		if names[p] == nil {
+			order = append(order, p)
+		}
+		names[p] = append(names[p], servebench.TerminalText(w.Name, 64, false))
 	}
-	if i := strings.Index(s, " ("); i > 0 {
-		s = s[:i]
+	if len(order) == 1 {
+		return "Every worker ran at scheduling priority " + order[0] + "."
 	}
-	return servebench.TerminalText(s, 40, false)
+	parts := make([]string, len(order))
+	for i, p := range order {
+		parts[i] = p + " (" + strings.Join(names[p], ", ") + ")"
+	}
+	return "The workers ran at different scheduling priorities: " + strings.Join(parts, "; ") + "."
 }

@@ -118,8 +118,8 @@ type Validation struct {
 	Points                        int
 	MedianErrorPct, WorstErrorPct float64
 	// Limits is the number of the reference's published capacity limits compared (one per use
-	// case), LimitsAgree how many the simulator reproduced (within ±25 % or the same kind: "N+",
-	// not viable), and Misses names the others, e.g. "code completion (~35 published, 17
+	// case), LimitsAgree how many the simulator reproduced (as sim/validation's Row.Agrees
+	// decides), and Misses names the others, e.g. "code completion (~35 published, 17
 	// simulated)".
 	Limits, LimitsAgree int
 	Misses              string

@@ -69,7 +69,7 @@ func simValidationNote(p sim.Profile) string {
 	s := fmt.Sprintf("Simulator agreement: profile %q's kind of configuration was, on %d published points held out from fitting (TTFT, per-user generation speed, system throughput of %s), within a median %.0f%% (worst %.0f%%) of the real measurements",
 		p.Name, v.Points, v.Reference, v.MedianErrorPct, v.WorstErrorPct)
 	if v.Limits > 0 {
-		s += fmt.Sprintf(", and %d of its %d published capacity limits came out within ±25%% (or the same kind)", v.LimitsAgree, v.Limits)
+		s += fmt.Sprintf(", and %d of its %d published capacity limits came out within ±%.0f%% (or the same kind)", v.LimitsAgree, v.Limits, 100*validation.CapacityBound)
 		if v.Misses != "" {
 			s += "; it missed " + v.Misses + ": do not rely on its capacity for that kind of workload"
 		}
