@@ -297,18 +297,14 @@ func (w *Worker) runCell(ctx context.Context, o order, bursts <-chan int) {
 		}
 		return &servebench.Request{Prompt: text, ContextTokens: o.Key.ContextTokens, MaxOutputTokens: o.Key.OutputTokens}, nil
 	}
-	var completed atomic.Int64
 	sink := func(rec servebench.Record) {
 		rec.Seq, rec.CellKey, rec.Worker = global(rec.Seq), o.Key, w.Name
 		_ = w.p.send(msg{T: tRecord, Rec: &rec})
-		// the warm-up ends at the Share-th completion, as load.Run's window opens (a straggling
-		// warm-up request does not hold it shut)
-		if o.Key.LoadMode == servebench.ModeSustained && completed.Add(1) == int64(o.Share) {
-			_ = w.p.send(msg{T: tWarm, At: w.clk.since()})
-		}
 	}
 	var local atomic.Int64
-	spec := load.Spec{NextSeq: &local, Clock: func() time.Duration { return time.Since(w.clk.origin) }}
+	spec := load.Spec{NextSeq: &local, Clock: func() time.Duration { return time.Since(w.clk.origin) },
+		// the worker's warm-up ends where load.Run opens its window
+		WindowOpened: func(at float64) { _ = w.p.send(msg{T: tWarm, At: at}) }}
 	var out load.Outcome
 	var err error
 	switch o.Key.LoadMode {

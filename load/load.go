@@ -61,6 +61,10 @@ type Spec struct {
 	NextSeq *atomic.Int64
 	// Clock is the offset from the run origin on the monotonic clock (default: since Run began).
 	Clock func() time.Duration
+	// WindowOpened, when set, is called once in sustained mode, the moment the measured window
+	// opens, with the offset Outcome.WindowStart will hold (a distributed worker reports its
+	// warm-up's end with it).
+	WindowOpened func(at float64)
 }
 
 // Outcome describes what a driver did. Offsets are seconds from the run origin (Spec.Clock).
@@ -278,7 +282,11 @@ func (d *driver) sustained(ctx context.Context) (Outcome, error) {
 					break
 				}
 				if completed.Add(1) == int64(n) {
-					windowStart.Store(d.now())
+					at := d.now()
+					windowStart.Store(at)
+					if d.spec.WindowOpened != nil {
+						d.spec.WindowOpened(at)
+					}
 				}
 			}
 			windowEnd.CompareAndSwap(nil, d.now())

@@ -142,12 +142,18 @@ func TestSustainedWindowOpensAtNthCompletion(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := &fake{origin: time.Now(), dur: time.Second, slow: map[int64]time.Duration{0: 10 * time.Second}}
 		var c collector
-		out, err := Run(context.Background(), spec(servebench.ModeSustained, 4, f), f, source, c.sink)
+		sp := spec(servebench.ModeSustained, 4, f)
+		var opened []float64
+		sp.WindowOpened = func(at float64) { opened = append(opened, at) }
+		out, err := Run(context.Background(), sp, f, source, c.sink)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if out.WindowStart != 2 {
 			t.Errorf("window starts at %v s, want 2 (the 4th completion)", out.WindowStart)
+		}
+		if len(opened) != 1 || opened[0] != out.WindowStart {
+			t.Errorf("WindowOpened called with %v, want once with the window's start %v", opened, out.WindowStart)
 		}
 		early := 0
 		for _, r := range c.recs {
