@@ -87,13 +87,11 @@ func flatten(v any) (flatRow, error) {
 		case json.Delim:
 			switch t {
 			case '{':
-				var keys []string
 				for dec.More() {
 					kt, err := dec.Token()
 					if err != nil {
 						return err
 					}
-					keys = append(keys, kt.(string))
 					if err := walk(join(kt.(string))); err != nil {
 						return err
 					}

@@ -152,10 +152,7 @@ func (b *builder) sectionTelemetry() {
 }
 
 func (b *builder) sectionNotes() {
-	var notes []string
-	for _, n := range b.res.Notes {
-		notes = append(notes, n)
-	}
+	notes := append([]string(nil), b.res.Notes...)
 	var skippedOrder []string
 	skipped := map[string][]string{}
 	mismatches, retries, late, dropped, maxDev := 0, 0, 0, 0, 0
