@@ -68,6 +68,9 @@ func TestExitCode130Interrupted(t *testing.T) {
 	if !strings.Contains(errb.String(), "servebench run --resume "+dir) {
 		t.Errorf("stderr does not say how to resume:\n%s", errb.String())
 	}
+	if !strings.Contains(errb.String(), "stopped by Ctrl-C or SIGTERM") || strings.Contains(errb.String(), "context canceled") {
+		t.Errorf("stderr does not name the interrupt as the cause (or leaks the context error):\n%s", errb.String())
+	}
 	var man servebench.Manifest
 	b, err := os.ReadFile(filepath.Join(dir, "run.json"))
 	if err != nil || json.Unmarshal(b, &man) != nil || man.Status != "interrupted" {
@@ -75,5 +78,25 @@ func TestExitCode130Interrupted(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "results.json")); err != nil {
 		t.Errorf("an interrupted run keeps its results.json: %v", err)
+	}
+}
+
+// The first Ctrl-C promises to write what was measured only where it does: run (a worker's
+// records are written by its coordinator).
+func TestInterruptNote(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		measure bool
+	}{
+		{[]string{"run", "--out", "x"}, true},
+		{[]string{"worker", "--coordinator", "x"}, false},
+		{[]string{"sim", "--listen", "127.0.0.1:0"}, false},
+		{[]string{"serve"}, false},
+		{nil, false},
+	} {
+		got := strings.Contains(interruptNote(tc.args), "writing what was measured")
+		if got != tc.measure {
+			t.Errorf("%v: %q", tc.args, interruptNote(tc.args))
+		}
 	}
 }

@@ -55,21 +55,37 @@ type env struct {
 }
 
 func main() {
-	ctx, stop := interruptContext()
+	ctx, stop := interruptContext(interruptNote(os.Args[1:]))
 	defer stop()
 	e := &env{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, args: os.Args}
 	os.Exit(execute(ctx, e, os.Args[1:]))
 }
 
-// interruptContext is canceled by the first Ctrl-C (the run stops sending, records what it has
-// and writes its results and report); a second Ctrl-C exits at once.
-func interruptContext() (context.Context, func()) {
+// interruptNote is what the first Ctrl-C says: run stops sending and keeps what it measured, a
+// worker leaves its coordinator's run, the others (sim, serve, ...) only shut down.
+func interruptNote(args []string) string {
+	cmd := ""
+	if len(args) > 0 {
+		cmd = args[0]
+	}
+	switch cmd {
+	case "run":
+		return "interrupted: stopping new requests and writing what was measured (Ctrl-C again to quit at once)"
+	case "worker":
+		return "interrupted: leaving the run; the coordinator records this worker's requests still in flight as failed (Ctrl-C again to quit at once)"
+	}
+	return "interrupted: shutting down (Ctrl-C again to quit at once)"
+}
+
+// interruptContext is canceled by the first Ctrl-C, which prints note (a run stops sending,
+// records what it has and writes its results and report); a second Ctrl-C exits at once.
+func interruptContext(note string) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ch := make(chan os.Signal, 2)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		<-ch
-		fmt.Fprintln(os.Stderr, "\ninterrupted: stopping new requests and writing what was measured (Ctrl-C again to quit at once)")
+		fmt.Fprintln(os.Stderr, "\n"+note)
 		cancel()
 		<-ch
 		os.Exit(exitInterrupted)

@@ -487,6 +487,8 @@ func (s *session) finish(ctx context.Context, res servebench.Results, runErr err
 	switch {
 	case runErr != nil && ctx.Err() != nil:
 		man.Status, code, resumable = "interrupted", exitInterrupted, true
+		// The cause is the user's signal, not the context error it surfaced as.
+		runErr = errors.New("stopped by Ctrl-C or SIGTERM before the plan was complete; every request measured so far is kept in the run folder")
 	case errors.Is(runErr, runner.ErrServerGone), errors.Is(runErr, load.ErrGeneratorGone):
 		man.Status, man.Error, code, resumable = "interrupted", runErr.Error(), exitUnreachable, true
 	case errors.Is(runErr, runner.ErrWrite):
