@@ -88,11 +88,70 @@ func twoRuns(t *testing.T) []Input {
 	a, b := loadFixture(t), loadFixture(t)
 	b.Manifest.Plan.Metadata.GPU = "1x H100 SXM"
 	for i := range b.Results.Cells {
-		b.Results.Cells[i].SystemOutputThroughputTPS *= 0.6
-		b.Results.Cells[i].TTFTSeconds.Mean *= 1.5
+		c := &b.Results.Cells[i]
+		c.SystemOutputThroughputTPS *= 0.6
+		if iv := c.SystemOutputThroughputCI95; iv != nil {
+			c.SystemOutputThroughputCI95 = &servebench.Interval{Low: iv.Low * 0.6, High: iv.High * 0.6}
+		}
+		c.TTFTSeconds.Mean *= 1.5
+		if iv := c.TTFTSeconds.CI95; iv != nil {
+			c.TTFTSeconds.CI95 = &servebench.Interval{Low: iv.Low * 1.5, High: iv.High * 1.5}
+		}
 	}
 	b.Results.Cells = b.Results.Cells[1:] // the second run lacks one cell: common cells only
 	return []Input{a, b}
+}
+
+// The comparison's headline says whether the output-throughput difference between the runs
+// is more than their 95% intervals: a clear one (the fixture's 0.6×), one inside the noise
+// (the same run twice, 1% apart), and one without an interval.
+func TestCompareSaysWhetherRunsDiffer(t *testing.T) {
+	head := func(runs []Input) string {
+		t.Helper()
+		var buf bytes.Buffer
+		if err := CompareMarkdown(&buf, Compare(runs)); err != nil {
+			t.Fatal(err)
+		}
+		out := buf.String()
+		i := strings.Index(out, "## <a id=\"common-cells\">")
+		if i < 0 {
+			t.Fatal("no common-cells section")
+		}
+		return out[:i]
+	}
+	// every cell's throughput known within ±3% (the fixture's cells carry no intervals)
+	withIntervals := func(in Input) Input {
+		for i := range in.Results.Cells {
+			c := &in.Results.Cells[i]
+			v := c.SystemOutputThroughputTPS
+			c.SystemOutputThroughputCI95 = &servebench.Interval{Low: 0.97 * v, High: 1.03 * v}
+		}
+		return in
+	}
+	runs := twoRuns(t)
+	runs[0], runs[1] = withIntervals(runs[0]), withIntervals(runs[1])
+	if h := head(runs); !strings.Contains(h, "1x H200 SXM generates 1.67× the output throughput of 1x H100 SXM") ||
+		!strings.Contains(h, "is more than the two runs' uncertainty") {
+		t.Errorf("a 0.6× run is not reported as a measured difference:\n%s", h)
+	}
+
+	a, b := loadFixture(t), loadFixture(t)
+	b.Manifest.Plan.Metadata.GPU = "1x H100 SXM"
+	for i := range b.Results.Cells {
+		b.Results.Cells[i].SystemOutputThroughputTPS *= 0.99
+	}
+	a, b = withIntervals(a), withIntervals(b)
+	if h := head([]Input{a, b}); !strings.Contains(h, "1x H200 SXM and 1x H100 SXM do not differ measurably in output throughput") ||
+		strings.Contains(h, "generates") {
+		t.Errorf("runs 1%% apart within their intervals are reported as different:\n%s", h)
+	}
+
+	for i := range b.Results.Cells {
+		b.Results.Cells[i].SystemOutputThroughputCI95 = nil
+	}
+	if h := head([]Input{a, b}); !strings.Contains(h, "whether the difference is more than noise is not known") {
+		t.Errorf("a difference without intervals is not qualified:\n%s", h)
+	}
 }
 
 func TestGoldenCompareMarkdown(t *testing.T) {

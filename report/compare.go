@@ -7,6 +7,7 @@ import (
 
 	servebench "github.com/servebench/servebench"
 	"github.com/servebench/servebench/capacity"
+	"github.com/servebench/servebench/stats"
 )
 
 // Comparison is a side-by-side report of several runs (e.g. one model on B200, H100 and A100),
@@ -214,8 +215,8 @@ func describeKey(k cmpKey) string {
 }
 
 func compareHeadline(labels []string, idx []map[cmpKey]*servebench.CellResult, k cmpKey) Section {
-	tp := &Table{Caption: "Token throughput", Header: append([]string{"METRIC"}, labels...)}
-	lat := &Table{Caption: "Latency (mean / p99, ms)", Header: append([]string{"METRIC"}, labels...)}
+	tp := &Table{Caption: "Token throughput (± the 95% interval)", Header: append([]string{"METRIC"}, labels...)}
+	lat := &Table{Caption: "Latency (mean ± its 95% interval / p99, ms)", Header: append([]string{"METRIC"}, labels...)}
 	row := func(t *Table, name string, f func(*servebench.CellResult) string) {
 		r := []string{name}
 		for _, m := range idx {
@@ -223,18 +224,35 @@ func compareHeadline(labels []string, idx []map[cmpKey]*servebench.CellResult, k
 		}
 		t.Rows = append(t.Rows, r)
 	}
-	row(tp, "Output generation (tok/s)", func(c *servebench.CellResult) string { return fmtInt(int(c.SystemOutputThroughputTPS + 0.5)) })
-	row(tp, "Total, input & output (tok/s)", func(c *servebench.CellResult) string { return fmtInt(int(c.TotalThroughputTPS + 0.5)) })
-	row(tp, "Per-user generation (tok/s)", func(c *servebench.CellResult) string { return fmtNum(c.GenerationSpeedTPS.Mean, 1) })
+	row(tp, "Output generation (tok/s)", func(c *servebench.CellResult) string {
+		return fmtInt(int(c.SystemOutputThroughputTPS+0.5)) + plusMinusIv(c.SystemOutputThroughputCI95, c.SystemOutputThroughputTPS)
+	})
+	row(tp, "Total, input & output (tok/s)", func(c *servebench.CellResult) string {
+		return fmtInt(int(c.TotalThroughputTPS+0.5)) + plusMinusIv(c.TotalThroughputCI95, c.TotalThroughputTPS)
+	})
+	row(tp, "Per-user generation (tok/s)", func(c *servebench.CellResult) string {
+		return fmtNum(c.GenerationSpeedTPS.Mean, 1) + plusMinusIv(c.GenerationSpeedTPS.CI95, c.GenerationSpeedTPS.Mean)
+	})
 	row(tp, "Success rate", func(c *servebench.CellResult) string { return fmtPct(c.SuccessRate) })
+	row(tp, "Validity", func(c *servebench.CellResult) string { return validityLabel(c.Validity) })
 	pair := func(s servebench.Summary) string {
-		return fmtNum(s.Mean*1000, 1) + " / " + fmtOpt(s.P99, func(v float64) string { return fmtNum(v*1000, 1) })
+		return fmtNum(s.Mean*1000, 1) + plusMinusIv(s.CI95, s.Mean) + " / " + fmtOpt(s.P99, func(v float64) string { return fmtNum(v*1000, 1) })
 	}
 	row(lat, "Time to first token", func(c *servebench.CellResult) string { return pair(c.TTFTSeconds) })
 	row(lat, "ITL (per token; vLLM's TPOT)", func(c *servebench.CellResult) string { return pair(c.ITLSeconds) })
 	row(lat, upperFirst(termChunkGap)+" (vLLM's ITL)", func(c *servebench.CellResult) string { return pair(c.ChunkGapSeconds) })
 	row(lat, "End-to-end latency", func(c *servebench.CellResult) string { return pair(c.E2ELatencySeconds) })
-	// sentence: who leads on output throughput
+	blocks := []Block{para("Workload: %s, the heaviest cell measured in every run.", describeKey(k)), tableB(tp), tableB(lat)}
+	if s := throughputVerdict(labels, idx, k); s != "" {
+		blocks = append(blocks, para("%s", s))
+	}
+	return Section{ID: "headline", Title: "Token Throughput and Latency", Level: 1, Blocks: blocks}
+}
+
+// throughputVerdict says which run leads on output throughput at cell k, by how much, and
+// whether the runs' 95% intervals show that difference (stats.DifferenceCI95 of the highest
+// and the lowest run): a ratio between two runs the data cannot tell apart is not a finding.
+func throughputVerdict(labels []string, idx []map[cmpKey]*servebench.CellResult, k cmpKey) string {
 	best, worst := 0, 0
 	for i, m := range idx {
 		if m[k].SystemOutputThroughputTPS > idx[best][k].SystemOutputThroughputTPS {
@@ -244,13 +262,25 @@ func compareHeadline(labels []string, idx []map[cmpKey]*servebench.CellResult, k
 			worst = i
 		}
 	}
-	blocks := []Block{para("Workload: %s, the heaviest cell measured in every run.", describeKey(k)), tableB(tp), tableB(lat)}
-	if best != worst && idx[worst][k].SystemOutputThroughputTPS > 0 {
-		blocks = append(blocks, para("%s generates %.1f× the output throughput of %s at this workload (%s vs %s).", labels[best],
-			idx[best][k].SystemOutputThroughputTPS/idx[worst][k].SystemOutputThroughputTPS, labels[worst],
-			fmtTPS(idx[best][k].SystemOutputThroughputTPS), fmtTPS(idx[worst][k].SystemOutputThroughputTPS)))
+	hi, lo := idx[best][k], idx[worst][k]
+	if best == worst || lo.SystemOutputThroughputTPS <= 0 {
+		return ""
 	}
-	return Section{ID: "headline", Title: "Token Throughput and Latency", Level: 1, Blocks: blocks}
+	d := hi.SystemOutputThroughputTPS - lo.SystemOutputThroughputTPS
+	values := fmt.Sprintf("%s vs %s", fmtTPS(hi.SystemOutputThroughputTPS), fmtTPS(lo.SystemOutputThroughputTPS))
+	iv, ok := stats.DifferenceCI95(hi.SystemOutputThroughputTPS, hi.SystemOutputThroughputCI95, lo.SystemOutputThroughputTPS, lo.SystemOutputThroughputCI95)
+	ratio := hi.SystemOutputThroughputTPS / lo.SystemOutputThroughputTPS
+	switch {
+	case !ok:
+		return fmt.Sprintf("%s generates %.2f× the output throughput of %s at this workload (%s); at least one of the two has no 95%% interval for it (a window shorter than two request lifetimes, or a run folder from before servebench reported intervals), so whether the difference is more than noise is not known.",
+			labels[best], ratio, labels[worst], values)
+	case iv.Low > 0:
+		return fmt.Sprintf("%s generates %.2f× the output throughput of %s at this workload (%s; the difference, %s ± %s tok/s at 95%%, is more than the two runs' uncertainty).",
+			labels[best], ratio, labels[worst], values, fmtNum(d, 1), fmtNum((iv.High-iv.Low)/2, 1))
+	default:
+		return fmt.Sprintf("%s and %s do not differ measurably in output throughput at this workload (%s: the difference, %s ± %s tok/s at 95%%, includes zero).",
+			labels[best], labels[worst], values, fmtNum(d, 1), fmtNum((iv.High-iv.Low)/2, 1))
+	}
 }
 
 func compareAllCells(labels []string, idx []map[cmpKey]*servebench.CellResult, common []cmpKey) Section {
@@ -262,12 +292,14 @@ func compareAllCells(labels []string, idx []map[cmpKey]*servebench.CellResult, c
 	for _, k := range common {
 		r := []string{fmt.Sprintf("%s %s/%d c=%d", k.scenario, ctxLabel(k.ctx), k.out, k.conc)}
 		for _, m := range idx {
-			r = append(r, fmtNum(m[k].SystemOutputThroughputTPS, 1), fmtDur(m[k].TTFTSeconds.Mean))
+			c := m[k]
+			r = append(r, fmtNum(c.SystemOutputThroughputTPS, 1)+plusMinusIv(c.SystemOutputThroughputCI95, c.SystemOutputThroughputTPS)+after(caveat(c)),
+				fmtDur(c.TTFTSeconds.Mean)+plusMinusIv(c.TTFTSeconds.CI95, c.TTFTSeconds.Mean))
 		}
 		t.Rows = append(t.Rows, r)
 	}
 	return Section{ID: "common-cells", Title: "Every Common Cell", Level: 1, Blocks: []Block{
-		para("Output throughput and mean TTFT at each of the %s measured in every run.", plural(len(common), "cell")), tableB(t)}}
+		para("Output throughput and mean TTFT at each of the %s measured in every run (± the 95%% interval; a cell that is not valid says so beside its throughput).", plural(len(common), "cell")), tableB(t)}}
 }
 
 // compareCharts overlays the runs over concurrency at the headline cell's scenario, context and

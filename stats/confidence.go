@@ -49,6 +49,26 @@ func MeanCI95(values []float64) (iv servebench.Interval, ok bool) {
 	return servebench.Interval{Low: m - h, High: m + h}, true
 }
 
+// DifferenceCI95 is the 95% interval of the difference a − b between two independent
+// estimates, each given with its own 95% interval (ia around a, ib around b), in their unit:
+//
+//	(a − b) ± √(ha² + hb²),   h = the larger distance from an estimate to an end of its interval
+//
+// The half-widths add in quadrature, as the standard errors of independent estimates do (two
+// runs, or two cells, measured apart); taking each interval's larger side keeps an interval cut
+// at 0 from counting as narrower than it was. When the result excludes 0 the data show a
+// difference at 95%; when it includes 0 they do not. ok is false when either interval is
+// missing or unbounded: the difference then has no interval.
+func DifferenceCI95(a float64, ia *servebench.Interval, b float64, ib *servebench.Interval) (iv servebench.Interval, ok bool) {
+	if ia == nil || ib == nil || !ia.Bounded() || !ib.Bounded() {
+		return iv, false
+	}
+	ha := math.Max(a-ia.Low, ia.High-a)
+	hb := math.Max(b-ib.Low, ib.High-b)
+	h := math.Hypot(ha, hb)
+	return servebench.Interval{Low: a - b - h, High: a - b + h}, true
+}
+
 // PercentileCI95 is the distribution-free 95% confidence interval of the q-quantile from the
 // sorted sample (ascending), by order statistics: with B ~ Binomial(n, q) the number of values
 // at or below the true quantile,

@@ -117,3 +117,40 @@ func TestValidityAdd(t *testing.T) {
 		t.Errorf("valid marshals as %s", b)
 	}
 }
+
+// DifferenceCI95: half-widths add in quadrature, the larger side of a cut interval counts, and
+// a missing or unbounded interval gives none.
+func TestDifferenceCI95(t *testing.T) {
+	iv := func(lo, hi float64) *servebench.Interval { return &servebench.Interval{Low: lo, High: hi} }
+	for _, tc := range []struct {
+		name     string
+		a        float64
+		ia       *servebench.Interval
+		b        float64
+		ib       *servebench.Interval
+		lo, hi   float64
+		ok       bool
+		excludes bool // the interval excludes 0: a measured difference
+	}{
+		{"3-4-5", 100, iv(97, 103), 90, iv(86, 94), 5, 15, true, true},
+		{"overlapping, no difference", 100, iv(90, 110), 95, iv(85, 105), 5 - math.Hypot(10, 10), 5 + math.Hypot(10, 10), true, false},
+		{"cut at 0 counts its larger side", 10, iv(0, 30), 2, iv(1, 3), 8 - math.Hypot(20, 1), 8 + math.Hypot(20, 1), true, false},
+		{"no interval", 100, nil, 90, iv(86, 94), 0, 0, false, false},
+		{"unbounded", 100, iv(math.Inf(-1), 103), 90, iv(86, 94), 0, 0, false, false},
+	} {
+		got, ok := stats.DifferenceCI95(tc.a, tc.ia, tc.b, tc.ib)
+		if ok != tc.ok {
+			t.Errorf("%s: ok %v, want %v", tc.name, ok, tc.ok)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		if math.Abs(got.Low-tc.lo) > 1e-9 || math.Abs(got.High-tc.hi) > 1e-9 {
+			t.Errorf("%s: [%g, %g], want [%g, %g]", tc.name, got.Low, got.High, tc.lo, tc.hi)
+		}
+		if ex := got.Low > 0 || got.High < 0; ex != tc.excludes {
+			t.Errorf("%s: excludes 0 = %v, want %v", tc.name, ex, tc.excludes)
+		}
+	}
+}
