@@ -285,3 +285,29 @@ func TestWorkersPriority(t *testing.T) {
 		})
 	}
 }
+
+// The capacity table of a comparison gives, beside a run's limit, the levels its data cannot
+// tell apart from it, when those are more than one.
+func TestCompareCapacityShowsTheLimitRange(t *testing.T) {
+	runs := twoRuns(t)
+	var cr *servebench.CapacityResult
+	for i := range runs[0].Results.Capacity {
+		if c := &runs[0].Results.Capacity[i]; c.Limit != nil && *c.Limit > 1 && c.LimitKind == servebench.LimitMeasured {
+			cr = c
+			break
+		}
+	}
+	if cr == nil {
+		t.Fatal("the fixture has no measured limit above 1")
+	}
+	l := *cr.Limit
+	cr.LimitRange = &[2]int{l - 1, l + 1}
+	var buf bytes.Buffer
+	if err := CompareMarkdown(&buf, Compare(runs)); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("| %s (%d–%d) |", capacity.LimitLabel(*cr), l-1, l+1)
+	if !strings.Contains(buf.String(), want) {
+		t.Errorf("capacity table lacks %q:\n%s", want, buf.String()[strings.Index(buf.String(), "Capacity per Use Case"):])
+	}
+}

@@ -169,6 +169,10 @@ func Compare(ins []Input) *Comparison {
 	titles := map[string]string{}
 	limits := map[string][]string{}
 	for i, r := range reps {
+		ranges := map[string]*[2]int{} // use case @ context → the levels its data cannot tell apart
+		for _, cr := range ins[i].Results.Capacity {
+			ranges[cr.UseCase+"@"+fmt.Sprint(cr.ContextTokens)] = cr.LimitRange
+		}
 		for _, v := range r.Capacity {
 			k := v.UseCase + "@" + v.Context
 			if _, ok := limits[k]; !ok {
@@ -177,6 +181,9 @@ func Compare(ins []Input) *Comparison {
 				limits[k] = make([]string, len(reps))
 			}
 			limits[k][i] = v.LimitLabel
+			if rg := ranges[v.UseCase+"@"+fmt.Sprint(v.ContextTokens)]; rg != nil && rg[0] != rg[1] {
+				limits[k][i] += fmt.Sprintf(" (%d–%d)", rg[0], rg[1])
+			}
 		}
 	}
 	for _, k := range order {
@@ -189,7 +196,7 @@ func Compare(ins []Input) *Comparison {
 		}
 		capT.Rows = append(capT.Rows, row)
 	}
-	capBlocks := []Block{para("Largest concurrency within each use case's thresholds, per run (\"~\" interpolated, \"+\" the search ceiling still passed).")}
+	capBlocks := []Block{para("Largest concurrency within each use case's thresholds, per run (\"~\" interpolated, \"+\" the search ceiling still passed; in parentheses the levels the run's data cannot tell apart from its limit at 95%% confidence, where that is more than one).")}
 	if len(capT.Rows) > 0 {
 		capBlocks = append(capBlocks, tableB(capT))
 	} else {
