@@ -10,6 +10,7 @@ import (
 
 	"github.com/servebench/servebench"
 	"github.com/servebench/servebench/capacity"
+	"github.com/servebench/servebench/stats"
 	"github.com/servebench/servebench/store"
 )
 
@@ -44,6 +45,10 @@ type RunSummary struct {
 	Cells      int       `json:"cells"`
 	// PeakThroughputTPS is the run's peak system output throughput (tokens/s, stats.Peak).
 	PeakThroughputTPS float64 `json:"peak_throughput_tps"`
+	// PeakThroughputCI95 is that cell's 95% interval (tokens/s); only in a run's document (the
+	// list of runs is read from the index, which does not keep it), and absent when the cell
+	// has none.
+	PeakThroughputCI95 *servebench.Interval `json:"peak_throughput_tps_ci95,omitempty"`
 	// SuccessRate is the run's success rate over its measured requests (stats.RunSuccess).
 	SuccessRate float64 `json:"success_rate"`
 	// Capacity is each use case's limit as the run decided it.
@@ -170,6 +175,9 @@ func load(id string, r run) (RunDoc, error) {
 		return RunDoc{}, fmt.Errorf("%s now holds run %s, not %s", r.dir, m.ID, id)
 	}
 	sum := summary(store.Entry(r.dir, m, res))
+	if pc := stats.Peak(res.Cells); pc != nil {
+		sum.PeakThroughputCI95 = pc.SystemOutputThroughputCI95
+	}
 	m.Server.Raw = nil // the raw bodies the server returned: large, and not for the pages
 	for _, c := range res.Capacity {
 		sum.Capacity = append(sum.Capacity, LimitSummary{UseCase: c.UseCase, Title: c.Title, Label: capacity.LimitLabel(c), Kind: c.LimitKind, Limit: c.Limit})

@@ -27,7 +27,8 @@ func writeRun(t *testing.T, dir string, m servebench.Manifest) {
 	}
 	res := servebench.Results{SchemaVersion: servebench.SchemaVersion, Cells: []servebench.CellResult{{
 		CellKey:       servebench.CellKey{Scenario: "sweep", LoadMode: servebench.ModeSustained, ContextTokens: 1024, OutputTokens: 64, Concurrency: 1},
-		RequestsTotal: 4, RequestsSucceeded: 3, SystemOutputThroughputTPS: 50}}}
+		RequestsTotal: 4, RequestsSucceeded: 3, SystemOutputThroughputTPS: 50,
+		SystemOutputThroughputCI95: &servebench.Interval{Low: 45, High: 55}}}}
 	for name, v := range map[string]any{store.ManifestFile: m, store.ResultsFile: res} {
 		b, _ := json.Marshal(v)
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
@@ -71,6 +72,9 @@ func TestSource(t *testing.T) {
 	if err != nil || doc.Server.Raw != nil {
 		t.Errorf("run document: %v, raw bodies %v", err, doc.Server.Raw)
 	}
+	if iv := doc.Run.PeakThroughputCI95; iv == nil || iv.Low != 45 || iv.High != 55 {
+		t.Errorf("run document: the peak throughput's interval is %+v, want the peak cell's [45, 55]", iv)
+	}
 	if _, err := src.Run(context.Background(), "nope"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("an unknown id: %v, want ErrNotFound", err)
 	}
@@ -82,6 +86,13 @@ func TestSource(t *testing.T) {
 	}
 	if err := p.IndexHTML(context.Background(), &page); err != nil {
 		t.Fatal(err)
+	}
+	var runPage bytes.Buffer
+	if err := p.RunHTML(context.Background(), &runPage, m.ID); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(runPage.String(), "peak 50.0 tok/s ±10%") {
+		t.Error("the run page's peak throughput lacks its interval (±10% of 50 tok/s)")
 	}
 	if strings.Contains(js.String(), "</script") || strings.Contains(js.String(), "<img") {
 		t.Errorf("the data script carries raw markup: %s", js.String())

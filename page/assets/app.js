@@ -404,7 +404,12 @@
       row("Status", function (d) { return d.run.status; });
       row("Started (UTC)", function (d) { return d.run.started_at.replace("T", " ").slice(0, 16); });
       row("Cells", function (d) { return d.run.cells; });
-      row("Peak throughput", function (d) { return num(d.run.peak_throughput_tps, 1) + " tok/s"; });
+      row("Peak throughput", function (d) {
+        var v = d.run.peak_throughput_tps, iv = d.run.peak_throughput_tps_ci95;
+        // ± the peak cell's 95% interval, relative, as the reports write it
+        var pm = iv && v > 0 && iv[0] != null && iv[1] != null ? " ±" + Math.round((iv[1] - iv[0]) / 2 / v * 100) + "%" : "";
+        return num(v, 1) + " tok/s" + pm;
+      });
       row("Success rate", function (d) { return pct(d.run.success_rate); });
       var ucs = [];
       docs.forEach(function (d) { d.run.capacity.forEach(function (c) { if (!ucs.some(function (u) { return u.use_case === c.use_case; })) ucs.push(c); }); });
