@@ -12,6 +12,15 @@ import (
 // after its next event arrived is stamped late by one gap between events).
 const ClientNice = -10
 
+// PrepareClient readies this process to measure, as every measuring command (run, worker,
+// selfcheck) does before it sends: RaisePriority(ClientNice), then ShortSlices. It returns
+// RaisePriority's sentence for run.json.
+func PrepareClient() string {
+	_, sentence := RaisePriority(ClientNice)
+	ShortSlices()
+	return sentence
+}
+
 // RaisePriority sets every thread of this process to nice value n when it is higher priority
 // than the current one and the system allows it (root, CAP_SYS_NICE or RLIMIT_NICE). It
 // returns the nice value in effect afterwards and a sentence for run.json saying what happened.

@@ -3,9 +3,7 @@
 package host
 
 import (
-	"os"
 	"runtime"
-	"strconv"
 	"sync"
 	"syscall"
 	"testing"
@@ -18,21 +16,17 @@ import (
 // stays as it was.
 func TestShortSlices(t *testing.T) {
 	slices := func() (short, all int) {
-		tasks, err := os.ReadDir("/proc/self/task")
-		if err != nil {
-			t.Skip(err)
-		}
-		for _, task := range tasks {
-			tid, _ := strconv.Atoi(task.Name())
+		_ = eachThread(func(tid int) error {
 			attr, err := unix.SchedGetAttr(tid, 0)
 			if err != nil {
-				continue // exited meanwhile
+				return nil // exited meanwhile
 			}
 			all++
 			if attr.Runtime == shortSlice {
 				short++
 			}
-		}
+			return nil
+		})
 		return short, all
 	}
 	nice, err := syscall.Getpriority(syscall.PRIO_PROCESS, 0)

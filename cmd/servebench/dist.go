@@ -126,8 +126,7 @@ the run is over.`,
 			sec := &secrets{}
 			sec.add(token)
 			// as a run does: the worker's reads stamp responses
-			_, prio := host.RaisePriority(host.ClientNice)
-			host.ShortSlices()
+			prio := host.PrepareClient()
 			w := &dist.Worker{Coordinator: coordinator, Token: token, Name: name, Priority: prio, ConnectTimeout: connect,
 				Logf: func(format string, args ...any) { fmt.Fprintf(e.stderr, "servebench: "+format+"\n", args...) },
 				Open: func(ctx context.Context, plan servebench.Plan, marker string) (*dist.Target, error) {

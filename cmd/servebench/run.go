@@ -391,8 +391,7 @@ func (s *session) openRunFolder() error {
 	man.Plan.Target.Model = tg.model
 	man.Plan.Metadata = tg.metadata
 	man.ClockSource = tg.client.ClockSource()
-	_, man.ClientPriority = host.RaisePriority(host.ClientNice)
-	host.ShortSlices()
+	man.ClientPriority = host.PrepareClient()
 	this := servebench.Attempt{ID: strconv.Itoa(s.attempt()), StartedAt: man.StartedAt, Command: man.Command,
 		Server: identity(tg.info, tg.model), Status: "running"}
 	if s.resume != nil {

@@ -23,8 +23,7 @@ process, so the check is pessimistic: a real run carries only the client.`,
 		Example: `  servebench selfcheck --concurrency 256 --events-per-second 5000`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, prio := host.RaisePriority(host.ClientNice) // as a run does
-			host.ShortSlices()
+			prio := host.PrepareClient() // as a run does
 			res, err := selfcheck.Run(cmd.Context(), cfg)
 			if err != nil {
 				return withCode(exitUsage, err)
