@@ -285,7 +285,6 @@ func coordinate(t *testing.T, args ...string) (int, string) {
 	return 0, string(out)
 }
 
-// startSim serves the fast simulated engine on a loopback port.
 // startSim starts the simulated server of the distributed tests (e2e/internal/distsim) in a
 // process of its own, built without the race detector so that its timing does not move with
 // the test process's, and returns its base URL.

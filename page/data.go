@@ -64,6 +64,9 @@ type LimitSummary struct {
 	Label   string               `json:"label"`
 	Kind    servebench.LimitKind `json:"kind"`
 	Limit   *int                 `json:"limit"`
+	// LimitRange is the levels the run's data cannot tell apart from the limit at 95%
+	// (the capacity result's limit_range; absent for a lower bound or not viable).
+	LimitRange *[2]int `json:"limit_range,omitempty"`
 }
 
 // RunDoc is everything the pages show of one run: its summary, what it measured and how, and
@@ -180,7 +183,7 @@ func load(id string, r run) (RunDoc, error) {
 	}
 	m.Server.Raw = nil // the raw bodies the server returned: large, and not for the pages
 	for _, c := range res.Capacity {
-		sum.Capacity = append(sum.Capacity, LimitSummary{UseCase: c.UseCase, Title: c.Title, Label: capacity.LimitLabel(c), Kind: c.LimitKind, Limit: c.Limit})
+		sum.Capacity = append(sum.Capacity, LimitSummary{UseCase: c.UseCase, Title: c.Title, Label: capacity.LimitLabel(c), Kind: c.LimitKind, Limit: c.Limit, LimitRange: c.LimitRange})
 	}
 	if res.Cells == nil {
 		res.Cells = []servebench.CellResult{}

@@ -19,7 +19,9 @@ type fakeIndex []store.IndexEntry
 
 func (f fakeIndex) List(context.Context) ([]store.IndexEntry, error) { return f, nil }
 
-// writeRun writes a minimal run folder: run.json and results.json with one cell.
+var limit3 = 3
+
+// writeRun writes a minimal run folder: run.json and results.json with one cell and one capacity limit.
 func writeRun(t *testing.T, dir string, m servebench.Manifest) {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -28,7 +30,9 @@ func writeRun(t *testing.T, dir string, m servebench.Manifest) {
 	res := servebench.Results{SchemaVersion: servebench.SchemaVersion, Cells: []servebench.CellResult{{
 		CellKey:       servebench.CellKey{Scenario: "sweep", LoadMode: servebench.ModeSustained, ContextTokens: 1024, OutputTokens: 64, Concurrency: 1},
 		RequestsTotal: 4, RequestsSucceeded: 3, SystemOutputThroughputTPS: 50,
-		SystemOutputThroughputCI95: &servebench.Interval{Low: 45, High: 55}}}}
+		SystemOutputThroughputCI95: &servebench.Interval{Low: 45, High: 55}}},
+		Capacity: []servebench.CapacityResult{{UseCase: "general_chatbot", Title: "General Chatbot", ContextTokens: 32768,
+			Limit: &limit3, LimitKind: servebench.LimitMeasured, LimitRange: &[2]int{2, 4}}}}
 	for name, v := range map[string]any{store.ManifestFile: m, store.ResultsFile: res} {
 		b, _ := json.Marshal(v)
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
@@ -71,6 +75,9 @@ func TestSource(t *testing.T) {
 	doc, err := src.Run(context.Background(), m.ID)
 	if err != nil || doc.Server.Raw != nil {
 		t.Errorf("run document: %v, raw bodies %v", err, doc.Server.Raw)
+	}
+	if c := doc.Run.Capacity; len(c) != 1 || c[0].Label != "3" || c[0].LimitRange == nil || *c[0].LimitRange != [2]int{2, 4} {
+		t.Errorf("run document: capacity %+v, want the limit 3 with the levels 2–4 its data cannot tell apart", c)
 	}
 	if iv := doc.Run.PeakThroughputCI95; iv == nil || iv.Low != 45 || iv.High != 55 {
 		t.Errorf("run document: the peak throughput's interval is %+v, want the peak cell's [45, 55]", iv)

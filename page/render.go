@@ -10,7 +10,6 @@ import (
 	"html/template"
 	"io"
 	"io/fs"
-	"math"
 	"net/url"
 	"path"
 	"path/filepath"
@@ -18,7 +17,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/servebench/servebench"
 	"github.com/servebench/servebench/capacity"
 	"github.com/servebench/servebench/report"
 	"github.com/servebench/servebench/report/html/assets"
@@ -34,25 +32,12 @@ var assetFS embed.FS
 var tmpl = template.Must(template.New("pages").Funcs(template.FuncMap{
 	"utc":        func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") },
 	"pct":        func(v float64) string { return fmt.Sprintf("%.1f%%", 100*v) },
-	"plusMinus":  plusMinus,
+	"plusMinus":  report.PlusMinus,
 	"seconds":    seconds,
 	"limitLabel": capacity.LimitLabel,
 	"verdict":    capacity.Verdict,
 	"kindWords":  capacity.KindWords,
 }).Parse(pagesTemplate))
-
-// plusMinus writes an interval around center as " ±5%" (its half-width relative to center), or
-// nothing when there is no bounded interval.
-func plusMinus(iv *servebench.Interval, center float64) string {
-	if iv == nil {
-		return ""
-	}
-	rel := iv.RelHalfWidth(center)
-	if math.IsInf(rel, 0) || math.IsNaN(rel) {
-		return ""
-	}
-	return fmt.Sprintf(" ±%.0f%%", 100*rel)
-}
 
 // seconds formats a float64 or *float64 (nil: a value withheld) in seconds.
 func seconds(v any) string {

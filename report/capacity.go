@@ -43,7 +43,7 @@ func (b *builder) verdicts() []Verdict {
 	var out []Verdict
 	for _, cr := range b.res.Capacity {
 		v := Verdict{UseCase: cr.UseCase, Title: useCaseTitle(cr), ContextTokens: cr.ContextTokens, Context: ctxLabel(cr.ContextTokens),
-			LimitLabel: capacity.LimitLabel(cr), LimitPhrase: capacity.LimitPhrase(cr), LimitKind: string(cr.LimitKind)}
+			LimitLabel: capacity.LimitLabel(cr), LimitPhrase: capacity.LimitPhrase(cr), LimitKind: string(cr.LimitKind), LimitRange: cr.LimitRange}
 		v.Analysis, v.Sentence = verdictText(cr)
 		out = append(out, v)
 	}

@@ -169,10 +169,6 @@ func Compare(ins []Input) *Comparison {
 	titles := map[string]string{}
 	limits := map[string][]string{}
 	for i, r := range reps {
-		ranges := map[string]*[2]int{} // use case @ context → the levels its data cannot tell apart
-		for _, cr := range ins[i].Results.Capacity {
-			ranges[cr.UseCase+"@"+fmt.Sprint(cr.ContextTokens)] = cr.LimitRange
-		}
 		for _, v := range r.Capacity {
 			k := v.UseCase + "@" + v.Context
 			if _, ok := limits[k]; !ok {
@@ -181,7 +177,7 @@ func Compare(ins []Input) *Comparison {
 				limits[k] = make([]string, len(reps))
 			}
 			limits[k][i] = v.LimitLabel
-			if rg := ranges[v.UseCase+"@"+fmt.Sprint(v.ContextTokens)]; rg != nil && rg[0] != rg[1] {
+			if rg := v.LimitRange; rg != nil && rg[0] != rg[1] {
 				limits[k][i] += fmt.Sprintf(" (%d–%d)", rg[0], rg[1])
 			}
 		}
@@ -232,18 +228,18 @@ func compareHeadline(labels []string, idx []map[cmpKey]*servebench.CellResult, k
 		t.Rows = append(t.Rows, r)
 	}
 	row(tp, "Output generation (tok/s)", func(c *servebench.CellResult) string {
-		return fmtInt(int(c.SystemOutputThroughputTPS+0.5)) + plusMinusIv(c.SystemOutputThroughputCI95, c.SystemOutputThroughputTPS)
+		return fmtInt(int(c.SystemOutputThroughputTPS+0.5)) + PlusMinus(c.SystemOutputThroughputCI95, c.SystemOutputThroughputTPS)
 	})
 	row(tp, "Total, input & output (tok/s)", func(c *servebench.CellResult) string {
-		return fmtInt(int(c.TotalThroughputTPS+0.5)) + plusMinusIv(c.TotalThroughputCI95, c.TotalThroughputTPS)
+		return fmtInt(int(c.TotalThroughputTPS+0.5)) + PlusMinus(c.TotalThroughputCI95, c.TotalThroughputTPS)
 	})
 	row(tp, "Per-user generation (tok/s)", func(c *servebench.CellResult) string {
-		return fmtNum(c.GenerationSpeedTPS.Mean, 1) + plusMinusIv(c.GenerationSpeedTPS.CI95, c.GenerationSpeedTPS.Mean)
+		return fmtNum(c.GenerationSpeedTPS.Mean, 1) + PlusMinus(c.GenerationSpeedTPS.CI95, c.GenerationSpeedTPS.Mean)
 	})
 	row(tp, "Success rate", func(c *servebench.CellResult) string { return fmtPct(c.SuccessRate) })
 	row(tp, "Validity", func(c *servebench.CellResult) string { return validityLabel(c.Validity) })
 	pair := func(s servebench.Summary) string {
-		return fmtNum(s.Mean*1000, 1) + plusMinusIv(s.CI95, s.Mean) + " / " + fmtOpt(s.P99, func(v float64) string { return fmtNum(v*1000, 1) })
+		return fmtNum(s.Mean*1000, 1) + PlusMinus(s.CI95, s.Mean) + " / " + fmtOpt(s.P99, func(v float64) string { return fmtNum(v*1000, 1) })
 	}
 	row(lat, "Time to first token", func(c *servebench.CellResult) string { return pair(c.TTFTSeconds) })
 	row(lat, "ITL (per token; vLLM's TPOT)", func(c *servebench.CellResult) string { return pair(c.ITLSeconds) })
@@ -277,17 +273,17 @@ func throughputVerdict(labels []string, idx []map[cmpKey]*servebench.CellResult,
 	values := fmt.Sprintf("%s vs %s", fmtTPS(hi.SystemOutputThroughputTPS), fmtTPS(lo.SystemOutputThroughputTPS))
 	iv, ok := stats.DifferenceCI95(hi.SystemOutputThroughputTPS, hi.SystemOutputThroughputCI95, lo.SystemOutputThroughputTPS, lo.SystemOutputThroughputCI95)
 	ratio := hi.SystemOutputThroughputTPS / lo.SystemOutputThroughputTPS
-	switch {
-	case !ok:
+	if !ok {
 		return fmt.Sprintf("%s generates %.2f× the output throughput of %s at this workload (%s); at least one of the two has no 95%% interval for it (a window shorter than two request lifetimes, or a run folder from before servebench reported intervals), so whether the difference is more than noise is not known.",
 			labels[best], ratio, labels[worst], values)
-	case iv.Low > 0:
-		return fmt.Sprintf("%s generates %.2f× the output throughput of %s at this workload (%s; the difference, %s ± %s tok/s at 95%%, is more than the two runs' uncertainty).",
-			labels[best], ratio, labels[worst], values, fmtNum(d, 1), fmtNum((iv.High-iv.Low)/2, 1))
-	default:
-		return fmt.Sprintf("%s and %s do not differ measurably in output throughput at this workload (%s: the difference, %s ± %s tok/s at 95%%, includes zero).",
-			labels[best], labels[worst], values, fmtNum(d, 1), fmtNum((iv.High-iv.Low)/2, 1))
 	}
+	diff := fmtNum(d, 1) + " ± " + fmtNum((iv.High-iv.Low)/2, 1) + " tok/s at 95%"
+	if iv.Low > 0 {
+		return fmt.Sprintf("%s generates %.2f× the output throughput of %s at this workload (%s; the difference, %s, is more than the two runs' uncertainty).",
+			labels[best], ratio, labels[worst], values, diff)
+	}
+	return fmt.Sprintf("%s and %s do not differ measurably in output throughput at this workload (%s: the difference, %s, includes zero).",
+		labels[best], labels[worst], values, diff)
 }
 
 func compareAllCells(labels []string, idx []map[cmpKey]*servebench.CellResult, common []cmpKey) Section {
@@ -300,8 +296,8 @@ func compareAllCells(labels []string, idx []map[cmpKey]*servebench.CellResult, c
 		r := []string{fmt.Sprintf("%s %s/%d c=%d", k.scenario, ctxLabel(k.ctx), k.out, k.conc)}
 		for _, m := range idx {
 			c := m[k]
-			r = append(r, fmtNum(c.SystemOutputThroughputTPS, 1)+plusMinusIv(c.SystemOutputThroughputCI95, c.SystemOutputThroughputTPS)+after(caveat(c)),
-				fmtDur(c.TTFTSeconds.Mean)+plusMinusIv(c.TTFTSeconds.CI95, c.TTFTSeconds.Mean))
+			r = append(r, fmtNum(c.SystemOutputThroughputTPS, 1)+PlusMinus(c.SystemOutputThroughputCI95, c.SystemOutputThroughputTPS)+after(caveat(c)),
+				fmtDur(c.TTFTSeconds.Mean)+PlusMinus(c.TTFTSeconds.CI95, c.TTFTSeconds.Mean))
 		}
 		t.Rows = append(t.Rows, r)
 	}

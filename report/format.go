@@ -136,8 +136,9 @@ func plusMinus(rel float64) string {
 	return " ±" + fmtPct0(rel)
 }
 
-// plusMinusIv is plusMinus of an interval around center.
-func plusMinusIv(iv *servebench.Interval, center float64) string {
+// PlusMinus writes interval iv around center as " ±4%" (its half-width relative to center;
+// "" when there is none): how the reports and the benchmark pages write a value's 95% interval.
+func PlusMinus(iv *servebench.Interval, center float64) string {
 	if iv == nil {
 		return ""
 	}

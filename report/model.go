@@ -95,6 +95,9 @@ type Verdict struct {
 	// LimitPhrase is the label as a phrase: "24 concurrent requests", "1 request", "not viable".
 	LimitPhrase string `json:"limit_phrase"`
 	LimitKind   string `json:"limit_kind"`
+	// LimitRange is the capacity result's limit_range: the levels its data cannot tell apart
+	// from the limit at 95% (nil for a lower bound or a use case not viable).
+	LimitRange *[2]int `json:"limit_range,omitempty"`
 	// Analysis is the one-line guidance ("Supports 24 concurrent requests within accepted
 	// thresholds."); Sentence is the longer verdict with the values at the limit.
 	Analysis string `json:"analysis"`

@@ -418,8 +418,7 @@
           var c = d.run.capacity.filter(function (x) { return x.use_case === u.use_case; })[0];
           if (!c) return "not searched";
           // the levels this run's data cannot tell apart from its limit at 95%, when more than one
-          var r = ((d.results && d.results.capacity) || []).filter(function (x) { return x.use_case === u.use_case; })[0];
-          var rg = r && r.limit_range;
+          var rg = c.limit_range;
           return c.label + (rg && rg[0] !== rg[1] ? " (" + rg[0] + "–" + rg[1] + " at 95%)" : "");
         });
       });
