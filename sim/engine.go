@@ -143,10 +143,14 @@ func (c *core) alloc(s *seq, tokens int) bool {
 }
 
 // free releases all blocks of s; its cached prompt blocks stay in the prefix cache (evictable).
+// They join the eviction queue last block first, as vLLM frees them: eviction takes a history's
+// tail before its beginning, so a partly evicted history still hits its surviving prefix (a
+// prefix match stops at the first missing block).
 func (c *core) free(s *seq) {
 	c.used -= s.private
 	s.private = 0
-	for _, e := range s.shared {
+	for i := len(s.shared) - 1; i >= 0; i-- {
+		e := s.shared[i]
 		e.ref--
 		if e.ref == 0 {
 			c.used--
