@@ -1,0 +1,248 @@
+package frontier
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/servebench/servebench"
+)
+
+// Point is one measured concurrency level of a workload, on the buyer's axes.
+type Point struct {
+	CellID      string `json:"cell_id"`
+	Concurrency int    `json:"concurrency"`
+	// PerUserTPS is the mean generation speed of a request (tokens/s per user: output tokens
+	// after the first ÷ decode time, the "interactivity" axis), with its 95% interval.
+	PerUserTPS     float64              `json:"per_user_tps"`
+	PerUserTPSCI95 *servebench.Interval `json:"per_user_tps_ci95,omitempty"`
+	// OutputTPSPerGPU is the cell's system output throughput ÷ the replica's GPUs (tokens/s
+	// per GPU), with its 95% interval divided alike.
+	OutputTPSPerGPU     float64              `json:"output_tps_per_gpu"`
+	OutputTPSPerGPUCI95 *servebench.Interval `json:"output_tps_per_gpu_ci95,omitempty"`
+	// InputTPSPerGPU is (total − output throughput) ÷ GPUs: prompt tokens/s per GPU.
+	InputTPSPerGPU float64 `json:"input_tps_per_gpu"`
+	// TTFTSeconds is the mean time to first token (s).
+	TTFTSeconds float64 `json:"ttft_seconds"`
+	// MeasuredJoulesPerOutputToken is the GPUs' sampled energy per output token (J), 0 when
+	// GPU power was not sampled.
+	MeasuredJoulesPerOutputToken float64 `json:"measured_joules_per_output_token,omitempty"`
+	// Verdict is the cell's validity.
+	Verdict servebench.Verdict `json:"verdict,omitempty"`
+	// Pareto marks a point no other usable point beats on both axes (as fast per user and as
+	// much per GPU, one of them strictly more). An invalid cell is never on the frontier.
+	Pareto    bool      `json:"pareto"`
+	Economics Economics `json:"economics"`
+}
+
+// Curve is the frontier of one workload (context × output tokens): its measured points by
+// per-user speed, slowest first.
+type Curve struct {
+	ContextTokens int     `json:"context_tokens"`
+	OutputTokens  int     `json:"output_tokens"`
+	Points        []Point `json:"points"`
+}
+
+// usable: a point that may stand on the frontier and in a table of measured rows.
+func usable(p Point) bool {
+	return p.Verdict != servebench.VerdictInvalid && p.PerUserTPS > 0 && p.OutputTPSPerGPU > 0
+}
+
+// Frontier returns the Pareto-optimal points, slowest per user first (so the throughput per
+// GPU falls along it).
+func (c Curve) Frontier() []Point {
+	var out []Point
+	for _, p := range c.Points {
+		if p.Pareto {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// eligible is a cell that measures a concurrency level in closed loop: the sweep's, a capacity
+// search's, or a fixed-count run's levels (not dedicated bursts, arrival rates, or sessions).
+func eligible(c *servebench.CellResult) bool {
+	if c.Skipped || c.RequestsSucceeded == 0 || c.Concurrency <= 0 || c.RatePerSecond > 0 || c.Turn > 0 {
+		return false
+	}
+	switch c.Kind {
+	case servebench.KindSession, servebench.KindRate, servebench.KindDataset, servebench.KindTrace:
+		return false
+	}
+	return c.LoadMode == servebench.ModeSustained || c.LoadMode == servebench.ModeFixed
+}
+
+// Curves builds one Curve per workload from the cells, each point priced by h. Of two cells at
+// the same workload and level (a sweep cell and a capacity search's), the one with more
+// successful requests stands.
+func Curves(cells []servebench.CellResult, h Hardware) []Curve {
+	type key struct{ ctx, out, conc int }
+	best := map[key]*servebench.CellResult{}
+	var order []key
+	for i := range cells {
+		c := &cells[i]
+		if !eligible(c) {
+			continue
+		}
+		k := key{c.ContextTokens, c.OutputTokens, c.Concurrency}
+		if prev, ok := best[k]; ok {
+			if c.RequestsSucceeded > prev.RequestsSucceeded {
+				best[k] = c
+			}
+			continue
+		}
+		best[k] = c
+		order = append(order, k)
+	}
+	byWorkload := map[[2]int]*Curve{}
+	var curves []*Curve
+	for _, k := range order {
+		w := [2]int{k.ctx, k.out}
+		cv, ok := byWorkload[w]
+		if !ok {
+			cv = &Curve{ContextTokens: k.ctx, OutputTokens: k.out}
+			byWorkload[w] = cv
+			curves = append(curves, cv)
+		}
+		cv.Points = append(cv.Points, point(best[k], h))
+	}
+	out := make([]Curve, 0, len(curves))
+	for _, cv := range curves {
+		slices.SortFunc(cv.Points, func(a, b Point) int {
+			if a.PerUserTPS != b.PerUserTPS {
+				if a.PerUserTPS < b.PerUserTPS {
+					return -1
+				}
+				return 1
+			}
+			return a.Concurrency - b.Concurrency
+		})
+		markPareto(cv.Points)
+		out = append(out, *cv)
+	}
+	slices.SortFunc(out, func(a, b Curve) int {
+		if a.ContextTokens != b.ContextTokens {
+			return a.ContextTokens - b.ContextTokens
+		}
+		return a.OutputTokens - b.OutputTokens
+	})
+	return out
+}
+
+func point(c *servebench.CellResult, h Hardware) Point {
+	p := Point{CellID: c.ID(), Concurrency: c.Concurrency, PerUserTPS: c.GenerationSpeedTPS.Mean, PerUserTPSCI95: c.GenerationSpeedTPS.CI95,
+		OutputTPSPerGPU: PerGPU(c.SystemOutputThroughputTPS, h.GPUs), InputTPSPerGPU: PerGPU(math.Max(0, c.TotalThroughputTPS-c.SystemOutputThroughputTPS), h.GPUs),
+		TTFTSeconds: c.TTFTSeconds.Mean, Verdict: c.Validity.Verdict}
+	if iv := c.SystemOutputThroughputCI95; iv != nil {
+		p.OutputTPSPerGPUCI95 = &servebench.Interval{Low: PerGPU(iv.Low, h.GPUs), High: PerGPU(iv.High, h.GPUs)}
+	}
+	if e := c.EnergyJoules; e != nil && e.JoulesPerOutputToken > 0 {
+		p.MeasuredJoulesPerOutputToken = e.JoulesPerOutputToken
+	}
+	p.Economics = h.Economics(p.OutputTPSPerGPU, p.InputTPSPerGPU)
+	return p
+}
+
+// markPareto sets Pareto on every usable point that no other usable point dominates: q
+// dominates p when q.PerUserTPS ≥ p.PerUserTPS and q.OutputTPSPerGPU ≥ p.OutputTPSPerGPU, one
+// of them strictly greater.
+func markPareto(ps []Point) {
+	for i := range ps {
+		if !usable(ps[i]) {
+			continue
+		}
+		dominated := false
+		for j := range ps {
+			if i == j || !usable(ps[j]) {
+				continue
+			}
+			a, b := ps[i], ps[j]
+			if b.PerUserTPS >= a.PerUserTPS && b.OutputTPSPerGPU >= a.OutputTPSPerGPU &&
+				(b.PerUserTPS > a.PerUserTPS || b.OutputTPSPerGPU > a.OutputTPSPerGPU) {
+				dominated = true
+				break
+			}
+		}
+		ps[i].Pareto = !dominated
+	}
+}
+
+// ReadingKind says how a Reading was obtained.
+type ReadingKind string
+
+const (
+	// ReadMeasured: a measured frontier point meets the target speed; its throughput is the
+	// answer (the fastest-throughput point at least as fast per user as the target).
+	ReadMeasured ReadingKind = "measured"
+	// ReadInterpolated: the target lies between two frontier points; the answer is read on the
+	// straight line between them and is not a measurement.
+	ReadInterpolated ReadingKind = "interpolated"
+	// ReadOutOfRange: no measured point is as fast per user as the target.
+	ReadOutOfRange ReadingKind = "out_of_range"
+)
+
+// Reading is a curve read at a target per-user speed.
+type Reading struct {
+	TargetPerUserTPS float64     `json:"target_per_user_tps"`
+	Kind             ReadingKind `json:"kind"`
+	// OutputTPSPerGPU (with its interval) is the throughput per GPU at the target: a measured
+	// point's, or for ReadInterpolated the linear interpolation between Below (slower, more
+	// throughput) and Above (faster, less), the interval's ends interpolated alike.
+	OutputTPSPerGPU     float64              `json:"output_tps_per_gpu,omitempty"`
+	OutputTPSPerGPUCI95 *servebench.Interval `json:"output_tps_per_gpu_ci95,omitempty"`
+	InputTPSPerGPU      float64              `json:"input_tps_per_gpu,omitempty"`
+	// Below and Above are the frontier points either side of an interpolated reading.
+	Below *Point `json:"below,omitempty"`
+	Above *Point `json:"above,omitempty"`
+	// Measured is the measured frontier point that meets the target with the most throughput
+	// (for an interpolated reading, Above): the answer when only measured rows may be cited.
+	Measured  *Point    `json:"measured,omitempty"`
+	Economics Economics `json:"economics"`
+	// Verdict is the worst validity of the points the reading rests on.
+	Verdict servebench.Verdict `json:"verdict,omitempty"`
+	Note    string             `json:"note,omitempty"`
+}
+
+// At reads the curve's frontier at targetTPS tokens/s per user, priced by h. Along the
+// frontier throughput per GPU falls as per-user speed rises, so below the slowest frontier
+// point the answer is that point (measured: it is faster than asked), between two points it is
+// interpolated linearly, and above the fastest it does not exist (no extrapolation).
+func (c Curve) At(targetTPS float64, h Hardware) Reading {
+	r := Reading{TargetPerUserTPS: targetTPS}
+	f := c.Frontier()
+	if len(f) == 0 {
+		r.Kind, r.Note = ReadOutOfRange, "no usable measured point"
+		return r
+	}
+	// the first frontier point at least as fast as the target: the most throughput that meets it
+	i := slices.IndexFunc(f, func(p Point) bool { return p.PerUserTPS >= targetTPS })
+	if i < 0 {
+		r.Kind = ReadOutOfRange
+		r.Note = fmt.Sprintf("the fastest measured point gives %.1f tok/s per user (concurrency %d); nothing measured reaches %.1f", f[len(f)-1].PerUserTPS, f[len(f)-1].Concurrency, targetTPS)
+		return r
+	}
+	hi := f[i]
+	r.Measured = &hi
+	if i == 0 || hi.PerUserTPS == targetTPS {
+		r.Kind = ReadMeasured
+		r.OutputTPSPerGPU, r.OutputTPSPerGPUCI95, r.InputTPSPerGPU, r.Verdict = hi.OutputTPSPerGPU, hi.OutputTPSPerGPUCI95, hi.InputTPSPerGPU, hi.Verdict
+		r.Economics = h.Economics(r.OutputTPSPerGPU, r.InputTPSPerGPU)
+		return r
+	}
+	lo := f[i-1]
+	t := (targetTPS - lo.PerUserTPS) / (hi.PerUserTPS - lo.PerUserTPS)
+	r.Kind, r.Below, r.Above = ReadInterpolated, &lo, &hi
+	r.OutputTPSPerGPU = Lerp(lo.OutputTPSPerGPU, hi.OutputTPSPerGPU, t)
+	r.InputTPSPerGPU = Lerp(lo.InputTPSPerGPU, hi.InputTPSPerGPU, t)
+	if lo.OutputTPSPerGPUCI95 != nil && hi.OutputTPSPerGPUCI95 != nil {
+		r.OutputTPSPerGPUCI95 = &servebench.Interval{Low: Lerp(lo.OutputTPSPerGPUCI95.Low, hi.OutputTPSPerGPUCI95.Low, t), High: Lerp(lo.OutputTPSPerGPUCI95.High, hi.OutputTPSPerGPUCI95.High, t)}
+	}
+	r.Verdict = lo.Verdict.Worse(hi.Verdict)
+	r.Economics = h.Economics(r.OutputTPSPerGPU, r.InputTPSPerGPU)
+	return r
+}
+
+// Lerp is a + t·(b − a): the straight line between two frontier points, t ∈ [0, 1] the
+// fraction of the way in per-user speed.
+func Lerp(a, b, t float64) float64 { return a + t*(b-a) }

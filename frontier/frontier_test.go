@@ -1,0 +1,158 @@
+package frontier
+
+import (
+	"math"
+	"testing"
+
+	"github.com/servebench/servebench"
+)
+
+// cell is a sweep cell at 8K in / 2K out with the given level, mean per-user speed, system
+// output throughput and mean TTFT.
+func cell(conc int, speed, tps, ttft float64, v servebench.Verdict) servebench.CellResult {
+	c := servebench.CellResult{CellKey: servebench.CellKey{Kind: servebench.KindSweep, Scenario: servebench.SweepScenario, LoadMode: servebench.ModeSustained,
+		ContextTokens: 8192, OutputTokens: 2048, Concurrency: conc}}
+	c.RequestsTotal, c.RequestsSucceeded = 10, 10
+	c.GenerationSpeedTPS = servebench.Summary{Count: 10, Mean: speed}
+	c.TTFTSeconds = servebench.Summary{Count: 10, Mean: ttft}
+	c.SystemOutputThroughputTPS = tps
+	c.TotalThroughputTPS = 5 * tps
+	c.SystemOutputThroughputCI95 = &servebench.Interval{Low: 0.9 * tps, High: 1.1 * tps}
+	c.Validity.Verdict = v
+	return c
+}
+
+func testCells() []servebench.CellResult {
+	return []servebench.CellResult{
+		cell(1, 200, 200, 0.5, servebench.VerdictValid),
+		cell(4, 150, 600, 1.0, servebench.VerdictValid),
+		// dominated: slower per user than c=4 and less throughput
+		cell(6, 140, 500, 1.2, servebench.VerdictValid),
+		cell(8, 100, 800, 3.0, servebench.VerdictLowConfidence),
+		// invalid: would dominate everything, but an invalid cell never stands on the frontier
+		cell(12, 300, 5000, 0.1, servebench.VerdictInvalid),
+		cell(16, 60, 960, 12.0, servebench.VerdictValid),
+	}
+}
+
+func TestCurvesAndPareto(t *testing.T) {
+	h := Resolve(servebench.SizingPlan{}, "4x B200")
+	cvs := Curves(testCells(), h)
+	if len(cvs) != 1 {
+		t.Fatalf("%d curves, want 1", len(cvs))
+	}
+	want := map[int]bool{1: true, 4: true, 6: false, 8: true, 12: false, 16: true}
+	for _, p := range cvs[0].Points {
+		if p.Pareto != want[p.Concurrency] {
+			t.Errorf("c=%d: pareto %v, want %v", p.Concurrency, p.Pareto, want[p.Concurrency])
+		}
+	}
+	// per GPU: 960 tok/s on 4 GPUs is 240, its interval divided alike, input = (total − output) / 4
+	last := cvs[0].Points[0] // slowest first: c=16 at 60 tok/s
+	if last.Concurrency != 16 || last.OutputTPSPerGPU != 240 || last.OutputTPSPerGPUCI95.Low != 216 || last.InputTPSPerGPU != 960 {
+		t.Errorf("c=16 point = %+v", last)
+	}
+	// priced at the B200 rental default first: 240 tok/s/GPU at $3.70 → $4.28 per 1M
+	if c := last.Economics.Costs[0]; c.Tier != "rental" || math.Round(c.USDPerMillionOutputTokens*100) != 428 {
+		t.Errorf("cost = %+v", c)
+	}
+}
+
+func TestAt(t *testing.T) {
+	h := Resolve(servebench.SizingPlan{}, "4x B200")
+	cv := Curves(testCells(), h)[0]
+	cases := []struct {
+		name   string
+		target float64
+		kind   ReadingKind
+		perGPU float64
+		// the measured point that meets the target with the most throughput
+		measured int
+	}{
+		// slower than the slowest frontier point: that point is faster than asked, measured
+		{"below the frontier", 40, ReadMeasured, 240, 16},
+		// exactly on a point
+		{"on a point", 100, ReadMeasured, 200, 8},
+		// between c=16 (60, 240/GPU) and c=8 (100, 200/GPU): 80 is half way → 220 per GPU
+		{"between two points", 80, ReadInterpolated, 220, 8},
+		// between c=4 (150, 150/GPU) and c=1 (200, 50/GPU): 175 → 100; c=6 is dominated, skipped
+		{"over a dominated point", 175, ReadInterpolated, 100, 1},
+		// faster than anything measured: no answer, never extrapolated
+		{"out of range", 250, ReadOutOfRange, 0, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := cv.At(c.target, h)
+			if r.Kind != c.kind || math.Abs(r.OutputTPSPerGPU-c.perGPU) > 1e-9 {
+				t.Fatalf("At(%v) = %s %v, want %s %v", c.target, r.Kind, r.OutputTPSPerGPU, c.kind, c.perGPU)
+			}
+			if c.measured == 0 {
+				if r.Measured != nil || r.Note == "" {
+					t.Errorf("out of range: measured %+v, note %q", r.Measured, r.Note)
+				}
+				return
+			}
+			if r.Measured == nil || r.Measured.Concurrency != c.measured {
+				t.Errorf("measured point = %+v, want c=%d", r.Measured, c.measured)
+			}
+			if c.kind == ReadInterpolated && (r.Below == nil || r.Above == nil || r.OutputTPSPerGPUCI95 == nil) {
+				t.Errorf("interpolated reading without its two points or interval: %+v", r)
+			}
+		})
+	}
+	// the interpolated reading's worst verdict: c=8 is low-confidence
+	if r := cv.At(80, h); r.Verdict != servebench.VerdictLowConfidence {
+		t.Errorf("verdict = %q, want low-confidence", r.Verdict)
+	}
+}
+
+func TestFirstTokenLimits(t *testing.T) {
+	h := Resolve(servebench.SizingPlan{}, "4x B200")
+	cv := Curves(testCells(), h)[0]
+	rows := cv.FirstTokenLimits([]float64{0.2, 2, 5, 15}, 35)
+	// 0.2 s: only the invalid c=12 (0.1 s) is that fast, and it is never cited
+	// 2 s: c=4 (1.0 s, 150/GPU) beats c=1 and c=6; 5 s: c=8 (3.0 s); 15 s: c=16 (12 s)
+	want := []int{0, 4, 8, 16}
+	for i, r := range rows {
+		got := 0
+		if r.Point != nil {
+			got = r.Point.Concurrency
+		}
+		if got != want[i] {
+			t.Errorf("cap %v s: c=%d, want c=%d", r.TTFTCapSeconds, got, want[i])
+		}
+	}
+	// the speed floor excludes a cell that meets the cap: at 70 tok/s c=16 (60) no longer counts
+	if r := cv.FirstTokenLimits([]float64{15}, 70)[0]; r.Point == nil || r.Point.Concurrency != 8 {
+		t.Errorf("with a 70 tok/s floor: %+v, want c=8", r.Point)
+	}
+}
+
+func TestTiers(t *testing.T) {
+	h := Resolve(servebench.SizingPlan{}, "4x B200")
+	tiers := Tiers(testCells(), 8192, 2048, nil, []float64{30, 100, 300}, h)
+	// TTFT ≤ 15 s by default: 30 tok/s → c=16 (the highest level, so "at least"), 100 → c=8,
+	// 300 → nobody (the 300 tok/s cell is invalid)
+	want := []struct {
+		users int
+		lower bool
+	}{{16, true}, {8, false}, {0, false}}
+	for i, tr := range tiers {
+		if tr.Users != want[i].users || tr.Lower != want[i].lower {
+			t.Errorf("floor %v: %d users (at least %v), want %d (%v)", tr.SpeedFloorTPS, tr.Users, tr.Lower, want[i].users, want[i].lower)
+		}
+	}
+	// 8 users on 4 GPUs = 2 per GPU; 4 × 1.71 kW = 6.84 kW → 8 / 0.00684 = 1,169.6 per MW; 4 ×
+	// $3.70 = $14.80/h → 0.5405 users per $/h
+	tr := tiers[1]
+	if tr.UsersPerGPU != 2 || math.Round(tr.UsersPerMW*10) != 11696 || math.Round(tr.UsersPerUSDHour*10000) != 5405 {
+		t.Errorf("normalised tier = %+v", tr)
+	}
+	// a use case's own TTFT ceiling (2 s) and speed floor (120) replace the defaults
+	uc := &servebench.CapacityResult{UseCase: "chat", ContextTokens: 8192, OutputTokens: 2048, Statistic: servebench.StatMean,
+		Thresholds: servebench.Thresholds{TTFTSecondsMax: servebench.Float(2), GenerationSpeedTPSMin: servebench.Float(120)}}
+	tiers = Tiers(testCells(), 8192, 2048, uc, []float64{30}, h)
+	if len(tiers) != 2 || tiers[0].Users != 6 || tiers[1].SpeedFloorTPS != 120 || tiers[1].Users != 6 || tiers[0].UseCase != "chat" {
+		t.Errorf("use case tiers = %+v", tiers)
+	}
+}
