@@ -52,6 +52,13 @@ type CellKey struct {
 	Turn int `json:"turn,omitempty"`
 }
 
+// OnSweepGrid reports whether the cell is a point of the sweep's context × concurrency grid:
+// the sweep scenario, not an open-loop rate cell. This is the set the report's sweep tables
+// and charts draw and stats.Peak takes the peak throughput from.
+func (k CellKey) OnSweepGrid() bool {
+	return k.Scenario == SweepScenario && !(k.Concurrency == 0 && k.RatePerSecond > 0)
+}
+
 // CellKind says which part of a plan a cell measures.
 type CellKind string
 

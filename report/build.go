@@ -27,7 +27,7 @@ type builder struct {
 func Build(in Input) *Report {
 	in = displayInput(in)
 	b := &builder{in: in, man: &in.Manifest, res: &in.Results, md: in.Manifest.Plan.Metadata}
-	b.sweep = newGrid(in.Results.Cells, func(c *servebench.CellResult) bool { return c.Scenario == sweepScenario && !openLoop(c) })
+	b.sweep = newGrid(in.Results.Cells, func(c *servebench.CellResult) bool { return c.OnSweepGrid() })
 	if b.sweep.empty() {
 		// A run without sweep cells (capacity only): show whatever sustained cells exist.
 		b.sweep = newGrid(in.Results.Cells, func(c *servebench.CellResult) bool {
@@ -216,8 +216,8 @@ func (b *builder) title() {
 		ToolVersion: dash(b.man.ToolVersion), StartedAt: ts(started), FinishedAt: ts(finished), Duration: dur}
 }
 
-// peak is the run's peak: the measured cell with the highest system output throughput
-// (stats.Peak, over every kind of cell).
+// peak is the run's peak throughput and its cell (stats.Peak: the sweep grid's highest
+// system output throughput): the one every "peak throughput" of the report names.
 func (b *builder) peak() (*servebench.CellResult, float64) {
 	c := stats.Peak(b.res.Cells)
 	if c == nil {
@@ -704,7 +704,7 @@ func (b *builder) sectionThroughput() {
 	g := b.sweep
 	ch := g.chart("chart-throughput", title, "Average system throughput", "output tok/s", 1, valThroughput)
 	t := &Table{Header: []string{"CONDITION", "THROUGHPUT"}}
-	pk, pv := g.extreme(true, valThroughput)
+	pk, pv := b.peak()
 	t.Rows = append(t.Rows, []string{"Peak (" + condition(pk) + ")", fmtTPS(pv)})
 	maxN := g.concs[len(g.concs)-1]
 	mid := g.ctxs[len(g.ctxs)/2]
@@ -715,10 +715,29 @@ func (b *builder) sectionThroughput() {
 		}
 	}
 	perHour := pv * 3600
-	b.add(id, title, 1,
+	blocks := []Block{
 		para("Aggregate token generation across all concurrent requests: output tokens produced inside the measured window divided by the window's length. Input tokens processed during prefill are excluded."),
 		chartB(ch), tableB(t),
-		para("At peak throughput (%s), this configuration produces approximately %s tokens per hour. This matters for batch workloads such as document processing, synthetic data generation or offline analysis.", condition(pk), fmtLarge(perHour)))
+		para("At peak throughput (%s), this configuration produces approximately %s tokens per hour. This matters for batch workloads such as document processing, synthetic data generation or offline analysis.", condition(pk), fmtLarge(perHour))}
+	if c := stats.HigherOffGrid(b.res.Cells); c != nil {
+		blocks = append(blocks, para("Peak throughput is the highest of the sweep's cells, which share one output length (%s) so that runs compare like with like. A cell of another shape ran faster: %s %s, with %s per request, measured by the %s; its output length and load were not the sweep's, so it is not the peak.",
+			counted(fmt.Sprint(pk.OutputTokens), "token"), fmtTPS(c.SystemOutputThroughputTPS), peakWhere(c, false), counted(fmt.Sprint(c.OutputTokens), "output token"), offGridWhat(c)))
+	}
+	b.add(id, title, 1, blocks...)
+}
+
+// offGridWhat names the part of the plan that measured an off-grid cell (from its load mode
+// and scenario where results from before cells named their kind leave Kind empty).
+func offGridWhat(c *servebench.CellResult) string {
+	switch {
+	case c.Kind == servebench.KindCapacity, c.Kind == "" && c.LoadMode == servebench.ModeSustained && c.Scenario != sweepScenario:
+		return "capacity search of use case " + c.Scenario
+	case c.Kind == servebench.KindScenario, c.Kind == "" && c.LoadMode == servebench.ModeDedicated && c.Scenario != sweepScenario:
+		return "dedicated scenario " + c.Scenario
+	case c.Kind != "":
+		return "plan's " + string(c.Kind) + " cells"
+	}
+	return "plan's " + c.Scenario + " cells"
 }
 
 func uniqueInts(v ...int) []int {

@@ -30,15 +30,50 @@ func FailureRate(cells []servebench.CellResult) float64 {
 	return 1 - rate
 }
 
-// Peak is the run's peak system output throughput: the measured cell (not skipped, at least
-// one success) with the highest system_output_throughput_tps (tokens/s), whatever its kind
-// (sweep, scenario or capacity cell: each is a measurement of the same system); the earlier
-// cell wins a tie. nil when no cell qualifies.
+// Peak is the run's peak system output throughput, the one cell every "peak throughput" of
+// every output (report highlights and sections, terminal, pages, compare, runs list) names:
+//
+//	peak = the measured cell (not skipped, at least one success) with the highest
+//	       system_output_throughput_tps (tokens/s) among the sweep grid's cells
+//	       (CellKey.OnSweepGrid); among every measured cell when the run has no measured
+//	       sweep-grid cell (a request-rate sweep, a dataset or trace replay, sessions only)
+//
+// The earlier cell wins a tie; nil when no cell qualifies. The sweep grid is where a run's
+// cells share one output length and one load shape, so its peak compares like with like from
+// run to run. A capacity search's levels are not: they run at each use case's own output
+// length (128 tokens for a chatbot answer) and at levels the search chose from that run's own
+// results, so a peak taken over them would move with the thresholds, and two runs would be
+// compared at different cells. HigherOffGrid names such a cell when it outran the peak.
 func Peak(cells []servebench.CellResult) *servebench.CellResult {
+	if c := highest(cells, func(c *servebench.CellResult) bool { return c.OnSweepGrid() }); c != nil {
+		return c
+	}
+	return highest(cells, func(*servebench.CellResult) bool { return true })
+}
+
+// HigherOffGrid is the measured cell off the sweep grid (a capacity level, a scenario, a
+// request rate) with the highest system output throughput, when that is above the peak's
+// (Peak): what the report says beside the peak so that a faster cell measured at another shape
+// is not hidden. nil when there is none or Peak did not come from the grid.
+func HigherOffGrid(cells []servebench.CellResult) *servebench.CellResult {
+	pk := Peak(cells)
+	if pk == nil || !pk.OnSweepGrid() {
+		return nil
+	}
+	c := highest(cells, func(c *servebench.CellResult) bool { return !c.OnSweepGrid() })
+	if c == nil || c.SystemOutputThroughputTPS <= pk.SystemOutputThroughputTPS {
+		return nil
+	}
+	return c
+}
+
+// highest is the measured cell keep accepts with the highest system output throughput (the
+// earlier of equals); nil when none.
+func highest(cells []servebench.CellResult, keep func(*servebench.CellResult) bool) *servebench.CellResult {
 	var best *servebench.CellResult
 	for i := range cells {
 		c := &cells[i]
-		if c.Skipped || c.RequestsSucceeded == 0 {
+		if c.Skipped || c.RequestsSucceeded == 0 || !keep(c) {
 			continue
 		}
 		if best == nil || c.SystemOutputThroughputTPS > best.SystemOutputThroughputTPS {
