@@ -1,6 +1,7 @@
 package servebench
 
 import (
+	"fmt"
 	"math"
 	"time"
 )
@@ -146,6 +147,9 @@ type CellResult struct {
 	RequestsFailed    int                `json:"requests_failed"`
 	WarmupRequests    int                `json:"warmup_requests"`
 	ErrorsByClass     map[ErrorClass]int `json:"errors_by_class,omitempty"`
+	// ErrorsByHTTPStatus splits ErrorsByClass's "http-status" by the status the server answered
+	// (429: rate limited, 503: overloaded …; HTTPStatusCause names each).
+	ErrorsByHTTPStatus map[int]int `json:"errors_by_http_status,omitempty"`
 	// SuccessRate = requests_succeeded / requests_total over measured requests.
 	SuccessRate float64 `json:"success_rate"`
 	// LengthMismatches counts successful requests whose output length differed from the request.
@@ -315,6 +319,10 @@ type CapacityPoint struct {
 	// Settled is set when the level's verdict cannot change with more requests at 95%
 	// confidence (every interval wholly on one side of its threshold, or one wholly failing).
 	Settled bool `json:"settled"`
+	// ErrorsByHTTPStatus is the level's CellResult.ErrorsByHTTPStatus: the failed requests the
+	// server refused with a status, by status, so a verdict names rate limiting (429) or
+	// overload (503) instead of a bare success rate.
+	ErrorsByHTTPStatus map[int]int `json:"errors_by_http_status,omitempty"`
 	// Reused is set when the point came from a sweep cell instead of a capacity run.
 	Reused bool   `json:"reused,omitempty"`
 	CellID string `json:"cell_id"`
@@ -446,6 +454,37 @@ type RateSearchResult struct {
 	// Rates lists every measured rate, in the order measured.
 	Rates []float64 `json:"rates"`
 	Note  string    `json:"note,omitempty"`
+}
+
+// HTTPStatusCause names what a non-2xx status says about the server, with the status:
+// "rate limited (HTTP 429)", "overloaded (HTTP 503)", "gateway error (HTTP 502)", "server error
+// (HTTP 500)", "request refused (HTTP 400)"; "failed (HTTP N)" for anything else.
+func HTTPStatusCause(status int) string {
+	what := "failed"
+	switch {
+	case status == 429:
+		what = "rate limited"
+	case status == 503:
+		what = "overloaded"
+	case status == 502 || status == 504:
+		what = "gateway error"
+	case status >= 500 && status <= 599:
+		what = "server error"
+	case status >= 400 && status <= 499:
+		what = "request refused"
+	}
+	return fmt.Sprintf("%s (HTTP %d)", what, status)
+}
+
+// MainHTTPStatus is the status most of the failed requests in byStatus got (the lowest status
+// of equals) and how many got it; 0 when byStatus is empty.
+func MainHTTPStatus(byStatus map[int]int) (status, count int) {
+	for s, n := range byStatus {
+		if n > count || (n == count && s < status) {
+			status, count = s, n
+		}
+	}
+	return status, count
 }
 
 // Float returns a pointer to v (for optional result fields).

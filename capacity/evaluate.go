@@ -96,10 +96,11 @@ func (k Check) Violation(v float64) float64 {
 // ttft, generation speed, end-to-end latency, ITL, success rate.
 func Evaluate(uc servebench.UseCase, c servebench.CellResult) servebench.CapacityPoint {
 	p := servebench.CapacityPoint{
-		Concurrency: c.Concurrency,
-		CellID:      c.ID(),
-		E2ESeconds:  c.E2ELatencySeconds.Mean,
-		Settled:     Settled(uc, c),
+		Concurrency:        c.Concurrency,
+		CellID:             c.ID(),
+		E2ESeconds:         c.E2ELatencySeconds.Mean,
+		Settled:            Settled(uc, c),
+		ErrorsByHTTPStatus: c.ErrorsByHTTPStatus,
 		Values: map[string]float64{
 			MetricSuccessRate:      c.SuccessRate,
 			MetricSystemThroughput: c.SystemOutputThroughputTPS,

@@ -3,6 +3,7 @@ package capacity
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -358,8 +359,54 @@ func passing(uc servebench.UseCase, p servebench.CapacityPoint, ks []Check) stri
 	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1] + ", " + all + " within the thresholds"
 }
 
+// RefusedText says which statuses the server refused p's failed requests with, most frequent
+// first: "14 requests were rate limited (HTTP 429)", "14 requests were rate limited (HTTP 429)
+// and 3 overloaded (HTTP 503)"; "" when no request was refused with a status.
+func RefusedText(p servebench.CapacityPoint) string {
+	type st struct{ status, n int }
+	var all []st
+	for s, n := range p.ErrorsByHTTPStatus {
+		if n > 0 {
+			all = append(all, st{s, n})
+		}
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].n != all[j].n {
+			return all[i].n > all[j].n
+		}
+		return all[i].status < all[j].status
+	})
+	var parts []string
+	for i, x := range all {
+		words := servebench.HTTPStatusCause(x.status)
+		switch {
+		case i > 0:
+			parts = append(parts, fmt.Sprintf("%d %s", x.n, words))
+		case x.n == 1:
+			parts = append(parts, "1 request was "+words)
+		default:
+			parts = append(parts, fmt.Sprintf("%d requests were %s", x.n, words))
+		}
+	}
+	if len(parts) < 2 {
+		return strings.Join(parts, "")
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+}
+
 // clause states metric m at p against its threshold.
 func clause(uc servebench.UseCase, p servebench.CapacityPoint, m string) string {
+	s := measureClause(uc, p, m)
+	if m == MetricSuccessRate && contains(p.Failing, m) {
+		if r := RefusedText(p); r != "" {
+			s += ": " + r
+		}
+	}
+	return s
+}
+
+// measureClause is clause without the refused requests of a failing success rate.
+func measureClause(uc servebench.UseCase, p servebench.CapacityPoint, m string) string {
 	name := MetricLabel(m, uc.Statistic)
 	k, ok := checkFor(uc, m)
 	v, have := p.Values[m]

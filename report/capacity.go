@@ -86,7 +86,15 @@ func verdictText(cr servebench.CapacityResult) (analysis, sentence string) {
 	switch ex.Kind {
 	case servebench.LimitNotViable:
 		analysis = "Not viable even at a single request."
-		if p, ok := capacity.PointAt(cr, 1); ok && capacity.AllFailed(p) {
+		p, ok := capacity.PointAt(cr, 1)
+		if ok && slices.Contains(p.Failing, capacity.MetricSuccessRate) {
+			if st, _ := servebench.MainHTTPStatus(p.ErrorsByHTTPStatus); st != 0 {
+				// the server refused requests: name how (rate limited, overloaded), not a bare rate
+				analysis = "Not viable even at a single request: " + servebench.HTTPStatusCause(st) + ". " + upperFirst(capacity.RefusedText(p)) + " at concurrency 1."
+				break
+			}
+		}
+		if ok && capacity.AllFailed(p) {
 			analysis = "Not viable: every request failed at concurrency 1 (see Notes for the error classes)."
 			break
 		}

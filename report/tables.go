@@ -157,6 +157,7 @@ func (b *builder) sectionNotes() {
 	skipped := map[string][]string{}
 	mismatches, retries, late, dropped, maxDev := 0, 0, 0, 0, 0
 	byClass := map[servebench.ErrorClass]int{}
+	byStatus := map[int]int{}
 	type reason struct{ field, why string }
 	unavail := map[reason]int{}
 	var contaminated []string
@@ -177,6 +178,9 @@ func (b *builder) sectionNotes() {
 		}
 		for k, v := range c.ErrorsByClass {
 			byClass[k] += v
+		}
+		for k, v := range c.ErrorsByHTTPStatus {
+			byStatus[k] += v
 		}
 		for f, why := range c.Unavailable {
 			unavail[reason{f, why}]++
@@ -201,11 +205,28 @@ func (b *builder) sectionNotes() {
 		var classes []string
 		total := 0
 		for k, v := range byClass {
-			classes = append(classes, fmt.Sprintf("%s: %d", k, v))
 			total += v
+			if k == servebench.ErrHTTPStatus {
+				// name what the statuses say (rate limited, overloaded), each with its status
+				named := 0
+				for st, n := range byStatus {
+					classes = append(classes, fmt.Sprintf("%s: %d", servebench.HTTPStatusCause(st), n))
+					named += n
+				}
+				if v -= named; v <= 0 {
+					continue
+				}
+			}
+			classes = append(classes, fmt.Sprintf("%s: %d", k, v))
 		}
 		sort.Strings(classes)
 		notes = append(notes, fmt.Sprintf("%s failed, by class: %s. Failed requests are excluded from latency statistics and counted in the success rate.", plural(total, "request"), strings.Join(classes, ", ")))
+		if n := byStatus[429]; n > 0 {
+			notes = append(notes, fmt.Sprintf("The server rate limited %s (HTTP 429): a limit on requests in front of the model, not the model's capacity, refused them, and every capacity limit and success rate here is that limit's. Benchmark with a key or a deployment whose rate limit is above the load.", plural(n, "request")))
+		}
+		if n := byStatus[503]; n > 0 {
+			notes = append(notes, fmt.Sprintf("The server refused %s as overloaded or unavailable (HTTP 503): its admission control turned them away rather than queueing them.", plural(n, "request")))
+		}
 	}
 	if mismatches > 0 {
 		if !b.man.Server.ForcesOutputLength {

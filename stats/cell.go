@@ -131,6 +131,12 @@ func Cell(key servebench.CellKey, recs []servebench.Record, w Window) servebench
 				c.ErrorsByClass = make(map[servebench.ErrorClass]int)
 			}
 			c.ErrorsByClass[r.ErrorClass]++
+			if r.ErrorClass == servebench.ErrHTTPStatus && r.HTTPStatus > 0 {
+				if c.ErrorsByHTTPStatus == nil {
+					c.ErrorsByHTTPStatus = make(map[int]int)
+				}
+				c.ErrorsByHTTPStatus[r.HTTPStatus]++
+			}
 			continue
 		}
 		c.RequestsSucceeded++
