@@ -260,6 +260,8 @@ type Plan struct {
 	Trace *TracePlan `json:"trace,omitempty" yaml:"trace"`
 	// Sessions, when set, replaces the sweep's grid by multi-turn sessions with the prompt cache.
 	Sessions *SessionPlan `json:"sessions,omitempty" yaml:"sessions"`
+	// Users, when set, searches use cases' capacity in concurrent users with the prompt cache.
+	Users *UsersPlan `json:"users,omitempty" yaml:"users"`
 	// SLO sets per-request objectives; every cell then reports its goodput (the share of
 	// requests meeting all of them).
 	SLO *Thresholds `json:"slo,omitempty" yaml:"slo"`

@@ -228,6 +228,9 @@ type Record struct {
 	CellAttempt int `json:"cell_attempt,omitempty"`
 	// Worker names the worker of a distributed run that sent the request (empty in a local run).
 	Worker string `json:"worker,omitempty"`
+	// User numbers the user of a population (ModeUsers, from 1) who sent the request; its Turn
+	// is the turn of that user's conversation. 0 in every other mode.
+	User int `json:"user,omitempty"`
 	// StartUnixNano is the wall-clock time the request started (for correlating with logs).
 	StartUnixNano int64 `json:"start_unix_nano"`
 	// StartOffsetSeconds is request start (just before the request is written) relative to the

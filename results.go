@@ -395,6 +395,9 @@ type Results struct {
 	Run           RunInfo          `json:"run"`
 	Cells         []CellResult     `json:"cells"`
 	Capacity      []CapacityResult `json:"capacity"`
+	// Users holds the use cases' capacity in concurrent users (the plan's users:); absent when
+	// none was measured.
+	Users []UsersCapacity `json:"users,omitempty"`
 	// Sizing turns the capacity limits into a deployment size and cost (Capacity Planning); nil
 	// when no use case was searched.
 	Sizing *Sizing `json:"sizing,omitempty"`

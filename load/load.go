@@ -61,7 +61,10 @@ type Spec struct {
 	NextSeq *atomic.Int64
 	// Clock is the offset from the run origin on the monotonic clock (default: since Run began).
 	Clock func() time.Duration
-	// WindowOpened, when set, is called once in sustained mode, the moment the measured window
+	// Population drives a users cell (ModeUsers): who the users are and how their
+	// conversations go.
+	Population *Population
+	// WindowOpened, when set, is called once in sustained and users mode, the moment the measured window
 	// opens, with the offset Outcome.WindowStart will hold (a distributed worker reports its
 	// warm-up's end with it).
 	WindowOpened func(at float64)
@@ -137,8 +140,10 @@ func Run(ctx context.Context, spec Spec, c servebench.Client, next Source, sink 
 		return d.paced(ctx, spec.Key.Concurrency)
 	case servebench.ModeRate:
 		return d.paced(ctx, spec.MaxInFlight)
+	case servebench.ModeUsers:
+		return d.population(ctx)
 	}
-	return Outcome{}, fmt.Errorf("load: unknown mode %q: use sustained, dedicated, fixed or rate", spec.Key.LoadMode)
+	return Outcome{}, fmt.Errorf("load: unknown mode %q: use sustained, dedicated, fixed, rate or users", spec.Key.LoadMode)
 }
 
 type driver struct {

@@ -1,0 +1,228 @@
+package load
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/servebench/servebench"
+)
+
+// UserTurn is one turn of a user's conversation: the new text it adds (tokens), the answer it
+// asks for (tokens) and the think time before it (after the previous answer ended).
+type UserTurn struct {
+	NewTokens, OutputTokens int
+	Think                   time.Duration
+}
+
+// Population drives a ModeUsers cell: Spec.Key.Concurrency users, each a conversation that
+// proceeds on its own.
+type Population struct {
+	// Session draws user u's next conversation (u from 0). joining is true for each user's
+	// first conversation, which the user joins at turn join: the turns before it are history,
+	// sent with it as one prompt (the conversation so far, with answers of their lengths). A
+	// later conversation starts at its first turn (join is ignored).
+	Session func(u int, joining bool) (turns []UserTurn, join int)
+	// Text builds new text of tokens tokens; key distinguishes the texts of one request (0 its
+	// new text, k > 0 the k-th text of a joining user's history).
+	Text func(ctx context.Context, seq int64, key, tokens int) (string, error)
+	// Stagger spreads the users' first sends evenly over [0, Stagger).
+	Stagger time.Duration
+}
+
+// population runs a population of users (see Population). Each user loops: send a turn (the
+// whole history and the turn's new text), wait for the answer, think, send the next turn with
+// the answer as it arrived; when a conversation's turns end, or a turn fails, a new conversation
+// takes its place, so the population stays at N users. A user's requests never overlap.
+//
+// The users join conversations already in progress at mixed depths (Population.Session), at
+// staggered times, so the mix of depths is steady from the start; what the warm-up waits for is
+// the server's prefix cache: the joining turn is a cold prompt. The measured window opens when
+// every user has finished two requests (its joining turn and one turn whose history the server
+// could have cached); requests sent before are warm-up. From then on each send asks the same
+// rule as a sustained cell (Spec.Sizing with Spec.Judge, or Spec.Until) whether more is needed,
+// with N the number of users; the window ends the first time a user is told no.
+func (d *driver) population(ctx context.Context) (Outcome, error) {
+	n := d.spec.Key.Concurrency
+	pop := d.spec.Population
+	if pop == nil || pop.Session == nil || pop.Text == nil {
+		return Outcome{}, errors.New("load: users mode needs a Population with Session and Text")
+	}
+	var mu sync.Mutex
+	var windowStart, windowEnd atomic.Value // float64
+	ready := 0                              // users that finished two requests
+	measured := 0
+	var e2eSum float64
+	var e2eN int
+	stopped := false
+	// more reports whether a user may send (and whether its request is warm-up).
+	more := func() (warm, ok bool) {
+		if ctx.Err() != nil {
+			return false, false
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		ws, open := windowStart.Load().(float64)
+		if !open {
+			return true, true
+		}
+		if stopped {
+			return false, false
+		}
+		if d.expired() {
+			stopped = true
+			return false, false
+		}
+		if d.spec.Until != nil {
+			if stopped = d.spec.Until(); !stopped {
+				measured++
+			}
+			return false, !stopped
+		}
+		now := d.now()
+		p := Progress{}
+		if d.spec.Judge != nil {
+			p = d.spec.Judge(ws, now)
+		}
+		p.Measured, p.WindowSeconds = measured, now-ws
+		if e2eN > 0 {
+			p.MeanE2ESeconds = e2eSum / float64(e2eN)
+		}
+		if stopped = d.spec.Sizing.Enough(n, p); !stopped {
+			measured++
+		}
+		return false, !stopped
+	}
+	finished := func(rec servebench.Record, count int) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !rec.Warmup && rec.OK() {
+			e2eSum += rec.E2ELatencySeconds
+			e2eN++
+		}
+		if count == 2 {
+			if ready++; ready == n {
+				at := d.now()
+				windowStart.Store(at)
+				if d.spec.WindowOpened != nil {
+					d.spec.WindowOpened(at)
+				}
+			}
+		}
+	}
+	sleep := func(wait time.Duration) bool {
+		if wait <= 0 {
+			return ctx.Err() == nil
+		}
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+			return true
+		}
+	}
+	user := func(u int) {
+		defer func() { windowEnd.CompareAndSwap(nil, d.now()) }()
+		if !sleep(time.Duration(int64(pop.Stagger) * int64(u) / int64(n))) {
+			return
+		}
+		count := 0
+		for joining := true; ; joining = false {
+			turns, join := pop.Session(u, joining)
+			if !joining || join < 0 || join >= len(turns) {
+				join = 0
+			}
+			var hist []servebench.Message
+			for t := join; t < len(turns); t++ {
+				if t > join && !sleep(turns[t].Think) {
+					return
+				}
+				warm, ok := more()
+				if !ok {
+					return
+				}
+				seq := d.spec.NextSeq.Add(1) - 1
+				msgs, err := d.turnMessages(ctx, seq, hist, turns, join, t)
+				if err != nil {
+					if ctx.Err() == nil {
+						d.fail(err)
+					}
+					return
+				}
+				answer := new(strings.Builder)
+				key := d.spec.Key
+				key.Turn = t + 1
+				req := &servebench.Request{Cell: key, Seq: seq, Warmup: warm, Messages: msgs, MaxOutputTokens: turns[t].OutputTokens, Answer: answer}
+				rec := d.send(ctx, req, u+1)
+				count++
+				finished(rec, count)
+				if !rec.OK() {
+					break // the user gives up this conversation; a new one takes its place
+				}
+				hist = append(msgs, servebench.Message{Role: "assistant", Content: answer.String()})
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for u := range n {
+		wg.Go(func() { user(u) })
+	}
+	wg.Wait()
+	out := d.result()
+	if ws, ok := windowStart.Load().(float64); ok {
+		out.WindowStart = ws
+	}
+	if we, ok := windowEnd.Load().(float64); ok {
+		out.WindowEnd = we
+	}
+	return out, d.err
+}
+
+// turnMessages is what turn t of a conversation sends: the history so far (for the joining turn
+// of a user who joins at turn join > 0, the earlier turns' texts with answers of their lengths,
+// built here) and the turn's new text.
+func (d *driver) turnMessages(ctx context.Context, seq int64, hist []servebench.Message, turns []UserTurn, join, t int) ([]servebench.Message, error) {
+	text := d.spec.Population.Text
+	msgs := hist
+	if t == join && join > 0 {
+		msgs = make([]servebench.Message, 0, 2*join+1)
+		for k := range join {
+			q, err := text(ctx, seq, 2*k+1, turns[k].NewTokens)
+			if err != nil {
+				return nil, err
+			}
+			a, err := text(ctx, seq, 2*k+2, turns[k].OutputTokens)
+			if err != nil {
+				return nil, err
+			}
+			msgs = append(msgs, servebench.Message{Role: "user", Content: q}, servebench.Message{Role: "assistant", Content: a})
+		}
+	}
+	q, err := text(ctx, seq, 0, turns[t].NewTokens)
+	if err != nil {
+		return nil, err
+	}
+	return append(msgs[:len(msgs):len(msgs)], servebench.Message{Role: "user", Content: q}), nil
+}
+
+// send sends a request built whole and sinks its record (user u, from 1, sent it).
+func (d *driver) send(ctx context.Context, req *servebench.Request, u int) servebench.Record {
+	d.mu.Lock()
+	d.out.Sent++
+	if req.Warmup {
+		d.out.Warmup++
+	}
+	d.mu.Unlock()
+	rec := d.client.Do(ctx, req)
+	rec.User = u
+	if d.done != nil {
+		d.done(rec)
+	}
+	d.sink(rec)
+	return rec
+}

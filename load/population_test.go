@@ -1,0 +1,158 @@
+package load
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/servebench/servebench"
+)
+
+// talker answers every request after a virtual time that grows with its prompt (1 s + 1 ms per
+// message) and writes an answer naming the request, which the next turn must send back.
+type talker struct {
+	origin time.Time
+	mu     sync.Mutex
+	bad    []string
+}
+
+func (f *talker) Do(ctx context.Context, req *servebench.Request) servebench.Record {
+	start := time.Since(f.origin)
+	rec := servebench.Record{CellKey: req.Cell, Seq: req.Seq, Warmup: req.Warmup, StartOffsetSeconds: start.Seconds(), OutputTokens: 10}
+	// A turn sends the whole history: two messages per earlier turn, then its own.
+	if want := 2*(req.Cell.Turn-1) + 1; len(req.Messages) != want {
+		f.note("seq %d, turn %d: %d messages, want %d", req.Seq, req.Cell.Turn, len(req.Messages), want)
+	}
+	if n := len(req.Messages); n >= 3 && !strings.HasPrefix(req.Messages[n-2].Content, "answer to") && !strings.HasPrefix(req.Messages[n-2].Content, "history") {
+		f.note("seq %d: the previous answer %q was not sent back", req.Seq, req.Messages[n-2].Content)
+	}
+	select {
+	case <-time.After(time.Second + time.Duration(len(req.Messages))*time.Millisecond):
+		req.Answer.WriteString(fmt.Sprintf("answer to %d", req.Seq))
+	case <-ctx.Done():
+		rec.ErrorClass = servebench.ErrCanceled
+	}
+	end := time.Since(f.origin)
+	rec.EndOffsetSeconds, rec.E2ELatencySeconds = end.Seconds(), (end - start).Seconds()
+	return rec
+}
+
+func (f *talker) note(format string, a ...any) {
+	f.mu.Lock()
+	f.bad = append(f.bad, fmt.Sprintf(format, a...))
+	f.mu.Unlock()
+}
+
+// conversations draws sessions of 3–12 turns with 0.5–3 s of think time, seeded per user.
+func conversations(users int) func(u int, joining bool) ([]UserTurn, int) {
+	var mu sync.Mutex
+	rngs := make([]*rand.Rand, users)
+	for u := range rngs {
+		rngs[u] = rand.New(rand.NewPCG(uint64(u), 9))
+	}
+	return func(u int, joining bool) ([]UserTurn, int) {
+		mu.Lock()
+		defer mu.Unlock()
+		r := rngs[u]
+		turns := make([]UserTurn, 3+r.IntN(10))
+		for i := range turns {
+			turns[i] = UserTurn{NewTokens: 100, OutputTokens: 10, Think: time.Duration(500+r.IntN(2500)) * time.Millisecond}
+		}
+		return turns, r.IntN(len(turns))
+	}
+}
+
+func text(ctx context.Context, seq int64, key, tokens int) (string, error) {
+	if key > 0 {
+		return fmt.Sprintf("history %d.%d", seq, key), nil
+	}
+	return fmt.Sprintf("turn %d", seq), nil
+}
+
+// A population of users, on virtual time: every user's requests follow one another (never
+// overlapping), each sends the whole history with the previous answer, conversations are
+// replaced when they end, and in the measured window the requests in flight at every moment
+// span at least three turn depths (the lowest and the highest turn in flight at least two
+// apart).
+func TestPopulationMixesDepths(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const users = 32
+		f := &talker{origin: time.Now()}
+		var c collector
+		sp := Spec{Key: servebench.CellKey{LoadMode: servebench.ModeUsers, Concurrency: users},
+			Sizing:     Sizing{MinRequests: 200},
+			Clock:      func() time.Duration { return time.Since(f.origin) },
+			Population: &Population{Session: conversations(users), Text: text, Stagger: 2 * time.Second}}
+		out, err := Run(context.Background(), sp, f, nil, c.sink)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(f.bad) > 0 {
+			t.Fatalf("%d bad requests, first: %s", len(f.bad), f.bad[0])
+		}
+		if out.WindowEnd <= out.WindowStart || out.Sent != len(c.recs) {
+			t.Fatalf("window [%.1f, %.1f], %d sent, %d records", out.WindowStart, out.WindowEnd, out.Sent, len(c.recs))
+		}
+		byUser := map[int][]servebench.Record{}
+		measured := 0
+		for _, r := range c.recs {
+			byUser[r.User] = append(byUser[r.User], r)
+			if !r.Warmup {
+				measured++
+			}
+		}
+		if len(byUser) != users || measured < 200 {
+			t.Fatalf("%d users sent, %d measured requests", len(byUser), measured)
+		}
+		restarts := 0
+		for u, rs := range byUser {
+			sort.Slice(rs, func(i, j int) bool { return rs[i].StartOffsetSeconds < rs[j].StartOffsetSeconds })
+			for i := 1; i < len(rs); i++ {
+				if rs[i].StartOffsetSeconds < rs[i-1].EndOffsetSeconds {
+					t.Fatalf("user %d: request %d starts at %.2f before request %d ended at %.2f", u, rs[i].Seq, rs[i].StartOffsetSeconds, rs[i-1].Seq, rs[i-1].EndOffsetSeconds)
+				}
+				if rs[i].Turn == 1 {
+					restarts++
+				} else if rs[i].Turn != rs[i-1].Turn+1 {
+					t.Fatalf("user %d: turn %d follows turn %d", u, rs[i].Turn, rs[i-1].Turn)
+				}
+			}
+		}
+		if restarts == 0 {
+			t.Error("no conversation ended and was replaced")
+		}
+		// At every start and end inside the window, the depths in flight.
+		narrow, moments := 0, 0
+		for _, m := range c.recs {
+			for _, at := range []float64{m.StartOffsetSeconds, m.EndOffsetSeconds - 1e-9} {
+				if at < out.WindowStart || at > out.WindowEnd {
+					continue
+				}
+				moments++
+				lo, hi := 0, 0
+				for _, r := range c.recs {
+					if r.StartOffsetSeconds <= at && at < r.EndOffsetSeconds {
+						if lo == 0 || r.Turn < lo {
+							lo = r.Turn
+						}
+						hi = max(hi, r.Turn)
+					}
+				}
+				if lo == 0 || hi-lo+1 < 3 {
+					narrow++
+					t.Logf("at %.2f: turns %d–%d in flight", at, lo, hi)
+				}
+			}
+		}
+		t.Logf("window %.1f–%.1f s, %d measured; %d of %d moments in the window spanned fewer than three turn depths", out.WindowStart, out.WindowEnd, measured, narrow, moments)
+		if moments == 0 || narrow > 0 {
+			t.Errorf("%d of %d moments in the window had requests of fewer than three turn depths in flight", narrow, moments)
+		}
+	})
+}
