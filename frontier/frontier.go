@@ -192,6 +192,10 @@ type Reading struct {
 	OutputTPSPerGPU     float64              `json:"output_tps_per_gpu,omitempty"`
 	OutputTPSPerGPUCI95 *servebench.Interval `json:"output_tps_per_gpu_ci95,omitempty"`
 	InputTPSPerGPU      float64              `json:"input_tps_per_gpu,omitempty"`
+	// UsersPerReplica is the concurrency level the reading stands for: the measured point's, or
+	// interpolated between Below's and Above's like the throughput (concurrent users one
+	// replica holds at the target speed).
+	UsersPerReplica float64 `json:"users_per_replica,omitempty"`
 	// Below and Above are the frontier points either side of an interpolated reading.
 	Below *Point `json:"below,omitempty"`
 	Above *Point `json:"above,omitempty"`
@@ -227,6 +231,7 @@ func (c Curve) At(targetTPS float64, h Hardware) Reading {
 	if i == 0 || hi.PerUserTPS == targetTPS {
 		r.Kind = ReadMeasured
 		r.OutputTPSPerGPU, r.OutputTPSPerGPUCI95, r.InputTPSPerGPU, r.Verdict = hi.OutputTPSPerGPU, hi.OutputTPSPerGPUCI95, hi.InputTPSPerGPU, hi.Verdict
+		r.UsersPerReplica = float64(hi.Concurrency)
 		r.Economics = h.Economics(r.OutputTPSPerGPU, r.InputTPSPerGPU)
 		return r
 	}
@@ -235,6 +240,7 @@ func (c Curve) At(targetTPS float64, h Hardware) Reading {
 	r.Kind, r.Below, r.Above = ReadInterpolated, &lo, &hi
 	r.OutputTPSPerGPU = Lerp(lo.OutputTPSPerGPU, hi.OutputTPSPerGPU, t)
 	r.InputTPSPerGPU = Lerp(lo.InputTPSPerGPU, hi.InputTPSPerGPU, t)
+	r.UsersPerReplica = Lerp(float64(lo.Concurrency), float64(hi.Concurrency), t)
 	if lo.OutputTPSPerGPUCI95 != nil && hi.OutputTPSPerGPUCI95 != nil {
 		r.OutputTPSPerGPUCI95 = &servebench.Interval{Low: Lerp(lo.OutputTPSPerGPUCI95.Low, hi.OutputTPSPerGPUCI95.Low, t), High: Lerp(lo.OutputTPSPerGPUCI95.High, hi.OutputTPSPerGPUCI95.High, t)}
 	}
@@ -246,3 +252,28 @@ func (c Curve) At(targetTPS float64, h Hardware) Reading {
 // Lerp is a + t·(b − a): the straight line between two frontier points, t ∈ [0, 1] the
 // fraction of the way in per-user speed.
 func Lerp(a, b, t float64) float64 { return a + t*(b-a) }
+
+// Fleet is the deployment a reading gives for a number of concurrent users.
+type Fleet struct {
+	Users    int `json:"users"`
+	Replicas int `json:"replicas"`
+	GPUs     int `json:"gpus"`
+	// MonthlyUSD is MonthlyUSD of the GPUs at the primary price; 0 without one.
+	MonthlyUSD float64 `json:"monthly_usd,omitempty"`
+	// Interpolated is set when the reading is.
+	Interpolated bool `json:"interpolated,omitempty"`
+}
+
+// Fleet sizes users concurrent users at the reading's speed on h (ReplicasFor, MonthlyUSD);
+// ok is false for a reading out of range.
+func (r Reading) Fleet(users int, h Hardware) (Fleet, bool) {
+	if r.Kind == ReadOutOfRange || r.UsersPerReplica <= 0 {
+		return Fleet{}, false
+	}
+	f := Fleet{Users: users, Replicas: ReplicasFor(users, r.UsersPerReplica), Interpolated: r.Kind == ReadInterpolated}
+	f.GPUs = f.Replicas * h.GPUs
+	if p, ok := h.Primary(); ok {
+		f.MonthlyUSD = MonthlyUSD(f.GPUs, p.USDPerGPUHour)
+	}
+	return f, true
+}

@@ -101,8 +101,22 @@ func TestAt(t *testing.T) {
 		})
 	}
 	// the interpolated reading's worst verdict: c=8 is low-confidence
-	if r := cv.At(80, h); r.Verdict != servebench.VerdictLowConfidence {
+	r := cv.At(80, h)
+	if r.Verdict != servebench.VerdictLowConfidence {
 		t.Errorf("verdict = %q, want low-confidence", r.Verdict)
+	}
+	// half way between c=16 and c=8 stands for 12 users per replica: 1,000 users take ⌈83.3⌉ =
+	// 84 replicas of 4 GPUs = 336 GPUs, × $3.70 × 730 h = $907,536 a month
+	f, ok := r.Fleet(1000, h)
+	if !ok || r.UsersPerReplica != 12 || f.Replicas != 84 || f.GPUs != 336 || math.Abs(f.MonthlyUSD-907_536) > 0.005 || !f.Interpolated {
+		t.Errorf("fleet = %+v (users per replica %v)", f, r.UsersPerReplica)
+	}
+	// a measured reading below the frontier holds its own level: c=16, 1,000 users → 63 replicas
+	if f, _ := cv.At(40, h).Fleet(1000, h); f.Replicas != 63 || f.Interpolated {
+		t.Errorf("measured fleet = %+v", f)
+	}
+	if _, ok := cv.At(250, h).Fleet(1000, h); ok {
+		t.Error("a reading out of range gave a fleet")
 	}
 }
 

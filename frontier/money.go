@@ -78,18 +78,19 @@ func PerGPU(v float64, gpus int) float64 {
 	return v / float64(gpus)
 }
 
-// ReplicasFor is how many replicas serve users concurrent users each reading at perUserTPS
-// tokens/s, when one replica produces replicaTPS output tokens/s at that speed:
+// ReplicasFor is how many replicas serve users concurrent users when one replica holds
+// usersPerReplica of them at the speed asked for (the concurrency level of a measured frontier
+// point, or the level interpolated between two):
 //
-//	replicas = ⌈users × tok/s per user ÷ tok/s per replica⌉   (at least 1)
+//	replicas = ⌈users ÷ users per replica⌉   (at least 1)
 //
-// (InferenceX's fleet formula turned around; like it, it ignores TTFT and queueing, which the
-// speed floor's measured TTFT stands for). 0 when an input is not positive.
-func ReplicasFor(users int, perUserTPS, replicaTPS float64) int {
-	if users <= 0 || perUserTPS <= 0 || replicaTPS <= 0 {
+// Unlike InferenceX's fleet formula (users = tok/s ÷ speed per user), the level carries the
+// measured TTFT and queueing with it. 0 when an input is not positive.
+func ReplicasFor(users int, usersPerReplica float64) int {
+	if users <= 0 || usersPerReplica <= 0 {
 		return 0
 	}
-	return max(1, int(math.Ceil(float64(users)*perUserTPS/replicaTPS-1e-9)))
+	return max(1, int(math.Ceil(float64(users)/usersPerReplica-1e-9)))
 }
 
 // MonthlyUSD is the monthly price of gpus GPUs at usdPerGPUHour (USD per month):
@@ -279,11 +280,12 @@ func (h Hardware) Inputs() string {
 	}
 	s += " per replica (" + string(h.GPUsSource) + ": " + h.GPUsFrom + ")"
 	for _, p := range h.Prices {
-		s += "; $" + strconv.FormatFloat(p.USDPerGPUHour, 'f', 2, 64) + " per GPU-hour " + p.Tier + " (" + string(p.Source)
+		s += "; $" + strconv.FormatFloat(p.USDPerGPUHour, 'f', 2, 64) + " per GPU-hour"
 		if p.Source == Declared {
-			s += ": " + p.From
+			s += " (declared: " + p.From + ")"
+		} else {
+			s += " " + p.Tier + " (" + string(p.Source) + ")"
 		}
-		s += ")"
 	}
 	if len(h.Prices) == 0 {
 		s += "; no price per GPU-hour: pass --gpu-price (the defaults table knows " + knownList() + ")"

@@ -58,20 +58,23 @@ func TestHandComputed(t *testing.T) {
 }
 
 func TestFleet(t *testing.T) {
-	// 2,000 users at 50 tok/s each need 100,000 tok/s; a replica giving 1,597 tok/s covers
-	// 1,597: ⌈100,000 / 1,597⌉ = ⌈62.6⌉ = 63 replicas; of 4 GPUs at $3.70: 252 GPUs, 252 × 3.70 ×
-	// 730 = $680,652 a month.
-	if got := ReplicasFor(2000, 50, 1597); got != 63 {
+	// 2,000 users, a replica holding 32 at the speed asked: ⌈2,000 / 32⌉ = ⌈62.5⌉ = 63
+	// replicas; of 4 GPUs at $3.70: 252 GPUs, 252 × 3.70 × 730 = $680,652 a month.
+	if got := ReplicasFor(2000, 32); got != 63 {
 		t.Errorf("replicas = %d, want 63", got)
 	}
 	if got := MonthlyUSD(63*4, 3.70); math.Abs(got-680_652) > 0.005 {
 		t.Errorf("monthly = %v, want 680652", got)
 	}
-	// exactly full: 1,000 users × 10 tok/s = 10,000 tok/s on 10,000 tok/s replicas is 1, not 2
-	if got := ReplicasFor(1000, 10, 10000); got != 1 {
-		t.Errorf("replicas = %d, want 1", got)
+	// exactly full: 1,000 users on replicas of 250 is 4, not 5; an interpolated 12.5 per replica
+	// takes 80 for 1,000
+	if got := ReplicasFor(1000, 250); got != 4 {
+		t.Errorf("replicas = %d, want 4", got)
 	}
-	if got := ReplicasFor(0, 50, 1597); got != 0 {
+	if got := ReplicasFor(1000, 12.5); got != 80 {
+		t.Errorf("replicas = %d, want 80", got)
+	}
+	if got := ReplicasFor(0, 32); got != 0 {
 		t.Errorf("replicas for nobody = %d, want 0", got)
 	}
 }

@@ -44,6 +44,7 @@ func Build(in Input) *Report {
 	b.sectionExecutive()
 	b.sectionUseCases()
 	b.sectionCapacityPlanning()
+	b.sectionFrontier()
 	b.add("technical-analysis", "Technical Analysis", 0,
 		para("The chapters above answer what to buy; the chapters below show how the system behaves and why, for the engineer who tunes or verifies it: throughput, latency, queueing, prefill, inter-token timing, scaling, power, the capacity searches in detail, and every measured cell."))
 	b.sectionThroughput()

@@ -15,7 +15,10 @@
 // what would fill it (for example "pass --metrics-url").
 package report
 
-import servebench "github.com/servebench/servebench"
+import (
+	servebench "github.com/servebench/servebench"
+	"github.com/servebench/servebench/frontier"
+)
 
 // Input is one run as read from its run folder.
 type Input struct {
@@ -52,6 +55,10 @@ type Report struct {
 	// PlanningSummary is the same in short lines for the terminal: the assumptions, then one
 	// line per use case.
 	PlanningSummary []string `json:"planning_summary,omitempty"`
+	// Frontier is the buyer's frontier (throughput per GPU against speed per user, money and
+	// power, first-token limits, SLO tiers), also rendered inside Sections; nil without a
+	// closed-loop level.
+	Frontier *frontier.Analysis `json:"frontier,omitempty"`
 	// Reproduce is the command that made the run, with where its resolved plan is kept.
 	Reproduce string `json:"reproduce,omitempty"`
 	// Sections in reading order; Level 1 is a chapter, 2 a subsection.
@@ -172,6 +179,9 @@ type Chart struct {
 	Thresholds []Threshold `json:"thresholds,omitempty"`
 	// Markers are vertical lines at an x value with a label (e.g. the capacity limit).
 	Markers []Marker `json:"markers,omitempty"`
+	// Connect draws each series through the x values it has no point at: set when X is the
+	// union of several series' own x values (an x–y chart such as the frontier).
+	Connect bool `json:"connect,omitempty"`
 	// MarkNote explains how the chart draws points from cells that are not valid (Series.Marks),
 	// printed with its caption; empty when every point is valid.
 	MarkNote string `json:"mark_note,omitempty"`
@@ -185,10 +195,11 @@ type Marker struct {
 
 // Series is one line; Data[i] belongs to X[i], nil where not measured.
 type Series struct {
-	Name  string     `json:"name"`
-	Axis  int        `json:"axis"`
-	Data  []*float64 `json:"data"`
-	Style string     `json:"style,omitempty"` // "" solid, "band" for min/max bands
+	Name string     `json:"name"`
+	Axis int        `json:"axis"`
+	Data []*float64 `json:"data"`
+	// Style: "" solid, "band" for min/max bands, "points" for points without a line, "dashed".
+	Style string `json:"style,omitempty"`
 	// Marks[i] is the validity verdict of the cell behind Data[i] when it is not valid
 	// ("low-confidence" or "invalid"), "" otherwise; nil when every point is valid.
 	Marks []string `json:"marks,omitempty"`

@@ -1,0 +1,97 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	servebench "github.com/servebench/servebench"
+	"github.com/servebench/servebench/frontier"
+)
+
+func section(r *Report, id string) (int, *Section) {
+	for i := range r.Sections {
+		if r.Sections[i].ID == id {
+			return i, &r.Sections[i]
+		}
+	}
+	return -1, nil
+}
+
+// TestFrontierSection: the frontier stands beside Capacity Planning in the buyer's half, with
+// its charts, the analysis in the JSON, and readings whose figures are package frontier's.
+func TestFrontierSection(t *testing.T) {
+	in := loadFixture(t)
+	rep := Build(in)
+	i, s := section(rep, "frontier")
+	if s == nil {
+		t.Fatal("no frontier section")
+	}
+	if j, _ := section(rep, "capacity-planning"); j != i-1 {
+		t.Errorf("frontier section at %d, capacity planning at %d: want it right after", i, j)
+	}
+	if k, _ := section(rep, "technical-analysis"); k < i {
+		t.Errorf("frontier section after the technical part (%d > %d)", i, k)
+	}
+	if rep.Frontier == nil || len(rep.Frontier.Curves) == 0 {
+		t.Fatal("report.Frontier is empty")
+	}
+	var charts []string
+	var text strings.Builder
+	for _, b := range s.Blocks {
+		if b.Chart != nil {
+			charts = append(charts, b.Chart.ID)
+			if !b.Chart.Connect {
+				t.Errorf("chart %s does not connect its series across the union of x values", b.Chart.ID)
+			}
+		}
+		text.WriteString(b.Text)
+		if b.Table != nil {
+			for _, r := range b.Table.Rows {
+				text.WriteString(strings.Join(r, " | ") + "\n")
+			}
+		}
+	}
+	if strings.Join(charts, ",") != "chart-frontier,chart-frontier-cost" {
+		t.Errorf("charts = %v", charts)
+	}
+	// the fixture declares "1x H200 SXM" and $3.50 per GPU-hour: the declared price stands, the
+	// H200's all-in kW comes from the defaults table, and the text says which is which
+	h := rep.Frontier.Hardware
+	if p, ok := h.Primary(); !ok || p.USDPerGPUHour != 3.50 || p.Source != frontier.Declared || h.AllInKWPerGPU != 1.37 || h.KWSource != frontier.Defaulted {
+		t.Fatalf("hardware = %+v", h)
+	}
+	for _, want := range []string{"$3.50 per GPU-hour (declared", "1.37 kW all-in per GPU (default)", frontier.DefaultsSource} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("the section does not say %q", want)
+		}
+	}
+	// every reading row's throughput per GPU and cost are the package's, "~" when interpolated
+	w := rep.Frontier.Curves[0]
+	for _, target := range frontier.DefaultSpeedFloors() {
+		r := w.At(target, h)
+		if r.Kind == frontier.ReadOutOfRange {
+			continue
+		}
+		c, _ := primaryCost(r.Economics)
+		want := fmtNum(target, 0) + " | " + readingPerGPU(r) + " | " + readingLabel(r) + " | " + approx(r, fmtUSD(c.USDPerMillionOutputTokens))
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("no reading row %q", want)
+		}
+	}
+}
+
+// TestFrontierSectionWithoutLevels: a run with no closed-loop level says what would fill the
+// section and has no frontier in its JSON.
+func TestFrontierSectionWithoutLevels(t *testing.T) {
+	in := loadFixture(t)
+	in.Results.Cells = []servebench.CellResult{}
+	in.Results.Capacity = nil
+	rep := Build(in)
+	_, s := section(rep, "frontier")
+	if s == nil || len(s.Blocks) != 1 || s.Blocks[0].Kind != BlockMissing || !strings.Contains(s.Blocks[0].Text, "--concurrency") {
+		t.Fatalf("section = %+v", s)
+	}
+	if rep.Frontier != nil {
+		t.Error("a frontier without levels")
+	}
+}
