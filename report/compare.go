@@ -18,6 +18,8 @@ type Comparison struct {
 	Banner   string    `json:"banner,omitempty"`
 	Labels   []string  `json:"labels"`
 	Sections []Section `json:"sections"`
+	// Frontier holds each common workload's answers at a target speed (AddFrontier).
+	Frontier []CompareFrontier `json:"frontier,omitempty"`
 }
 
 // runLabel names a run's column: its label (--label), else the declared GPU, else the model,

@@ -3,8 +3,11 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -15,6 +18,8 @@ import (
 
 func newCompareCmd(e *env) *cobra.Command {
 	var out string
+	var prices []string
+	q := report.DefaultFrontierQuestion()
 	cmd := &cobra.Command{
 		Use:   "compare RUN_DIR... [--out FILE]",
 		Short: "Side-by-side report of several runs (HTML and Markdown)",
@@ -32,6 +37,14 @@ func newCompareCmd(e *env) *cobra.Command {
 				ins = append(ins, report.Input{Manifest: man, Results: res})
 			}
 			cmp := report.Compare(ins)
+			if q.TargetPerUserTPS <= 0 || q.Users <= 0 {
+				return withCode(exitUsage, fmt.Errorf("--target-speed %v and --users %d must both be positive (tok/s per user; concurrent users)", q.TargetPerUserTPS, q.Users))
+			}
+			var err error
+			if q.Prices, err = labelPrices(prices, cmp.Labels); err != nil {
+				return withCode(exitUsage, err)
+			}
+			report.AddFrontier(cmp, ins, q)
 			base := strings.TrimSuffix(strings.TrimSuffix(out, ".html"), ".md")
 			var h, m bytes.Buffer
 			if err := report.CompareHTML(&h, cmp); err != nil {
@@ -51,11 +64,35 @@ func newCompareCmd(e *env) *cobra.Command {
 				}
 				fmt.Fprintln(e.stderr, "wrote", name)
 			}
-			_, err := e.stdout.Write(m.Bytes())
+			_, err = e.stdout.Write(m.Bytes())
 			return err
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "compare.html", "output file; the Markdown goes next to it with .md")
+	cmd.Flags().Float64Var(&q.TargetPerUserTPS, "target-speed", q.TargetPerUserTPS, "the speed each user needs, in tok/s per user: throughput per GPU, cost per 1M tokens and GPUs are read on each run's frontier at it")
+	cmd.Flags().IntVar(&q.Users, "users", q.Users, "concurrent users to size each run for at --target-speed")
+	cmd.Flags().StringArrayVar(&prices, "gpu-price", nil, "a run's price in USD per GPU-hour by its label, LABEL=USD (repeatable): --gpu-price A100=1.50; without it a run's own --gpu-price, else the public default for its GPU")
 	completeFiles(cmd, "out", "html")
 	return cmd
+}
+
+// labelPrices reads --gpu-price LABEL=USD values, each label one of the runs'.
+func labelPrices(vals, labels []string) (map[string]float64, error) {
+	out := map[string]float64{}
+	for _, v := range vals {
+		label, num, ok := strings.Cut(v, "=")
+		if !ok {
+			return nil, fmt.Errorf("--gpu-price %q: want LABEL=USD per GPU-hour, e.g. --gpu-price A100=1.50", v)
+		}
+		label = strings.TrimSpace(label)
+		if !slices.Contains(labels, label) {
+			return nil, fmt.Errorf("--gpu-price %q: no run is labelled %q (the runs are %s)", v, label, strings.Join(labels, ", "))
+		}
+		p, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+		if err != nil || p <= 0 || math.IsInf(p, 0) || math.IsNaN(p) {
+			return nil, fmt.Errorf("--gpu-price %q: %q is not a positive price in USD per GPU-hour", v, num)
+		}
+		out[label] = p
+	}
+	return out, nil
 }
