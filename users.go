@@ -48,8 +48,6 @@ type UsersEvidence struct {
 	TTFTSeconds        float64 `json:"ttft_seconds"`
 	GenerationSpeedTPS float64 `json:"generation_speed_tps"`
 	InputTokensMean    float64 `json:"input_tokens_mean"`
-	// TurnDepths is how many different turn depths the measured requests had.
-	TurnDepths int `json:"turn_depths"`
 }
 
 // UsersCapacity is a use case's capacity in concurrent users: the search's result (Limit and its

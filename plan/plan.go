@@ -218,6 +218,7 @@ func validate(p *servebench.Plan, probs *Problems) {
 		add("%s %q is unknown: use sustained, dedicated, fixed or rate", k("sweep.mode"), p.Sweep.Mode)
 	}
 	validateWorkloads(p, add)
+	validateUsers(p, add)
 	if p.Sweep.Arrivals != "poisson" && p.Sweep.Arrivals != "constant" {
 		add("sweep.arrivals %q is unknown: use poisson or constant", p.Sweep.Arrivals)
 	}

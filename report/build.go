@@ -51,6 +51,7 @@ func Build(in Input) *Report {
 	b.sectionSpeed()
 	b.sectionTTFT()
 	b.sectionCapacity()
+	b.sectionUsers()
 	b.sectionQueue()
 	b.sectionWorkloads()
 	b.sectionPromptCaching()

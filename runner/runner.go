@@ -188,7 +188,9 @@ type Runner struct {
 	caps  []servebench.CapacityResult
 	notes []string
 	outs  []servebench.Outage
-	conv  *conversations // the multi-turn sessions of the level being measured
+	conv  *conversations   // the multi-turn sessions of the level being measured
+	pop   *load.Population // the population of users being measured
+	users []servebench.UsersCapacity
 	// finished, when set, is the run's end for Results (Recompute); otherwise now.
 	finished time.Time
 	short    atomic.Int64
@@ -291,6 +293,7 @@ func (r *Runner) Results() servebench.Results {
 		Notes:         notes,
 		Outages:       append([]servebench.Outage(nil), r.outs...),
 		RateSearches:  append([]servebench.RateSearchResult(nil), r.searches...),
+		Users:         append([]servebench.UsersCapacity(nil), r.users...),
 	}
 	if f, ok := r.Load.(Fleet); ok {
 		res.Workers = f.Workers()
@@ -343,6 +346,9 @@ const SweepScenario = servebench.SweepScenario
 // after every cell, so an interrupted run keeps everything it measured. A canceled ctx stops
 // new requests; Run then returns ctx's error and Results still holds the finished cells.
 func (r *Runner) Run(ctx context.Context) error {
+	if r.Plan.Users != nil && r.Load != nil {
+		return errDistributedUsers
+	}
 	done := map[servebench.CellKey]servebench.CellResult{}
 	for _, c := range r.Done {
 		c.CellKey = withKind(c.CellKey)
@@ -413,15 +419,18 @@ func (r *Runner) Run(ctx context.Context) error {
 		return err
 	}
 
-	// 2. capacity searches, reusing every sustained cell already measured
-	return r.searchCapacity(ctx, done, func(ctx context.Context, uc servebench.UseCase, key servebench.CellKey) (servebench.CellResult, int, error) {
+	// 2. capacity searches, reusing every sustained cell already measured; then in users
+	if err := r.searchCapacity(ctx, done, func(ctx context.Context, uc servebench.UseCase, key servebench.CellKey) (servebench.CellResult, int, error) {
 		phase := servebench.CapacityPhase(uc.Name)
 		r.startCell(key, nil)
 		r.emit(Event{Kind: EventCellStart, Phase: phase, Cell: key, Planned: r.planned(key)})
 		c, sent, err := r.measure(ctx, key, phase, 0, 0, func(c servebench.CellResult) bool { return capacity.Settled(uc, c) })
 		r.endCell(key, c)
 		return c, sent, err
-	})
+	}); err != nil {
+		return err
+	}
+	return r.searchUsers(ctx, done)
 }
 
 // skippedCell is a cell that was not run, for the reason note.
@@ -540,7 +549,7 @@ func (r *Runner) levelCost(n int) int { return r.sizing(false).Minimum(n) }
 func (r *Runner) planned(key servebench.CellKey) int {
 	s := r.Plan.Sweep
 	switch key.LoadMode {
-	case servebench.ModeSustained:
+	case servebench.ModeSustained, servebench.ModeUsers:
 		return r.levelCost(key.Concurrency)
 	case servebench.ModeDedicated:
 		b := s.Bursts
@@ -599,7 +608,7 @@ func (r *Runner) measureOnce(ctx context.Context, key servebench.CellKey, phase 
 		r.conv.begin()
 	}
 	scripted := session && r.conv.script != nil // the dataset's text: no prompt to build
-	if scripted {
+	if scripted || key.LoadMode == servebench.ModeUsers {
 		// nothing to build ahead
 	} else if _, err := r.Prompts.Prompt(ctx, warmSeq, warmTokens); err != nil && !replay && !trace {
 		if r.Probe != nil && ctx.Err() == nil && r.Probe(ctx) != nil {
@@ -681,6 +690,9 @@ func (r *Runner) measureOnce(ctx context.Context, key servebench.CellKey, phase 
 	}
 	if trace {
 		spec.Offsets = r.Trace.Schedule()
+	}
+	if key.LoadMode == servebench.ModeUsers {
+		spec.Population = r.pop
 	}
 	gen := r.Load
 	if gen == nil {
@@ -896,7 +908,7 @@ func (r *Runner) attributeServer(cell *servebench.CellResult, recs []servebench.
 	}
 	if sawCached {
 		cell.CacheHitTokens = servebench.Int(cached)
-		if cached > 0 && r.Plan.Sweep.SharedPrefix == 0 && r.Plan.Dataset == nil && r.Plan.Trace == nil && cell.Scenario != stats.SessionScenario {
+		if cached > 0 && r.Plan.Sweep.SharedPrefix == 0 && r.Plan.Dataset == nil && r.Plan.Trace == nil && cell.Scenario != stats.SessionScenario && cell.Kind != servebench.KindUsers {
 			cell.CacheContaminated = true
 			r.mu.Lock()
 			r.notes = append(r.notes, fmt.Sprintf("Cell %s is cache-contaminated: the server served %d input tokens from its prefix cache although every prompt was meant to be unique; its TTFT is optimistic.", cell.ID(), cached))
@@ -946,7 +958,7 @@ func (r *Runner) attributePower(cell *servebench.CellResult, l servebench.CellLo
 // Each time it recomputes, it also leaves the estimates in live for the live view (target is the
 // precision aimed for); nothing reads them on the driver's side.
 func judge(key servebench.CellKey, mu *sync.Mutex, recs *[]servebench.Record, settled func(servebench.CellResult) bool, target float64, live *atomic.Pointer[CellProgress]) func(ws, now float64) load.Progress {
-	if key.LoadMode != servebench.ModeSustained && key.LoadMode != "" {
+	if key.LoadMode != servebench.ModeSustained && key.LoadMode != servebench.ModeUsers && key.LoadMode != "" {
 		return nil
 	}
 	var last load.Progress

@@ -1,0 +1,178 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/capacity"
+	"github.com/servebench/servebench/load"
+	"github.com/servebench/servebench/workload"
+)
+
+// usersProfile is the profile of use case name's users: the plan's users.profiles, or
+// workload.DefaultProfile.
+func (r *Runner) usersProfile(name string) workload.UserProfile {
+	if p, ok := r.Plan.Users.Profiles[name]; ok {
+		if prof, err := workload.LookupProfile(p); err == nil {
+			return prof
+		}
+	}
+	return workload.DefaultProfile(name)
+}
+
+// usersWindow is the longest conversation of use case uc's users (tokens, prompt and answer):
+// its context and output tokens, no more than the target's maximum model length.
+func (r *Runner) usersWindow(uc servebench.UseCase) int {
+	w := int(uc.ContextTokens + uc.OutputTokens)
+	if m := r.Server.MaxModelLen; m > 0 {
+		w = min(w, m)
+	}
+	return w
+}
+
+// usersKey is the cell of a population of n users of use case uc.
+func (r *Runner) usersKey(uc servebench.UseCase, n int) servebench.CellKey {
+	return servebench.CellKey{Kind: servebench.KindUsers, Scenario: uc.Name, LoadMode: servebench.ModeUsers, ContextTokens: r.usersWindow(uc), Concurrency: n}
+}
+
+// minTexter is a PromptBuilder that says the shortest prompt it can build.
+type minTexter interface{ MinTokens() int }
+
+// population is the load.Population of n users of uc: each user's conversations drawn from the
+// profile with a generator seeded by the plan's users.seed, the population and the user (the same
+// plan sends the same conversations); new text from the prompt builder, each text unique (its
+// own sequence number), no shorter than the builder can make.
+func (r *Runner) population(uc servebench.UseCase, n int) *load.Population {
+	up := r.Plan.Users
+	prof := r.usersProfile(uc.Name)
+	window := r.usersWindow(uc)
+	var mu sync.Mutex
+	rngs := make([]*rand.Rand, n)
+	for u := range rngs {
+		rngs[u] = rand.New(rand.NewPCG(uint64(up.Seed), uint64(n)<<32|uint64(u)))
+	}
+	least := 1
+	if m, ok := r.Prompts.(minTexter); ok {
+		least = m.MinTokens()
+	}
+	conv := func(turns []workload.SessionTurn) []load.UserTurn {
+		out := make([]load.UserTurn, len(turns))
+		for i, t := range turns {
+			out[i] = load.UserTurn{NewTokens: max(t.NewTokens, least), OutputTokens: t.OutputTokens, Think: t.Think}
+		}
+		return out
+	}
+	// Texts of a request's history take sequence numbers above every request's.
+	var extra int64 = 1 << 40
+	return &load.Population{
+		Session: func(u int, joining bool) ([]load.UserTurn, int) {
+			mu.Lock()
+			defer mu.Unlock()
+			if joining {
+				turns, join := prof.JoinedSession(rngs[u], window, up.ThinkScale)
+				return conv(turns), join
+			}
+			return conv(prof.Session(rngs[u], window, up.ThinkScale)), 0
+		},
+		Text: func(ctx context.Context, seq int64, key, tokens int) (string, error) {
+			if key > 0 {
+				mu.Lock()
+				extra++
+				seq = extra
+				mu.Unlock()
+			}
+			return r.Prompts.Prompt(ctx, seq, max(tokens, least))
+		},
+		Stagger: max(time.Second, time.Duration(prof.ThinkSeconds.Median*up.ThinkScale*float64(time.Second))),
+	}
+}
+
+// errDistributedUsers: populations run on this machine only.
+var errDistributedUsers = errors.New("users: a distributed run cannot carry a population of users yet (each user's conversation lives in one process); run the users' search without --workers")
+
+// searchUsers measures each of the plan's users' use cases: a capacity search in users (the
+// use case's thresholds, the same sequential search and 95% range as its capacity in concurrent
+// requests), or the plan's fixed populations; each measured population joins done.
+func (r *Runner) searchUsers(ctx context.Context, done map[servebench.CellKey]servebench.CellResult) error {
+	up := r.Plan.Users
+	if up == nil {
+		return nil
+	}
+	for _, name := range up.UseCases {
+		var uc servebench.UseCase
+		for _, c := range r.Plan.UseCases {
+			if c.Name == name {
+				uc = c
+			}
+		}
+		if uc.Name == "" {
+			continue // plan validation names it
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		prof := r.usersProfile(uc.Name)
+		phase := servebench.UsersPhase(uc.Name)
+		r.emit(Event{Kind: EventPhase, Phase: phase, Title: fmt.Sprintf("users of %s: %s, up to %s of conversation", uc.Name, prof.Title, tokensLabel(r.usersWindow(uc)))})
+		cells := map[int]servebench.CellResult{}
+		measure := func(ctx context.Context, n int) (servebench.CellResult, int, error) {
+			key := r.usersKey(uc, n)
+			if c, ok := done[key]; ok {
+				cells[n] = c
+				return c, 0, nil
+			}
+			r.startCell(key, nil)
+			r.emit(Event{Kind: EventCellStart, Phase: phase, Cell: key, Planned: r.planned(key)})
+			r.pop = r.population(uc, n)
+			c, sent, err := r.measure(ctx, key, phase, 0, 0, func(c servebench.CellResult) bool { return capacity.Settled(uc, c) })
+			r.pop = nil
+			r.endCell(key, c)
+			if err != nil {
+				return c, sent, err
+			}
+			done[key] = c
+			cells[n] = c
+			r.addCell(c)
+			return c, sent, nil
+		}
+		var res servebench.CapacityResult
+		if len(up.Populations) > 0 {
+			var pts []servebench.CapacityPoint
+			for _, n := range up.Populations {
+				c, sent, err := measure(ctx, n)
+				if err != nil {
+					return err
+				}
+				p := capacity.Evaluate(uc, c)
+				p.Concurrency, p.RequestsSpent = n, sent
+				pts = append(pts, p)
+			}
+			res = capacity.Decide(uc, up.Populations[len(up.Populations)-1], pts, nil)
+			res.UseCase, res.Title, res.ContextTokens, res.OutputTokens = uc.Name, uc.Title, r.usersWindow(uc), int(uc.OutputTokens)
+		} else {
+			var err error
+			res, err = capacity.Search(ctx, uc, capacity.SearchConfig{Ceiling: up.MaxUsers, RequestsAt: r.levelCost}, measure)
+			if err != nil {
+				return err
+			}
+			res.ContextTokens = r.usersWindow(uc)
+		}
+		out := servebench.UsersCapacity{CapacityResult: res, Profile: prof.Name, ProfileText: prof.Text()}
+		for _, p := range res.Points {
+			if c, ok := cells[p.Concurrency]; ok {
+				out.Points = append(out.Points, capacity.UsersEvidenceOf(c, p.Concurrency, p.Pass))
+			}
+		}
+		out.Why, out.WhyText = capacity.UsersWhy(res, out.Points)
+		r.mu.Lock()
+		r.users = append(r.users, out)
+		r.mu.Unlock()
+		r.flush()
+	}
+	return nil
+}

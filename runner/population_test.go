@@ -1,0 +1,96 @@
+package runner_test
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/load"
+	"github.com/servebench/servebench/sim"
+)
+
+// Populations of chat users against the simulator over HTTP: each population's cell is a users
+// cell whose requests the server partly served from its prefix cache (not flagged as
+// contamination), every user's requests follow one another, conversations go deeper than their
+// first turn, and the results carry the use case's users' capacity with what the server showed
+// at each population.
+func TestPopulationsOfUsers(t *testing.T) {
+	tg := startSim(t, sim.FastProfile, sim.Options{Seed: 5})
+	p := smallPlan(t, "1k", "1", 16)
+	p.UseCases = []servebench.UseCase{{Name: "support_chat", Title: "Support Chat", ContextTokens: 8192, OutputTokens: 256,
+		Statistic: servebench.StatMean, Thresholds: servebench.Thresholds{TTFTSecondsMax: servebench.Float(5)}}}
+	p.Capacity.MaxConcurrency = 1 // the cold search stops at once
+	p.Users = &servebench.UsersPlan{UseCases: []string{"support_chat"}, Populations: []int{2, 6}, ThinkScale: 0.02, MaxUsers: 8, Seed: 1}
+	r, rec := newRunner(t, tg, p, nil)
+	if err := r.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	res := r.Results()
+	if len(res.Users) != 1 {
+		t.Fatalf("%d users' results, want 1", len(res.Users))
+	}
+	u := res.Users[0]
+	if u.Profile != "chat" || len(u.Points) != 2 || u.Limit == nil || *u.Limit != 6 {
+		t.Fatalf("users' result: profile %q, %d points, limit %v", u.Profile, len(u.Points), u.Limit)
+	}
+	for _, e := range u.Points {
+		if e.CachedShare == nil || *e.CachedShare < 0.2 {
+			t.Errorf("%d users: cached share %v, want the histories served from the cache", e.Users, e.CachedShare)
+		}
+	}
+	for _, c := range res.Cells {
+		if c.Kind == servebench.KindUsers && c.CacheContaminated {
+			t.Errorf("users cell %s flagged as cache-contaminated", c.ID())
+		}
+	}
+	byUser := map[[2]int][]servebench.Record{}
+	deep := 0
+	for _, x := range rec.recs {
+		if x.Kind != servebench.KindUsers {
+			continue
+		}
+		if x.User < 1 || x.User > x.Concurrency {
+			t.Fatalf("record %d: user %d of %d", x.Seq, x.User, x.Concurrency)
+		}
+		byUser[[2]int{x.Concurrency, x.User}] = append(byUser[[2]int{x.Concurrency, x.User}], x)
+		if x.Turn > 1 {
+			deep++
+		}
+	}
+	if len(byUser) != 8 || deep == 0 {
+		t.Fatalf("%d users sent, %d requests past a first turn", len(byUser), deep)
+	}
+	for k, rs := range byUser {
+		sort.Slice(rs, func(i, j int) bool { return rs[i].StartOffsetSeconds < rs[j].StartOffsetSeconds })
+		for i := 1; i < len(rs); i++ {
+			if rs[i].StartOffsetSeconds < rs[i-1].EndOffsetSeconds {
+				t.Fatalf("population %d, user %d: requests %d and %d overlap", k[0], k[1], rs[i-1].Seq, rs[i].Seq)
+			}
+		}
+	}
+}
+
+// viaGenerator is a Generator other than the local one (as a distributed run's fleet is).
+type viaGenerator struct{ c servebench.Client }
+
+func (g viaGenerator) Run(ctx context.Context, spec load.Spec, next load.Source, sink load.Sink) (load.Outcome, error) {
+	return load.Run(ctx, spec, g.c, next, sink)
+}
+
+// A run whose load comes from elsewhere (distributed) refuses a population instead of
+// measuring it wrongly.
+func TestPopulationsNeedOneProcess(t *testing.T) {
+	tg := startSim(t, sim.FastProfile, sim.Options{Seed: 5})
+	p := smallPlan(t, "1k", "1", 16)
+	p.UseCases = []servebench.UseCase{{Name: "c", ContextTokens: 4096, OutputTokens: 64, Thresholds: servebench.Thresholds{TTFTSecondsMax: servebench.Float(5)}}}
+	p.Capacity.MaxConcurrency = 1
+	p.Users = &servebench.UsersPlan{UseCases: []string{"c"}, Populations: []int{1}, ThinkScale: 1, MaxUsers: 4}
+	r, _ := newRunner(t, tg, p, nil)
+	r.Load = viaGenerator{r.Client}
+	err := r.Run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "--workers") {
+		t.Fatalf("distributed run with a population: %v, want a refusal naming --workers", err)
+	}
+}
