@@ -44,6 +44,13 @@ type UsersEvidence struct {
 	CachedShare *float64 `json:"cached_share,omitempty"`
 	// QueueWaitSeconds is the server's mean queue wait; nil when unavailable.
 	QueueWaitSeconds *float64 `json:"queue_wait_seconds,omitempty"`
+	// KVCacheUsageMean and KVCacheUsageMax summarise the server's KV-cache usage gauge (0..1),
+	// scraped every second while the population ran (warm-up included); Preemptions is how many
+	// requests the server preempted meanwhile (its counter's increase). Nil when the server's
+	// metrics do not have them.
+	KVCacheUsageMean *float64 `json:"kv_cache_usage_mean,omitempty"`
+	KVCacheUsageMax  *float64 `json:"kv_cache_usage_max,omitempty"`
+	Preemptions      *int64   `json:"preemptions,omitempty"`
 	// TTFTSeconds and GenerationSpeedTPS are the cell's means; InputTokensMean the mean prompt.
 	TTFTSeconds        float64 `json:"ttft_seconds"`
 	GenerationSpeedTPS float64 `json:"generation_speed_tps"`

@@ -3,6 +3,7 @@ package capacity
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/servebench/servebench"
 )
@@ -67,6 +68,21 @@ func UsersWhy(res servebench.CapacityResult, ev []servebench.UsersEvidence) (why
 	if pass != nil && pass.CachedShare != nil {
 		than = fmt.Sprintf(" (%s at %d)", share(pass), pass.Users)
 	}
+	why, text = usersWhy(fail, pass, at, share, than)
+	var kv []string
+	if fail.KVCacheUsageMax != nil {
+		kv = append(kv, fmt.Sprintf("the KV cache was %.0f%% used on average, %.0f%% at its peak", 100**fail.KVCacheUsageMean, 100**fail.KVCacheUsageMax))
+	}
+	if fail.Preemptions != nil {
+		kv = append(kv, fmt.Sprintf("%d requests were preempted", *fail.Preemptions))
+	}
+	if len(kv) > 0 {
+		text += "; " + strings.Join(kv, ", ")
+	}
+	return why, text
+}
+
+func usersWhy(fail, pass *servebench.UsersEvidence, at string, share func(*servebench.UsersEvidence) string, than string) (why, text string) {
 	switch {
 	case fail.CachedShare != nil && *fail.CachedShare < EvictedShare:
 		return "eviction", fmt.Sprintf("eviction: %s the prefix cache served %s of the prompt tokens%s; the users' histories no longer fit in the KV cache and are evicted before their next turn, so turns prefill their whole history again (TTFT %s)",

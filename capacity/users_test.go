@@ -31,6 +31,12 @@ func TestUsersWhy(t *testing.T) {
 			t.Errorf("share %.1f, queue %.1f s of %.0f s: %q, %q; want %q saying %q", c.share, c.queue, c.ttft, why, text, c.want, c.says)
 		}
 	}
+	e := ev(0.3, 0, 1)
+	e[1].KVCacheUsageMean, e[1].KVCacheUsageMax, e[1].Preemptions = servebench.Float(0.8), servebench.Float(1), new(int64)
+	*e[1].Preemptions = 3
+	if _, text := UsersWhy(res, e); !strings.Contains(text, "80% used on average, 100% at its peak") || !strings.Contains(text, "3 requests were preempted") {
+		t.Errorf("the why %q does not give the KV cache's usage and the preemptions", text)
+	}
 	lower := servebench.CapacityResult{Limit: &lim, LimitKind: servebench.LimitLowerBound}
 	if why, _ := UsersWhy(lower, ev(0.1, 0, 1)); why != "" {
 		t.Errorf("a lower bound has the why %q, want none", why)

@@ -89,19 +89,19 @@ func (b *builder) sectionUsers() {
 		}
 		blocks = append(blocks, para("%s — %s. Conversations up to %s tokens.%s", useCaseTitle(u.CapacityResult), u.ProfileText, ctxLabel(u.ContextTokens), prefixed(" ", strings.Join(lines, " "))))
 		if len(u.Points) > 0 {
-			et := &Table{Header: []string{"USERS", "VERDICT", "TTFT MEAN", "SPEED/USER", "PROMPT MEAN", "CACHE HIT RATE", "QUEUE WAIT"}}
+			et := &Table{Header: []string{"USERS", "VERDICT", "TTFT MEAN", "SPEED/USER", "PROMPT MEAN", "CACHE HIT RATE", "QUEUE WAIT", "KV CACHE MEAN / PEAK", "PREEMPTIONS"}}
 			for _, e := range u.Points {
 				v := "fails"
 				if e.Pass {
 					v = "passes"
 				}
 				et.Rows = append(et.Rows, []string{fmt.Sprint(e.Users), v, fmtDur(e.TTFTSeconds), fmtTPS(e.GenerationSpeedTPS), fmtNum(e.InputTokensMean, 0),
-					fmtOpt(e.CachedShare, fmtPct0), fmtOpt(e.QueueWaitSeconds, fmtDur)})
+					fmtOpt(e.CachedShare, fmtPct0), fmtOpt(e.QueueWaitSeconds, fmtDur), kvLabel(e), preLabel(e)})
 			}
 			blocks = append(blocks, tableB(et))
 		}
 	}
-	blocks = append(blocks, note("Capacity Planning above sizes from the cold-prompt limits. Cache hit rate: the share of the measured requests' prompt tokens the server served from its prefix cache (usage cached_tokens, or its prefix-cache counters)."))
+	blocks = append(blocks, note("Capacity Planning above sizes from the cold-prompt limits. Cache hit rate: the share of the measured requests' prompt tokens the server served from its prefix cache (usage cached_tokens, or its prefix-cache counters). KV cache: the server's KV-cache usage gauge, scraped every second while the population ran (warm-up included); preemptions: its counter's increase meanwhile."))
 	b.add("users", "Capacity in Users", 1, blocks...)
 }
 
@@ -110,4 +110,18 @@ func prefixed(p, s string) string {
 		return ""
 	}
 	return p + s
+}
+
+func kvLabel(e servebench.UsersEvidence) string {
+	if e.KVCacheUsageMean == nil || e.KVCacheUsageMax == nil {
+		return "—"
+	}
+	return fmtPct0(*e.KVCacheUsageMean) + " / " + fmtPct0(*e.KVCacheUsageMax)
+}
+
+func preLabel(e servebench.UsersEvidence) string {
+	if e.Preemptions == nil {
+		return "—"
+	}
+	return fmt.Sprint(*e.Preemptions)
 }

@@ -92,6 +92,69 @@ func (r *Runner) population(uc servebench.UseCase, n int) *load.Population {
 	}
 }
 
+// serverLoad is what the server's metrics showed while a population ran: its KV-cache usage
+// gauge every second (mean and peak, 0..1) and its preemption counter's increase.
+type serverLoad struct {
+	kvSum, kvMax float64
+	kvN          int
+	pre0, pre1   float64
+	preN         int
+}
+
+// watchServer scrapes the server's metrics every second until the returned stop is called, and
+// stop returns what they showed; nothing when the run has no metrics.
+func (r *Runner) watchServer(ctx context.Context) (stop func() serverLoad) {
+	if r.Metrics == nil {
+		return func() serverLoad { return serverLoad{} }
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	var sl serverLoad
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			if snap, err := r.Metrics.Scrape(ctx); err == nil && snap != nil {
+				if v, ok := snap.KVCacheUsage(); ok {
+					sl.kvSum += v
+					sl.kvMax = max(sl.kvMax, v)
+					sl.kvN++
+				}
+				if v, ok := snap.Preemptions(); ok {
+					if sl.preN == 0 {
+						sl.pre0 = v
+					}
+					sl.pre1 = v
+					sl.preN++
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() serverLoad {
+		cancel()
+		<-done
+		return sl
+	}
+}
+
+// fill adds what the server showed to a population's evidence.
+func (sl serverLoad) fill(e *servebench.UsersEvidence) {
+	if sl.kvN > 0 {
+		e.KVCacheUsageMean = servebench.Float(sl.kvSum / float64(sl.kvN))
+		e.KVCacheUsageMax = servebench.Float(sl.kvMax)
+	}
+	if sl.preN > 1 && sl.pre1 >= sl.pre0 {
+		n := int64(sl.pre1 - sl.pre0)
+		e.Preemptions = &n
+	}
+}
+
 // errDistributedUsers: populations run on this machine only.
 var errDistributedUsers = errors.New("users: a distributed run cannot carry a population of users yet (each user's conversation lives in one process); run the users' search without --workers")
 
@@ -120,6 +183,7 @@ func (r *Runner) searchUsers(ctx context.Context, done map[servebench.CellKey]se
 		phase := servebench.UsersPhase(uc.Name)
 		r.emit(Event{Kind: EventPhase, Phase: phase, Title: fmt.Sprintf("users of %s: %s, up to %s of conversation", uc.Name, prof.Title, tokensLabel(r.usersWindow(uc)))})
 		cells := map[int]servebench.CellResult{}
+		loads := map[int]serverLoad{} // a resumed run's populations have none
 		measure := func(ctx context.Context, n int) (servebench.CellResult, int, error) {
 			key := r.usersKey(uc, n)
 			if c, ok := done[key]; ok {
@@ -129,7 +193,9 @@ func (r *Runner) searchUsers(ctx context.Context, done map[servebench.CellKey]se
 			r.startCell(key, nil)
 			r.emit(Event{Kind: EventCellStart, Phase: phase, Cell: key, Planned: r.planned(key)})
 			r.pop = r.population(uc, n)
+			stop := r.watchServer(ctx)
 			c, sent, err := r.measure(ctx, key, phase, 0, 0, func(c servebench.CellResult) bool { return capacity.Settled(uc, c) })
+			loads[n] = stop()
 			r.pop = nil
 			r.endCell(key, c)
 			if err != nil {
@@ -165,7 +231,9 @@ func (r *Runner) searchUsers(ctx context.Context, done map[servebench.CellKey]se
 		out := servebench.UsersCapacity{CapacityResult: res, Profile: prof.Name, ProfileText: prof.Text()}
 		for _, p := range res.Points {
 			if c, ok := cells[p.Concurrency]; ok {
-				out.Points = append(out.Points, capacity.UsersEvidenceOf(c, p.Concurrency, p.Pass))
+				e := capacity.UsersEvidenceOf(c, p.Concurrency, p.Pass)
+				loads[p.Concurrency].fill(&e)
+				out.Points = append(out.Points, e)
 			}
 		}
 		out.Why, out.WhyText = capacity.UsersWhy(res, out.Points)

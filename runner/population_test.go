@@ -39,6 +39,9 @@ func TestPopulationsOfUsers(t *testing.T) {
 		if e.CachedShare == nil || *e.CachedShare < 0.2 {
 			t.Errorf("%d users: cached share %v, want the histories served from the cache", e.Users, e.CachedShare)
 		}
+		if e.KVCacheUsageMax == nil || *e.KVCacheUsageMax <= 0 || e.Preemptions == nil {
+			t.Errorf("%d users: KV-cache usage %v, preemptions %v: want what the server's metrics showed", e.Users, e.KVCacheUsageMax, e.Preemptions)
+		}
 	}
 	for _, c := range res.Cells {
 		if c.Kind == servebench.KindUsers && c.CacheContaminated {

@@ -288,6 +288,19 @@ func (s *Snapshot) Finished() (float64, bool) {
 	return v, ok
 }
 
+// KVCacheUsage is the server's KV-cache usage gauge (0..1: the share of its KV blocks held by
+// running requests), when it has one.
+func (s *Snapshot) KVCacheUsage() (float64, bool) {
+	v, _, ok := s.value(engines[s.Engine].kvUsage)
+	return v, ok
+}
+
+// Preemptions is the server's cumulative count of preempted requests, when it has one.
+func (s *Snapshot) Preemptions() (float64, bool) {
+	v, _, ok := s.value(engines[s.Engine].preemptions)
+	return v, ok
+}
+
 // WaitFinished scrapes until the finished-request counter has moved by at least n since before,
 // so the "after" scrape includes every request of the cell. When the server has no such counter
 // it returns the first scrape; on timeout it returns the last scrape (the attribution is then
