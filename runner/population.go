@@ -190,6 +190,9 @@ func (r *Runner) searchUsers(ctx context.Context, done map[servebench.CellKey]se
 				cells[n] = c
 				return c, 0, nil
 			}
+			if r.Client == nil {
+				return servebench.CellResult{}, 0, errNotMeasured // Recompute: a population the run did not measure
+			}
 			r.startCell(key, nil)
 			r.emit(Event{Kind: EventCellStart, Phase: phase, Cell: key, Planned: r.planned(key)})
 			r.pop = r.population(uc, n)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/servebench/servebench"
 	"github.com/servebench/servebench/load"
+	"github.com/servebench/servebench/runner"
 	"github.com/servebench/servebench/sim"
 )
 
@@ -47,6 +48,14 @@ func TestPopulationsOfUsers(t *testing.T) {
 		if c.Kind == servebench.KindUsers && c.CacheContaminated {
 			t.Errorf("users cell %s flagged as cache-contaminated", c.ID())
 		}
+	}
+	// The run folder gives the same users' result again (the server's KV-cache usage aside).
+	again, err := runner.Recompute(servebench.Manifest{Plan: p, Server: r.Server}, rec.recs, rec.logs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(again.Users) != 1 || again.Users[0].Limit == nil || *again.Users[0].Limit != *u.Limit || len(again.Users[0].Points) != 2 {
+		t.Errorf("recomputed users' results %+v, want the run's", again.Users)
 	}
 	byUser := map[[2]int][]servebench.Record{}
 	deep := 0

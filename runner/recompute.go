@@ -104,6 +104,13 @@ func Recompute(man servebench.Manifest, recs []servebench.Record, logs []servebe
 	if err != nil && !errors.Is(err, errNotMeasured) {
 		return servebench.Results{}, err
 	}
+	// the users' searches decide again over the populations they measured (read back with the
+	// sweep's cells; the server's KV-cache usage while they ran is not kept in the run folder)
+	if err == nil {
+		if err := r.searchUsers(context.Background(), done); err != nil && !errors.Is(err, errNotMeasured) {
+			return servebench.Results{}, err
+		}
+	}
 	return r.Results(), nil
 }
 
