@@ -69,13 +69,21 @@ var DefaultContexts = []servebench.Tokens{1024, 8192, 32768, 65536, 98304, 13107
 // DefaultScenarioConcurrency is a scenario's burst sizes when it names none.
 var DefaultScenarioConcurrency = []int{1, 2, 4}
 
-// Defaults is the plan before any file or flag. With no target URL the run is against the
-// built-in simulator's fast profile, sized as the README demo (under two minutes): a short grid
-// and a light capacity search that still shows every kind of verdict. The grid stops at 8K:
-// the fast profile runs 32K requests one at a time, so a 32K sweep column at 4 users would
-// cost more than the whole rest of the demo; General Chatbot's capacity search measures 32K at
-// the two levels that decide its limit instead. Every default of the plan is here.
-func Defaults(simulated bool) servebench.Plan {
+// DemoProfile is the simulator profile of the README demo: GLM-4.7-Flash on one H200, the
+// profile that reproduces a published benchmark report (servebench sim --list gives its
+// validated error), so the demo's numbers are those a GPU gives.
+const DemoProfile = "h200-glm47-flash"
+
+// Defaults is the plan before any file or flag. demo is the README demo: no target URL and no
+// simulator profile named. Its plan is sized to finish in about two minutes on the built-in
+// simulator running DemoProfile in real time (TestDemoPlan measures it on virtual time): a
+// sweep of 1K and 8K at 1, 2 and 4 users with DemoOutputTokens-token answers (0.7–2 s a
+// request) aiming for ±15% instead of ±5%, one dedicated scenario, and three use cases
+// (DemoUseCases) of which two reuse the sweep's cells and General Chatbot searches 32K up to 4
+// users. The long-context use cases (64K, 96K: a minute or more per level) are left to a full
+// run. A run naming --sim-profile gets the same defaults as a real server: the same sampling,
+// precision and confidence rules.
+func Defaults(demo bool) servebench.Plan {
 	p := servebench.Plan{
 		Target: servebench.Target{API: servebench.APIChat, GPU: "auto", APIKeyEnv: "OPENAI_API_KEY"},
 		Sweep: servebench.Sweep{
@@ -98,28 +106,62 @@ func Defaults(simulated bool) servebench.Plan {
 		Capacity: servebench.CapacityPlan{MaxConcurrency: 128, Headline: "general_chatbot"},
 		Metadata: servebench.Metadata{ElectricityUSDPerKWh: 0.10},
 	}
-	if simulated {
-		p.Target.SimProfile = "fast"
+	if demo {
+		p.Target.SimProfile = DemoProfile
 		p.Target.GPU = "sim"
-		p.Sweep.Contexts = []servebench.Tokens{1024, 4096, 8192}
+		p.Sweep.Contexts = []servebench.Tokens{1024, 8192}
 		p.Sweep.Concurrency = []int{1, 2, 4}
-		p.Sweep.MinRequests = 2
-		p.Sweep.Rounds = 1
-		p.Sweep.MaxDuration = servebench.Duration(2 * time.Second)
-		p.Sweep.Bursts = 3
-		p.Capacity.MaxConcurrency = 8
+		p.Sweep.OutputTokens = DemoOutputTokens
+		p.Sweep.MinRequests = 8
+		p.Sweep.Rounds = 3
+		p.Sweep.Precision = 0.15
+		p.Sweep.MaxDuration = servebench.Duration(12 * time.Second)
+		p.Sweep.Bursts = 2
+		p.Capacity.MaxConcurrency = 4
+		p.UseCases = DemoUseCases()
 		p.Scenarios = DemoScenarios()
 	}
 	return p
 }
 
-// DemoScenarios are the dedicated-capacity scenarios of the simulated demo: short outputs at
-// three context lengths, each released in bursts of 1, 2 and 4 requests. Against a real target
-// scenarios come only from the plan file (they cost GPU time).
+// SimDefaults is the plan before any file or flag of a run against the built-in simulator with
+// a named profile: a real server's defaults (Defaults(false)), measured on the simulator.
+func SimDefaults(profile string) servebench.Plan {
+	p := Defaults(false)
+	p.Target.SimProfile = profile
+	p.Target.GPU = "sim"
+	return p
+}
+
+// DemoOutputTokens is the answer length of the demo's sweep and chatbot use cases: 128 tokens
+// (code completion's) instead of 1,024, so a 32K request at 4 users takes about 7 s instead of
+// 17 s and the code completion search reuses the sweep's 1K cells.
+const DemoOutputTokens = 128
+
+// DemoUseCases are the use cases the demo searches: code completion as in DefaultUseCases,
+// the short-form and general chatbots with DemoOutputTokens-token answers (the sweep's, so
+// their searches reuse its cells where it measured their context). Their thresholds are the
+// defaults'.
+func DemoUseCases() []servebench.UseCase {
+	var out []servebench.UseCase
+	for _, u := range DefaultUseCases() {
+		switch u.Name {
+		case "code_completion":
+		case "short_form_chatbot", "general_chatbot":
+			u.OutputTokens = DemoOutputTokens
+			u.Description += " (The demo answers with 128 tokens instead of 1,024.)"
+		default:
+			continue
+		}
+		out = append(out, u)
+	}
+	return out
+}
+
+// DemoScenarios are the dedicated-capacity scenarios of the simulated demo: a short chat at 1K,
+// 128 tokens out, released in bursts of 1, 2 and 4 requests. Against a real target scenarios come only from the plan file (they cost GPU time).
 func DemoScenarios() []servebench.Scenario {
 	return []servebench.Scenario{
 		{Name: "chatbot", Title: "Chatbot", ContextTokens: 1024, OutputTokens: 128, Concurrency: []int{1, 2, 4}},
-		{Name: "rag", Title: "Retrieval-Augmented Q&A", ContextTokens: 4096, OutputTokens: 128, Concurrency: []int{1, 2, 4}},
-		{Name: "tool_calling_agentic", Title: "Tool Calling Agentic", ContextTokens: 8192, OutputTokens: 128, Concurrency: []int{1, 2, 4}},
 	}
 }

@@ -23,8 +23,9 @@ import (
 // File is a parsed plan file: YAML with the keys of servebench.Plan.
 type File struct {
 	data []byte
-	// url is target.url as written: which defaults apply depends on it.
-	url string
+	// url and simProfile are target.url and target.sim_profile as written: which defaults
+	// apply depends on them.
+	url, simProfile string
 	// useCaseOutput[i] is whether use_cases[i] sets output_tokens; one that does not gets the
 	// sweep's.
 	useCaseOutput []bool
@@ -46,7 +47,7 @@ func ParseFile(b []byte) (*File, error) {
 	if err := decode(b, &p); err != nil {
 		return nil, err
 	}
-	f := &File{data: b, url: p.Target.URL}
+	f := &File{data: b, url: p.Target.URL, simProfile: p.Target.SimProfile}
 	// What the typed plan cannot say: whether a use case's output_tokens was written at all.
 	var given struct {
 		UseCases []struct {
@@ -84,14 +85,21 @@ func (p Problems) Error() string {
 // Resolve applies defaults < file < flags and validates the result. f may be nil.
 func Resolve(f *File, ov Overrides) (servebench.Plan, error) {
 	var probs Problems
-	target := ""
+	target, profile := "", ""
 	if f != nil {
-		target = f.url
+		target, profile = f.url, f.simProfile
 	}
 	if v, ok := ov["url"]; ok {
 		target = v
 	}
-	p := Defaults(target == "")
+	if v, ok := ov["sim-profile"]; ok {
+		profile = v
+	}
+	// the demo's defaults without a target or a profile; a named profile gets a real server's
+	p := Defaults(target == "" && profile == "")
+	if target == "" && profile != "" {
+		p = SimDefaults(profile)
+	}
 	if f != nil {
 		if err := decode(f.data, &p); err != nil {
 			return p, err

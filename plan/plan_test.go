@@ -121,8 +121,28 @@ func TestResolveDefaultsAndNone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Target.URL != "" || p.Target.SimProfile == "" || len(p.UseCases) != 5 {
-		t.Fatalf("simulated defaults: %+v", p)
+	if p.Target.URL != "" || p.Target.SimProfile != DemoProfile || len(p.UseCases) != 3 || p.Sweep.Precision != 0.15 {
+		t.Fatalf("demo defaults: %+v", p)
+	}
+	// a named simulator profile is measured as a real server would be: its sampling, precision
+	// and use cases, whether the profile comes from a flag or the plan file
+	real := Defaults(false)
+	for _, file := range []string{"", "target:\n  sim_profile: h100-llama8b\n"} {
+		var f *File
+		ov := Overrides{"sim-profile": "h100-llama8b"}
+		if file != "" {
+			f, _ = ParseFile([]byte(file))
+			ov = Overrides{}
+		}
+		p, err = Resolve(f, ov)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Target.SimProfile != "h100-llama8b" || p.Target.GPU != "sim" || len(p.UseCases) != 5 || p.Sweep.Precision != real.Sweep.Precision ||
+			p.Sweep.MinRequests != real.Sweep.MinRequests || p.Sweep.Rounds != real.Sweep.Rounds || p.Sweep.MaxDuration != real.Sweep.MaxDuration ||
+			len(p.Scenarios) != 0 || p.Capacity.MaxConcurrency != real.Capacity.MaxConcurrency {
+			t.Errorf("--sim-profile (file %q): want a real server's defaults, got %+v", file, p.Sweep)
+		}
 	}
 	f, _ := ParseFile([]byte("target:\n  url: http://127.0.0.1:1/v1\nuse_cases: []\n"))
 	p, err = Resolve(f, Overrides{})

@@ -72,20 +72,33 @@ func demoRun(t *testing.T, prof sim.Profile, mutate func(*servebench.Plan)) (*me
 	return rec, took
 }
 
-// demoBudget is what the README promises for the demo ("about 2 minutes"); the simulated
-// clock must leave room under it for the machine's own overheads (building prompts, writing the
-// run folder, rendering the report), which add about a second on a quiet machine.
-const demoBudget = 115 * time.Second
+// demoBudget is what the README promises for the demo ("about 2 minutes", at most 2½): the
+// simulated clock must leave room under it for the machine's own overheads (starting the
+// simulator, building prompts, writing the run folder, rendering the report), a few seconds on
+// a loaded 2-core machine.
+const demoBudget = 135 * time.Second
 
-// The README demo (no flags: the built-in simulator's fast profile and the default plan) stays
-// within its time promise and still shows what it is for: a sweep, the dedicated scenarios, and
-// a capacity search with every kind of verdict (a measured limit, a lower bound at the ceiling,
-// not viable), with every cell assessed and none reporting throughput from too short a window.
-// On virtual time, so the figure is the plan's and the profile's, not this machine's. With -v it
+// demoMinValid is the share of the demo's cells that must be valid at its precision target
+// (±15%). Capacity-search levels stop as soon as their verdict is settled, so General Chatbot's
+// 32K levels are low-confidence by design; the sweep's cells that stop on their time cap are
+// the rest.
+const demoMinValid = 0.4
+
+// The README demo (no flags: the built-in simulator's DemoProfile and the demo plan) stays
+// within its time promise and still shows what it is for: a sweep, a dedicated scenario and
+// capacity searches, every use case decided (a limit, a lower bound at the ceiling, or not
+// viable for a reason other than the model's maximum length), every cell assessed, none
+// reporting throughput from too short a window, and the figures of a GPU: per-user speed at one
+// user within the range the reference report publishes for GLM-4.7-Flash on an H200. On
+// virtual time, so the figure is the plan's and the profile's, not this machine's. With -v it
 // prints where the time goes (per cell: first request start to last end) and each verdict, the
-// table to read when tuning the demo's plan or the fast profile.
+// table to read when tuning the demo's plan.
 func TestDemoPlan(t *testing.T) {
-	rec, took := demoRun(t, sim.FastProfile, nil)
+	prof, err := sim.LookupProfile(plan.DemoProfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, took := demoRun(t, prof, nil)
 	type span struct {
 		id         string
 		start, end float64
@@ -146,9 +159,28 @@ func TestDemoPlan(t *testing.T) {
 	if kinds[runner.SweepScenario] == 0 || len(kinds) < 3 {
 		t.Errorf("cells per scenario %v: want the sweep, the dedicated scenarios and the capacity searches", kinds)
 	}
-	for _, k := range []servebench.LimitKind{servebench.LimitMeasured, servebench.LimitLowerBound, servebench.LimitNotViable} {
-		if !limitKinds[k] {
-			t.Errorf("no use case with a %s limit (kinds %v): the demo should show every kind of verdict", k, limitKinds)
+	if share := float64(valid) / float64(len(rec.res.Cells)); share < demoMinValid {
+		t.Errorf("%d of %d cells valid (%.0f%%), want at least %.0f%%", valid, len(rec.res.Cells), 100*share, 100*demoMinValid)
+	}
+	if len(rec.res.Capacity) != len(plan.DemoUseCases()) {
+		t.Errorf("%d capacity results, want one per demo use case (%d)", len(rec.res.Capacity), len(plan.DemoUseCases()))
+	}
+	for _, c := range rec.res.Capacity {
+		switch {
+		case c.LimitKind == servebench.LimitNotViable && c.LimitingMetric == "context_tokens":
+			t.Errorf("%s: not viable only because of the demo model's maximum length", c.UseCase)
+		case c.LimitKind == "" || c.Limit == nil && c.LimitKind != servebench.LimitNotViable:
+			t.Errorf("%s: undecided (%q)", c.UseCase, c.LimitKind)
+		}
+	}
+	// the reference report: GLM-4.7-Flash BF16 on one H200 streams 1K prompts at about 190
+	// tokens/s to one user (sim/validation/reference.csv); an absurd figure (thousands) means the
+	// demo left the GPU's range
+	for _, c := range rec.res.Cells {
+		if c.Kind == servebench.KindSweep && c.Concurrency == 1 && c.ContextTokens == 1024 {
+			if s := c.GenerationSpeedTPS.Mean; s < 150 || s > 230 {
+				t.Errorf("1K at one user streams %.0f tok/s, outside the published range of a GPU (about 190)", s)
+			}
 		}
 	}
 }
