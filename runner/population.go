@@ -67,8 +67,9 @@ func (r *Runner) population(uc servebench.UseCase, n int) *load.Population {
 		}
 		return out
 	}
-	// Texts of a request's history take sequence numbers above every request's.
-	var extra int64 = 1 << 40
+	// Texts of a joining user's history take sequence numbers of their own, above any request's
+	// and below warmSeq (a prompt's marker codes 32 bits of its number).
+	var extra int64 = 1 << 31
 	return &load.Population{
 		Session: func(u int, joining bool) ([]load.UserTurn, int) {
 			mu.Lock()
