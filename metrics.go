@@ -28,6 +28,14 @@ type Timing struct {
 // ITL and generation speed need at least two output tokens and a positive decode time; otherwise
 // they are left at zero and excluded from statistics (see Measurable). Token counts come from the
 // server's usage, so multi-token chunks (speculative decoding) are counted correctly.
+//
+// A response is not streamed (Record.NotStreamed) when its token events arrived together:
+//
+//	chunks ≥ 2 and decode_seconds < NotStreamedGapSeconds × (chunks − 1)
+//
+// (a mean gap between token events under 0.1 ms, faster than any engine's decode step: a
+// buffering proxy delivered the whole answer in one write). Its ITL and generation speed are
+// unknown, left at zero and excluded from statistics like those of a one-token answer.
 func Derive(rec *Record, t Timing) {
 	rec.TTFTSeconds = t.FirstToken.Seconds()
 	rec.FirstContentSeconds = t.FirstContent.Seconds()
@@ -38,7 +46,8 @@ func Derive(rec *Record, t Timing) {
 	if t.LastToken > t.FirstToken {
 		rec.DecodeSeconds = (t.LastToken - t.FirstToken).Seconds()
 	}
-	if rec.OutputTokens > 1 && rec.DecodeSeconds > 0 {
+	rec.NotStreamed = rec.Chunks >= 2 && rec.DecodeSeconds < NotStreamedGapSeconds*float64(rec.Chunks-1)
+	if rec.OutputTokens > 1 && rec.DecodeSeconds > 0 && !rec.NotStreamed {
 		n := float64(rec.OutputTokens - 1)
 		rec.ITLSeconds = rec.DecodeSeconds / n
 		rec.GenerationSpeedTPS = n / rec.DecodeSeconds
@@ -81,8 +90,12 @@ func MeetsSLO(rec *Record, slo Thresholds) bool {
 	return true
 }
 
-// Measurable reports whether rec's ITL and generation speed are defined (a successful request
-// with at least two output tokens and a positive decode time).
+// NotStreamedGapSeconds is the mean gap between token events below which a response was not
+// streamed (see Derive): 0.1 ms.
+const NotStreamedGapSeconds = 100e-6
+
+// Measurable reports whether rec's ITL and generation speed are defined (a successful, streamed
+// request with at least two output tokens and a positive decode time).
 func Measurable(rec *Record) bool {
-	return rec.OK() && rec.OutputTokens > 1 && rec.DecodeSeconds > 0
+	return rec.OK() && rec.OutputTokens > 1 && rec.DecodeSeconds > 0 && !rec.NotStreamed
 }

@@ -156,14 +156,20 @@ const (
 	ErrHTTPStatus ErrorClass = "http-status"
 	// ErrTimeoutFirstToken: no token arrived within the time-to-first-token limit.
 	ErrTimeoutFirstToken ErrorClass = "timeout-first-token"
-	// ErrTimeoutIdle: the gap between two events exceeded the idle limit.
+	// ErrTimeoutIdle: no token arrived for longer than the idle limit after the first one
+	// (bytes without a token, such as keep-alive comments or events without a delta, do not
+	// count as activity).
 	ErrTimeoutIdle ErrorClass = "timeout-idle"
+	// ErrTimeoutTotal: the request lasted longer than its total bound (see
+	// openai.Config.RequestTimeout: derived from its output length unless set).
+	ErrTimeoutTotal ErrorClass = "timeout-total"
 	// ErrStreamTruncated: the stream ended (EOF, reset, an in-stream error event, or a 200 that
 	// simply stops) before the server signalled the end (`data: [DONE]`, or Ollama's done:true),
 	// or it ended without carrying a single token.
 	ErrStreamTruncated ErrorClass = "stream-truncated"
-	// ErrMalformedEvent: an event could not be parsed, or the body was not an event stream
-	// (for example an HTML page with status 200).
+	// ErrMalformedEvent: an event could not be parsed, was larger than the client's line or
+	// event limit, or the body was not an event stream (for example an HTML page with status
+	// 200).
 	ErrMalformedEvent ErrorClass = "malformed-event"
 	// ErrLengthMismatch: the output length differed from the one asked for and the plan
 	// requires exact lengths (otherwise a mismatch is only flagged in Record.LengthMismatch).
@@ -267,6 +273,10 @@ type Record struct {
 	OutputTokens          int    `json:"output_tokens"`
 	OutputTokensRequested int    `json:"output_tokens_requested"`
 	OutputTokensSource    string `json:"output_tokens_source"`
+	// OutputTokensCap is the max_tokens the request sent (OutputTokensRequested, or the value an
+	// extra body set instead); 0 when none was sent or it is unknown. CheckWire holds the
+	// server's usage to it.
+	OutputTokensCap int `json:"output_tokens_cap,omitempty"`
 	// LengthMismatch is OutputTokens != OutputTokensRequested on an otherwise successful request.
 	LengthMismatch bool `json:"length_mismatch,omitempty"`
 	// CachedTokens is usage.prompt_tokens_details.cached_tokens when the server reports it.
@@ -285,6 +295,23 @@ type Record struct {
 	Chunks           int       `json:"chunks"`
 	ChunkGapsSeconds []float64 `json:"chunk_gaps_seconds,omitempty"`
 	TokensPerChunk   float64   `json:"tokens_per_chunk,omitempty"`
+
+	// OutputTextBytes is the size of the text the token events carried: the raw JSON of their
+	// content, reasoning, text and tool-call values, quotes excluded (bytes; see
+	// MaxPlausibleOutputTokens). PromptBytes is the size of the prompt text sent, all messages
+	// together (bytes; see MaxPlausiblePromptTokens). Zero when not measured.
+	OutputTextBytes int `json:"output_text_bytes,omitempty"`
+	PromptBytes     int `json:"prompt_bytes,omitempty"`
+	// NotStreamed says the token events arrived all at once (see Derive): a buffering proxy
+	// delivered the response in one piece, so ITL and generation speed are unknown (never zero)
+	// and TTFT is the time to the whole answer, as a user behind that proxy waits for it.
+	NotStreamed bool `json:"not_streamed,omitempty"`
+	// Violations are the ways the response contradicted the wire or the request (see
+	// CheckWire); ViolationNote gives the numbers and what was counted instead.
+	Violations    []Violation `json:"server_violations,omitempty"`
+	ViolationNote string      `json:"server_violation_note,omitempty"`
+	// ServedModel is the model the response named when it was not the one asked for.
+	ServedModel string `json:"served_model,omitempty"`
 
 	// Retries counts transparent resends of a request that failed before any byte was written
 	// (a kept-alive connection the server had closed). At most 1.

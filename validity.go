@@ -122,6 +122,15 @@ const (
 	// ReasonClientBound: the load generator, not the server, limited the measurement (the
 	// client lagged behind the socket or could not send on time).
 	ReasonClientBound Reason = "client-bound"
+	// ReasonServerInconsistent: some responses claimed what cannot be true (usage above
+	// max_tokens or beyond what the stream carried, negative counts, server timings outside the
+	// request, another model; see Violation); the impossible values were replaced by the
+	// client's own counts or dropped. The note says how many and which.
+	ReasonServerInconsistent Reason = "server-inconsistent"
+	// ReasonNotStreamed: some responses arrived in one piece (a buffering proxy between the
+	// client and the server), so their ITL and generation speed are unknown and their TTFT is
+	// the time to the whole answer.
+	ReasonNotStreamed Reason = "not-streamed"
 	// ReasonNotMeasured: the cell was planned but not measured (e.g. its context does not fit the
 	// target's maximum model length); it has no numbers. The note says why.
 	ReasonNotMeasured Reason = "not-measured"

@@ -233,5 +233,6 @@ func FuzzScanChunk(f *testing.F) {
 // eventView makes a chunkEvent comparable as JSON.
 func eventView(e chunkEvent) map[string]any {
 	return map[string]any{"id": string(e.id), "tok": e.tok, "content": e.content, "reasoning": e.reasoning, "finish": e.finish,
-		"usage": e.usage, "timings": e.timings, "metrics": e.metrics, "error": string(e.errv)}
+		"usage": e.usage, "timings": e.timings, "metrics": e.metrics, "error": string(e.errv),
+		"text_bytes": e.textBytes, "model": string(e.model)}
 }

@@ -20,10 +20,14 @@ import (
 	"github.com/servebench/servebench"
 )
 
-// Defaults for the two timeouts of Config.
+// Defaults for the timeouts of Config.
 const (
 	DefaultTTFTTimeout = 10 * time.Minute
 	DefaultIdleTimeout = 60 * time.Second
+	// DefaultSecondsPerToken is the time each output token adds to a request's total bound
+	// when Config.RequestTimeout is not set (see TotalTimeout): 1 s, one token per second per
+	// user, far slower than any server worth measuring.
+	DefaultSecondsPerToken = time.Second
 )
 
 // Buffer sizes, chosen so that a stream in flight costs the client well under 64 KiB, prompt
@@ -62,9 +66,13 @@ type Config struct {
 	// Zero means the time New was called.
 	Origin time.Time
 	// TTFTTimeout bounds request start → first token (DefaultTTFTTimeout when zero).
-	// IdleTimeout bounds the silence between two reads once the first token came
-	// (DefaultIdleTimeout when zero).
+	// IdleTimeout bounds the time without a token once the first token came
+	// (DefaultIdleTimeout when zero): bytes that carry no token (": ping" comments, events with
+	// no delta or "choices": []) do not count.
 	TTFTTimeout, IdleTimeout time.Duration
+	// RequestTimeout bounds a request's whole life, start to end, whatever arrives; zero
+	// derives it from the request's output length (see TotalTimeout).
+	RequestTimeout time.Duration
 	// MaxConnections is the most requests in flight at once; the transport keeps at least
 	// this many idle connections per host so a closed loop never re-dials.
 	MaxConnections int
@@ -299,51 +307,74 @@ func secretsOf(cfg Config) []string {
 	return out
 }
 
+// TotalTimeout is the bound on the whole life of a request for maxOutputTokens output tokens:
+// Config.RequestTimeout when set, else
+//
+//	total = TTFTTimeout + max(maxOutputTokens, 1) × DefaultSecondsPerToken + IdleTimeout
+//
+// so that a server that sends a token just often enough to beat the idle timeout still cannot
+// hold a request (and its slot) for ever.
+func (c *Client) TotalTimeout(maxOutputTokens int) time.Duration {
+	if c.cfg.RequestTimeout > 0 {
+		return c.cfg.RequestTimeout
+	}
+	return c.cfg.TTFTTimeout + time.Duration(max(maxOutputTokens, 1))*DefaultSecondsPerToken + c.cfg.IdleTimeout
+}
+
 // Causes given to the request context by the watchdog.
 var (
 	errFirstTokenTimeout = errors.New("first-token timeout")
 	errIdleTimeout       = errors.New("idle timeout")
-	errDrained           = errors.New("stream drained")
+	errTotalTimeout      = errors.New("total timeout")
 )
 
 // Watchdog phases.
 const (
 	phaseFirst  int32 = iota // waiting for the first token: TTFTTimeout from request start
-	phaseStream              // streaming: IdleTimeout since the latest read
-	phaseDrain               // end signal seen: a short grace to read the rest
+	phaseStream              // streaming: IdleTimeout since the latest token
 )
 
-// watchdog cancels the request context when a timeout passes. It costs one atomic store per
-// read: the timer re-arms itself lazily from the latest activity instead of being reset per
-// event.
+// watchdog cancels the request context when a timeout passes: the first-token or idle timeout
+// of the current phase, or the request's total bound, whichever comes first. It costs one
+// atomic store per token: the timer re-arms itself lazily from the latest token instead of
+// being reset per event.
 type watchdog struct {
-	base     time.Time
-	idle     time.Duration
-	activity atomic.Int64 // nanoseconds since base of the latest read that returned bytes
-	phase    atomic.Int32
-	cancel   context.CancelCauseFunc
-	timer    *time.Timer
+	base        time.Time
+	idle, total time.Duration
+	activity    atomic.Int64 // nanoseconds since base of the latest token
+	phase       atomic.Int32
+	cancel      context.CancelCauseFunc
+	timer       *time.Timer
 }
 
 func (w *watchdog) fire() {
+	now := time.Since(w.base)
+	if now >= w.total {
+		w.cancel(errTotalTimeout)
+		return
+	}
 	switch w.phase.Load() {
 	case phaseFirst:
 		w.cancel(errFirstTokenTimeout)
 	case phaseStream:
-		quiet := time.Since(w.base) - time.Duration(w.activity.Load())
+		quiet := now - time.Duration(w.activity.Load())
 		if quiet >= w.idle {
 			w.cancel(errIdleTimeout)
 			return
 		}
-		w.timer.Reset(w.idle - quiet)
-	default:
-		w.cancel(errDrained)
+		w.timer.Reset(min(w.idle-quiet, w.total-now))
 	}
 }
 
+// enter switches to phase, whose timeout d runs from now (bounded by the total).
 func (w *watchdog) enter(phase int32, d time.Duration) {
 	w.phase.Store(phase)
-	w.timer.Reset(d)
+	w.timer.Reset(min(d, w.total-time.Since(w.base)))
+}
+
+// tokenAt notes a token that arrived at at (its read's stamp).
+func (w *watchdog) tokenAt(at time.Time) {
+	w.activity.Store(int64(at.Sub(w.base)))
 }
 
 // stampBook keeps the clock readings of one response's reads: the stamp of the latest read
@@ -372,7 +403,6 @@ func (b *stampBook) note(st readStamp, now time.Time) {
 	b.last = st.at
 	b.recent[b.reads%len(b.recent)] = st
 	b.reads++
-	b.w.activity.Store(int64(now.Sub(b.w.base)))
 }
 
 // lagAt returns the client lag of the recent read stamped at; -1 when that read had no kernel
@@ -436,8 +466,12 @@ type exchange struct {
 
 	parent context.Context
 	ctx    context.Context
+	cancel context.CancelCauseFunc
 	w      *watchdog
 	start  time.Time
+	// handoff: the rest of the response is read in the background, which ends ctx (net/http
+	// aborts a body whose request context ended).
+	handoff bool
 }
 
 // run performs the attempt and fills rec. It reports whether the attempt failed on a reused
@@ -453,13 +487,18 @@ func (a *exchange) run(parent context.Context, tr *http.Transport, body []byte) 
 	a.res = result{}
 	a.parent = parent
 	ctx, cancel := context.WithCancelCause(parent)
-	defer cancel(nil)
+	a.cancel = cancel
+	defer func() {
+		if !a.handoff {
+			cancel(nil)
+		}
+	}()
 	a.ctx = ctx
 
 	t0 := time.Now()
-	w := &watchdog{base: t0, idle: c.cfg.IdleTimeout, cancel: cancel}
+	w := &watchdog{base: t0, idle: c.cfg.IdleTimeout, total: c.TotalTimeout(a.req.MaxOutputTokens), cancel: cancel}
 	a.w = w
-	w.timer = time.AfterFunc(c.cfg.TTFTTimeout, w.fire)
+	w.timer = time.AfterFunc(min(c.cfg.TTFTTimeout, w.total), w.fire)
 	defer w.timer.Stop()
 	if c.h1 != nil {
 		return a.runH1(tr == c.fresh, body)
@@ -520,7 +559,7 @@ func (a *exchange) run(parent context.Context, tr *http.Transport, body []byte) 
 		}
 		return a.fail(servebench.ErrConnect, connectMessage(c.endpoint, err))
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }() // resp.Body is replaced when the rest is drained in the background
 	a.rec.HTTPStatus = resp.StatusCode
 	sr := newStampReader(resp.Body, w, kc.Load(), a.start)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -536,17 +575,35 @@ func (a *exchange) run(parent context.Context, tr *http.Transport, body []byte) 
 	st := a.newStream(resp.Header.Get("Content-Type"))
 	f := st.read(sr)
 	if f == nil {
-		// End signal seen: read the rest (normally the chunked terminator) so the connection
-		// can be reused, under a short grace.
-		a.drainPhase()
-		_, _ = io.Copy(io.Discard, io.LimitReader(sr, maxDrainBytes))
+		// End signal seen: the request ends now, whatever the connection does. The rest
+		// (normally the chunked terminator) is read in the background, under a short grace, so
+		// that the connection can be reused.
+		body, cancel := resp.Body, a.cancel
+		resp.Body, a.handoff = http.NoBody, true
+		go func() {
+			drainBody(body)
+			cancel(nil)
+		}()
 	}
 	a.finish(st, f, &sr.stampBook)
 	return false
 }
 
-// maxDrainBytes bounds what is read after the end signal to keep the connection.
-const maxDrainBytes = 1 << 20
+// After the end signal: what is read of the rest of a response to keep its connection, and for
+// how long at most.
+const (
+	maxDrainBytes = 1 << 20
+	drainGrace    = 2 * time.Second
+)
+
+// drainBody reads the rest of a response after its end signal, for at most drainGrace and
+// maxDrainBytes, and closes it (net/http keeps the connection when the body ended).
+func drainBody(body io.ReadCloser) {
+	t := time.AfterFunc(drainGrace, func() { _ = body.Close() })
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, maxDrainBytes))
+	t.Stop()
+	_ = body.Close()
+}
 
 // newStream makes the parser of a 2xx response with the given Content-Type.
 func (a *exchange) newStream(contentType string) *stream {
@@ -554,12 +611,9 @@ func (a *exchange) newStream(contentType string) *stream {
 	st := newStream(c.cfg.API, a.req.MaxOutputTokens, func() { w.enter(phaseStream, c.cfg.IdleTimeout) })
 	st.contentType = contentType
 	st.answer = a.req.Answer
+	st.w = w
+	st.model = c.cfg.Model
 	return st
-}
-
-// drainPhase gives the rest of a response after its end signal a short grace.
-func (a *exchange) drainPhase() {
-	a.w.enter(phaseDrain, min(a.c.cfg.IdleTimeout, 2*time.Second))
 }
 
 // startAt sets the request start.
@@ -588,22 +642,40 @@ func (a *exchange) ctxFailure() bool {
 	case errors.Is(cause, errFirstTokenTimeout):
 		a.fail(servebench.ErrTimeoutFirstToken, fmt.Sprintf("no token within the first-token timeout of %v (raise --ttft-timeout for long prompts or a busy server)", cfg.TTFTTimeout))
 	case errors.Is(cause, errIdleTimeout):
-		a.fail(servebench.ErrTimeoutIdle, fmt.Sprintf("the stream stalled: no data for %v after the first token (raise --idle-timeout if the server pauses this long)", cfg.IdleTimeout))
-	case errors.Is(cause, errDrained):
-		return false
+		a.fail(servebench.ErrTimeoutIdle, fmt.Sprintf("the stream stalled: no token for %v after the first one (keep-alive comments and events without a token do not count; raise --idle-timeout if the server pauses this long)", cfg.IdleTimeout))
+	case errors.Is(cause, errTotalTimeout):
+		how := "derived from its output length: the first-token and idle timeouts plus 1 s per output token"
+		if cfg.RequestTimeout > 0 {
+			how = "--request-timeout"
+		}
+		a.fail(servebench.ErrTimeoutTotal, fmt.Sprintf("the request was still going after its total bound of %v (%s): the server kept it alive without finishing; raise --request-timeout for a server this slow", a.w.total, how))
 	default:
 		a.fail(servebench.ErrCanceled, "canceled while in flight: "+cause.Error())
 	}
 	return true
 }
 
-// finish turns the parsed stream into the record.
+// finish turns the parsed stream into the record, and checks what the server claimed against
+// what was seen (servebench.CheckWire).
 func (a *exchange) finish(st *stream, f *failure, sr *stampBook) {
 	rec := a.rec
 	rec.ResponseID = st.id
 	rec.FinishReason = st.finish
 	rec.Chunks = st.chunks
+	rec.OutputTextBytes = st.textBytes
+	rec.PromptBytes = promptBytes(a.req)
+	rec.OutputTokensCap = a.c.outputCap(a.req.MaxOutputTokens)
 	a.res.ended = st.done
+	defer servebench.CheckWire(rec)
+	if st.otherModel != "" {
+		rec.ServedModel = st.otherModel
+		rec.Flag(servebench.ViolationModel, fmt.Sprintf("the response named the model %q, %q was asked for", st.otherModel, a.c.cfg.Model))
+	}
+	if st.usageChanged != "" {
+		// Neither of two contradicting usage objects can be believed.
+		rec.Flag(servebench.ViolationUsageChanged, st.usageChanged+"; counted the token events and the tokens asked for instead")
+		st.usage.prompt, st.usage.completion, st.usage.reasoning, st.usage.cached = nil, nil, nil, nil
+	}
 
 	// Token counts.
 	if st.usage.completion != nil {
@@ -664,6 +736,7 @@ func (a *exchange) finish(st *stream, f *failure, sr *stampBook) {
 		t.FirstContent = st.firstContent.Sub(a.start)
 	}
 	servebench.Derive(rec, t)
+	servebench.CheckWire(rec) // before the length check, which must see the count believed
 	if rec.OutputTokensSource == servebench.SourceUsage && a.req.MaxOutputTokens > 0 && rec.OutputTokens != a.req.MaxOutputTokens {
 		rec.LengthMismatch = true
 		if a.c.cfg.ExactOutput {
@@ -671,6 +744,42 @@ func (a *exchange) finish(st *stream, f *failure, sr *stampBook) {
 			rec.Error = fmt.Sprintf("the server generated %d output tokens, %d were asked for (finish_reason %q): it did not honour max_tokens/ignore_eos/min_tokens; drop --exact-output to measure anyway", rec.OutputTokens, a.req.MaxOutputTokens, rec.FinishReason)
 		}
 	}
+}
+
+// promptBytes is the size of the prompt text req sends, all messages together (bytes).
+func promptBytes(req *servebench.Request) int {
+	if len(req.Messages) == 0 {
+		return len(req.Prompt)
+	}
+	n := 0
+	for _, m := range req.Messages {
+		n += len(m.Content)
+	}
+	return n
+}
+
+// outputCap is the max_tokens a request for maxOut output tokens sends: maxOut, or the
+// extra body's own value where it sets the length (0 when that is not a plain integer).
+func (c *Client) outputCap(maxOut int) int {
+	capped := maxOut
+	for _, key := range []string{"max_tokens", "max_completion_tokens", "options"} {
+		if !hasExtra(c.extra, key) {
+			continue
+		}
+		if key == "options" && c.cfg.API != servebench.APIOllama {
+			continue
+		}
+		for _, f := range c.extra {
+			if f.key == key {
+				var n int
+				if key == "options" || json.Unmarshal(f.raw, &n) != nil || n <= 0 {
+					return 0
+				}
+				capped = max(capped, n) // the server may honour either length field
+			}
+		}
+	}
+	return capped
 }
 
 // brokenConn reports whether err means the connection was closed or reset under us.

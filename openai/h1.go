@@ -282,6 +282,9 @@ const (
 // (chunked, Content-Length, or up to the connection's end), handed to body piece by piece.
 type h1Resp struct {
 	body func(p []byte) (stop bool)
+	// halt, set by body, stops the reading after the bytes already read are parsed (the end
+	// signal came: the rest of the response is not waited for).
+	halt bool
 
 	head     h1Head
 	haveHead bool
@@ -329,7 +332,8 @@ func (r *h1Resp) push(p []byte) (stop bool, err error) {
 		r.complete = true
 		return true, nil
 	}
-	return r.bodyBytes(p)
+	stop, err = r.bodyBytes(p)
+	return stop || r.halt, err
 }
 
 // headEnd returns the index after the blank line ending a header block in b, or -1.
@@ -544,11 +548,13 @@ func (a *exchange) runH1(fresh bool, body []byte) (retry bool) {
 		}
 		return a.fail(servebench.ErrConnect, connectMessage(c.endpoint, err))
 	}
-	keep := false
+	keep, handoff := false, false
 	defer func() {
-		if keep {
+		switch {
+		case handoff:
+		case keep:
 			c.h1.put(hc)
-		} else {
+		default:
 			hc.c.Close()
 		}
 	}() // runs after the deferred stop below
@@ -571,7 +577,10 @@ func (a *exchange) runH1(fresh bool, body []byte) (retry bool) {
 		body = nil
 	}
 	a.startAt(time.Now())
-	bufs := net.Buffers{hdr, body}
+	bufs := net.Buffers{hdr}
+	if len(body) > 0 {
+		bufs = append(bufs, body) // no empty write: an in-memory connection would wait for its reader
+	}
 	_, werr := bufs.WriteTo(hc.c.Conn)
 
 	book := &stampBook{w: w, kernel: hc.c.kernelClock()}
@@ -582,7 +591,6 @@ func (a *exchange) runH1(fresh bool, body []byte) (retry bool) {
 	typed := false
 	var snippet []byte
 	var f *failure
-	drained := 0
 	resp := &h1Resp{}
 	resp.body = func(p []byte) bool {
 		if code := resp.head.code; code < 200 || code > 299 {
@@ -593,14 +601,13 @@ func (a *exchange) runH1(fresh bool, body []byte) (retry bool) {
 			st.contentType, typed = resp.head.contentType, true
 		}
 		if st.done {
-			drained += len(p)
-			return drained > maxDrainBytes
+			return false // the rest of the read is parsed (it may end the body), nothing more is read
 		}
 		if f = st.feed(p, book.last); f != nil {
 			return true
 		}
 		if st.done {
-			a.drainPhase()
+			resp.halt = true // the request ends with its end signal, whatever the connection does
 		}
 		return false
 	}
@@ -660,6 +667,43 @@ func (a *exchange) runH1(fresh bool, body []byte) (retry bool) {
 		f = st.ended(rerr, book.last)
 	}
 	keep = f == nil && rerr == nil && resp.complete && !resp.head.close && context.Cause(a.ctx) == nil
+	if f == nil && st.done && rerr == nil && !resp.complete && !resp.head.close && context.Cause(a.ctx) == nil {
+		// The end signal came but not yet the end of the body (normally the chunked
+		// terminator, a moment later): the request ends now and frees its slot; the rest is
+		// read in the background, so that the connection can be kept if it comes in time.
+		handoff = true
+		go c.h1.drain(hc, resp)
+	}
 	a.finish(st, f, book)
 	return false
+}
+
+// drain reads the rest of a response whose end signal came, for at most drainGrace and
+// maxDrainBytes, and keeps the connection when the body ended, else closes it.
+func (h *h1Client) drain(hc *h1Conn, resp *h1Resp) {
+	drained := 0
+	resp.halt = false
+	resp.body = func(p []byte) bool {
+		drained += len(p)
+		return drained > maxDrainBytes
+	}
+	_ = hc.c.Conn.SetReadDeadline(time.Now().Add(drainGrace))
+	buf := make([]byte, 4<<10)
+	for !resp.complete {
+		n, err := hc.c.Read(buf)
+		if n > 0 {
+			if stop, perr := resp.push(buf[:n]); perr != nil || (stop && !resp.complete) {
+				break
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	if resp.complete {
+		_ = hc.c.Conn.SetReadDeadline(time.Time{})
+		h.put(hc)
+		return
+	}
+	hc.c.Close()
 }

@@ -20,7 +20,9 @@ var errSlowPath = errors.New("shape needs the full decoder")
 // chunkFacts is what one chat/completions event says.
 type chunkFacts struct {
 	id                            []byte // raw (escape-free) id, nil when absent
+	model                         []byte // raw (escape-free) model, nil when absent
 	tok, content, reasoning       bool
+	textBytes                     int    // textLen of the token values, summed over the choices
 	finish                        []byte // last non-null finish_reason, raw, escape-free
 	hasFinish                     bool
 	usage, timings, metrics, errv []byte // raw values, nil when absent or null
@@ -34,6 +36,20 @@ func present(raw []byte) bool {
 		return false
 	}
 	return true
+}
+
+// textLen is the size of a token value as sent (bytes): a string's raw JSON without its
+// quotes, any other non-empty value's raw JSON; 0 when the value carries no token (present).
+// It bounds the text's bytes from above (an escape counts as sent), which is the safe side for
+// servebench.MaxPlausibleOutputTokens.
+func textLen(raw []byte) int {
+	if !present(raw) {
+		return 0
+	}
+	if raw[0] == '"' {
+		return len(raw) - 2
+	}
+	return len(raw)
 }
 
 func skipWS(b []byte, i int) int {
@@ -156,6 +172,13 @@ func scanChunk(b []byte, facts *chunkFacts) error {
 				}
 				facts.id = v[1 : len(v)-1]
 			}
+		case "model": // the first non-empty string, as firstString
+			if v[0] == '"' && len(facts.model) == 0 {
+				if bytes.IndexByte(v, '\\') >= 0 || !utf8.Valid(v) {
+					return 0, errSlowPath
+				}
+				facts.model = v[1 : len(v)-1]
+			}
 		case "usage", "timings", "metrics", "error":
 			var bit uint8
 			switch string(key) {
@@ -195,7 +218,7 @@ func choices(b []byte, i int, facts *chunkFacts) (int, error) {
 		if b[i] == 'n' { // null element: a zero choice
 			i = skipValue(b, i)
 		} else {
-			var content, reasoning, rc, tools, text bool
+			var content, reasoning, rc, tools, text int // textLen of each value
 			end, err := object(b, i, func(key []byte, v0 int) (int, error) {
 				if string(key) == "delta" {
 					if b[v0] == 'n' { // null: encoding/json leaves the struct as it was
@@ -206,13 +229,13 @@ func choices(b []byte, i int, facts *chunkFacts) (int, error) {
 						w := b[w0:w1]
 						switch string(k) {
 						case "content":
-							content = present(w)
+							content = textLen(w)
 						case "reasoning":
-							reasoning = present(w)
+							reasoning = textLen(w)
 						case "reasoning_content":
-							rc = present(w)
+							rc = textLen(w)
 						case "tool_calls":
-							tools = present(w)
+							tools = textLen(w)
 						}
 						return w1, nil
 					})
@@ -221,7 +244,7 @@ func choices(b []byte, i int, facts *chunkFacts) (int, error) {
 				v := b[v0:v1]
 				switch string(key) {
 				case "text":
-					text = present(v)
+					text = textLen(v)
 				case "finish_reason":
 					switch {
 					case string(v) == "null":
@@ -239,13 +262,14 @@ func choices(b []byte, i int, facts *chunkFacts) (int, error) {
 				return 0, err
 			}
 			i = end
-			if content || text {
+			if content > 0 || text > 0 {
 				facts.content = true
 			}
-			if content || text || reasoning || rc || tools {
+			if n := content + text + reasoning + rc + tools; n > 0 {
 				facts.tok = true
+				facts.textBytes += n
 			}
-			if reasoning || rc {
+			if reasoning > 0 || rc > 0 {
 				facts.reasoning = true
 			}
 		}

@@ -11,8 +11,12 @@ import (
 	"github.com/servebench/servebench"
 )
 
-// maxLineBytes bounds one line of the response; a longer one is a malformed event.
-const maxLineBytes = 16 << 20
+// maxLineBytes bounds one line of the response, and maxEventBytes the data of one event (its
+// data lines together); a longer one is a malformed event whose message names the limit.
+const (
+	maxLineBytes  = 16 << 20
+	maxEventBytes = 16 << 20
+)
 
 // failure is why a stream did not end with its end signal.
 type failure struct {
@@ -21,12 +25,13 @@ type failure struct {
 	eof   bool // the body ended cleanly (no read error)
 }
 
-// presence decodes any JSON value into "was it a non-empty string, array or object". It
-// never allocates: the content itself is not needed, only whether it carries a token.
-type presence bool
+// presence decodes any JSON value into its textLen: 0 when it carries no token, else its size
+// as sent. It never allocates: the content itself is not needed, only whether it carries a
+// token and how much text.
+type presence int
 
 func (p *presence) UnmarshalJSON(b []byte) error {
-	*p = presence(present(b))
+	*p = presence(textLen(b))
 	return nil
 }
 
@@ -75,6 +80,7 @@ type vllmMetrics struct {
 // chunkJSON is one chat.completion.chunk or text_completion event.
 type chunkJSON struct {
 	ID      firstString     `json:"id"`
+	Model   firstString     `json:"model"`
 	Choices []choiceJSON    `json:"choices"`
 	Usage   *usageJSON      `json:"usage"`
 	Timings *llamaTimings   `json:"timings"`
@@ -95,6 +101,7 @@ type choiceJSON struct {
 
 // ollamaJSON is one line of Ollama's native /api/chat stream.
 type ollamaJSON struct {
+	Model   string `json:"model"`
 	Message struct {
 		Content   presence `json:"content"`
 		Thinking  presence `json:"thinking"`
@@ -119,14 +126,23 @@ type stream struct {
 	id                                       string
 	firstToken, firstContent, lastToken, end time.Time
 	chunks, events                           int
-	reasoningEvents                          int // token events that carried a reasoning delta
-	gaps                                     []float64
-	finish                                   string
-	usage                                    struct{ prompt, completion, cached, reasoning *int }
-	llama                                    *llamaTimings
-	vllm                                     *vllmMetrics
-	ollama                                   *ollamaJSON
-	done                                     bool
+	textBytes                                int // textLen of the token values (see servebench.MaxPlausibleOutputTokens)
+	// model is the model asked for; otherModel the first other one a chunk named.
+	model, otherModel string
+	// usages counts the usage objects received; chunksAtUsage is chunks when the latest came;
+	// usageChanged says how a later usage object contradicted an earlier one ("" when none did).
+	usages, chunksAtUsage int
+	usageChanged          string
+	// w, when set, is told of every token (idle is time without a token, not without bytes).
+	w               *watchdog
+	reasoningEvents int // token events that carried a reasoning delta
+	gaps            []float64
+	finish          string
+	usage           struct{ prompt, completion, cached, reasoning *int }
+	llama           *llamaTimings
+	vllm            *vllmMetrics
+	ollama          *ollamaJSON
+	done            bool
 	// firstLag is the client lag of the read that delivered the first token (-1: unknown).
 	firstLag time.Duration
 	book     *stampBook
@@ -177,8 +193,8 @@ func (s *stream) feed(p []byte, at time.Time) *failure {
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
-			if len(s.partial)+len(p) > maxLineBytes {
-				return s.notAStream(append(s.partial, p...)[:256])
+			if n := len(s.partial) + len(p); n > maxLineBytes {
+				return s.tooLarge("line", maxLineBytes, n, append(s.partial, p...))
 			}
 			s.partial = append(s.partial, p...)
 			return nil
@@ -186,8 +202,8 @@ func (s *stream) feed(p []byte, at time.Time) *failure {
 		line := p[:i+1]
 		p = p[i+1:]
 		if len(s.partial) > 0 {
-			if len(s.partial)+len(line) > maxLineBytes {
-				return s.notAStream(s.partial[:256])
+			if n := len(s.partial) + len(line); n > maxLineBytes {
+				return s.tooLarge("line", maxLineBytes, n, s.partial)
 			}
 			s.partial = append(s.partial, line...)
 			line = s.partial
@@ -314,6 +330,9 @@ func (s *stream) line(line []byte, at time.Time) *failure {
 				s.pend = append(s.pend, '\n')
 			}
 		}
+		if n := len(s.pend) + len(value); n > maxEventBytes {
+			return s.tooLarge("event", maxEventBytes, n, s.pend)
+		}
 		s.pend = append(s.pend, value...)
 		s.pendAt, s.hasPend = at, true
 	case "event":
@@ -347,10 +366,13 @@ func (s *stream) dispatch(at time.Time) *failure {
 	if s.id == "" && len(ev.id) > 0 {
 		s.id = string(ev.id)
 	}
+	s.sawModel(ev.model)
 	if ev.finish != "" {
 		s.finish = ev.finish
 	}
-	if u := ev.usage; u != nil {
+	s.token(at, ev.tok, ev.content, ev.reasoning, ev.textBytes)
+	if u := ev.usage; u != nil && !placeholder(u) {
+		s.checkUsage(u)
 		if u.PromptTokens != nil {
 			s.usage.prompt = u.PromptTokens
 		}
@@ -370,7 +392,6 @@ func (s *stream) dispatch(at time.Time) *failure {
 	if ev.metrics != nil {
 		s.vllm = ev.metrics
 	}
-	s.token(at, ev.tok, ev.content, ev.reasoning)
 	if s.answer != nil && ev.content {
 		keepAnswer(s.answer, data)
 	}
@@ -404,8 +425,9 @@ func keepAnswer(b *strings.Builder, data []byte) {
 
 // chunkEvent is what one chat/completions event says, whichever decoder read it.
 type chunkEvent struct {
-	id                      []byte
+	id, model               []byte
 	tok, content, reasoning bool
+	textBytes               int
 	finish                  string
 	usage                   *usageJSON
 	timings                 *llamaTimings
@@ -432,7 +454,7 @@ func decodeFast(data []byte, f *chunkFacts, ev *chunkEvent) error {
 	if err := scanChunk(data, f); err != nil {
 		return err
 	}
-	*ev = chunkEvent{id: f.id, tok: f.tok, content: f.content, reasoning: f.reasoning, errv: f.errv}
+	*ev = chunkEvent{id: f.id, model: f.model, tok: f.tok, content: f.content, reasoning: f.reasoning, errv: f.errv, textBytes: f.textBytes}
 	if f.hasFinish {
 		ev.finish = string(f.finish) // short strings: "length", "stop"
 	}
@@ -468,18 +490,22 @@ func decodeSlow(data []byte, ch *chunkJSON, ev *chunkEvent) error {
 	if ch.ID.v != "" {
 		ev.id = []byte(ch.ID.v)
 	}
+	if ch.Model.v != "" {
+		ev.model = []byte(ch.Model.v)
+	}
 	if len(ch.Error) > 0 && string(ch.Error) != "null" {
 		ev.errv = ch.Error
 	}
 	for i := range ch.Choices {
 		c := &ch.Choices[i]
-		if c.Delta.Content || c.Text {
+		if c.Delta.Content > 0 || c.Text > 0 {
 			ev.content = true
 		}
-		if c.Delta.Content || c.Text || c.Delta.ReasoningContent || c.Delta.Reasoning || c.Delta.ToolCalls {
+		if n := int(c.Delta.Content + c.Text + c.Delta.ReasoningContent + c.Delta.Reasoning + c.Delta.ToolCalls); n > 0 {
 			ev.tok = true
+			ev.textBytes += n
 		}
-		if c.Delta.ReasoningContent || c.Delta.Reasoning {
+		if c.Delta.ReasoningContent > 0 || c.Delta.Reasoning > 0 {
 			ev.reasoning = true
 		}
 		if c.FinishReason != nil && *c.FinishReason != "" {
@@ -490,12 +516,64 @@ func decodeSlow(data []byte, ch *chunkJSON, ev *chunkEvent) error {
 	return nil
 }
 
-// token notes a token-carrying event.
-func (s *stream) token(at time.Time, tok, content, reasoning bool) {
+// sawModel notes the model an event named (nil or empty: none).
+func (s *stream) sawModel(m []byte) {
+	if len(m) == 0 || s.otherModel != "" || s.model == "" || string(m) == s.model {
+		return
+	}
+	if !sameModel(string(m), s.model) {
+		s.otherModel = clip(string(m), 200)
+	}
+}
+
+// sameModel reports whether the model a response named is the one asked for: equal, equal but
+// for Ollama's default tag (":latest"), or a path ending in the name asked for (an engine that
+// names the checkpoint's directory).
+func sameModel(got, asked string) bool {
+	trim := func(s string) string { return strings.TrimSuffix(s, ":latest") }
+	got, asked = trim(got), trim(asked)
+	return got == asked || strings.HasSuffix(got, "/"+asked) || strings.HasSuffix(asked, "/"+got)
+}
+
+// placeholder reports whether a usage object claims nothing: all its counts zero or absent
+// (Ollama's OpenAI API sends one with every chunk before the real one at the end).
+func placeholder(u *usageJSON) bool {
+	zero := func(p *int) bool { return p == nil || *p == 0 }
+	return zero(u.PromptTokens) && zero(u.CompletionTokens)
+}
+
+// checkUsage compares a usage object with the ones before it (before s takes its values): a
+// repeat must be identical, or a running count (vLLM's continuous usage stats) whose
+// completion_tokens grows only with token events and whose prompt_tokens stays.
+func (s *stream) checkUsage(u *usageJSON) {
+	defer func() { s.usages, s.chunksAtUsage = s.usages+1, s.chunks }()
+	if s.usages == 0 || s.usageChanged != "" {
+		return
+	}
+	if p, q := s.usage.prompt, u.PromptTokens; p != nil && q != nil && *p != *q {
+		s.usageChanged = fmt.Sprintf("usage.prompt_tokens went from %d to %d within one response", *p, *q)
+		return
+	}
+	p, q := s.usage.completion, u.CompletionTokens
+	switch {
+	case p == nil || q == nil || *p == *q:
+	case *q < *p:
+		s.usageChanged = fmt.Sprintf("usage.completion_tokens went down from %d to %d within one response", *p, *q)
+	case s.chunks == s.chunksAtUsage:
+		s.usageChanged = fmt.Sprintf("a second usage object raised usage.completion_tokens from %d to %d with no token event in between", *p, *q)
+	}
+}
+
+// token notes an event; tok says it carried a token, n the size of its token values.
+func (s *stream) token(at time.Time, tok, content, reasoning bool, n int) {
 	if reasoning {
 		s.reasoningEvents++
 	}
 	if tok {
+		s.textBytes += n
+		if s.w != nil {
+			s.w.tokenAt(at)
+		}
 		if s.chunks == 0 {
 			s.firstToken = at
 			if s.book != nil {
@@ -526,8 +604,10 @@ func (s *stream) ollamaEvent(line []byte, at time.Time) *failure {
 	if len(o.Error) > 0 && string(o.Error) != "null" {
 		return &failure{class: servebench.ErrStreamTruncated, msg: "the server reported an error in the stream: " + clip(string(o.Error), 300)}
 	}
-	content, thinking := bool(o.Message.Content), bool(o.Message.Thinking)
-	s.token(at, content || thinking || bool(o.Message.ToolCalls), content, thinking)
+	content, thinking := o.Message.Content > 0, o.Message.Thinking > 0
+	n := int(o.Message.Content + o.Message.Thinking + o.Message.ToolCalls)
+	s.token(at, n > 0, content, thinking, n)
+	s.sawModel([]byte(o.Model))
 	if s.answer != nil && content {
 		var m struct {
 			Message struct {
@@ -546,6 +626,14 @@ func (s *stream) ollamaEvent(line []byte, at time.Time) *failure {
 		s.ollama = &final
 	}
 	return nil
+}
+
+// tooLarge explains a line or event larger than the client's limit (what: "line" or "event");
+// n is how many bytes it had reached, start its first bytes.
+func (s *stream) tooLarge(what string, limit, n int, start []byte) *failure {
+	return &failure{class: servebench.ErrMalformedEvent,
+		msg: fmt.Sprintf("the response sent a %s longer than the client's limit of %d MiB (%d bytes so far, starting %q): no token chunk is this large; the server or a proxy in front of it sent something else (a huge error page, a runaway field), so the stream was abandoned",
+			what, limit>>20, n, clip(string(start[:min(len(start), 120)]), 120))}
 }
 
 // malformed explains an event that is not valid JSON.
