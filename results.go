@@ -323,6 +323,10 @@ type CapacityPoint struct {
 	// server refused with a status, by status, so a verdict names rate limiting (429) or
 	// overload (503) instead of a bare success rate.
 	ErrorsByHTTPStatus map[int]int `json:"errors_by_http_status,omitempty"`
+	// NotStreamed lists the thresholded metrics that could not be measured at this level
+	// because its responses arrived in one piece, not streamed (ITL, generation speed): unknown,
+	// not failed on their merits.
+	NotStreamed []string `json:"not_streamed,omitempty"`
 	// Reused is set when the point came from a sweep cell instead of a capacity run.
 	Reused bool   `json:"reused,omitempty"`
 	CellID string `json:"cell_id"`

@@ -95,7 +95,8 @@ func MaxPlausiblePromptTokens(r *Record) int {
 // true, so that it never enters a statistic. Only claims whose source is the server are
 // judged; CheckWire is idempotent (a replaced value is the client's own). The rules:
 //
-//	output tokens (usage): < 0; > OutputTokensCap (the max_tokens sent, when known);
+//	output tokens (usage): < 0; > OutputTokensCap (the max_tokens sent, when known; on a
+//	                       record from before the client recorded it, OutputTokensRequested);
 //	                       < Chunks (token events); > MaxPlausibleOutputTokens
 //	                       → replaced by Chunks, source client-count
 //	reasoning tokens (usage): < 0 or > the output tokens claimed → dropped
@@ -114,11 +115,16 @@ func CheckWire(r *Record) {
 		u := r.OutputTokens
 		var v Violation
 		var why string
+		limit := r.OutputTokensCap
+		if limit == 0 && r.OutputTextBytes == 0 && r.PromptBytes == 0 {
+			// a record written before the client recorded what it sent: it sent the length asked
+			limit = r.OutputTokensRequested
+		}
 		switch ceil := MaxPlausibleOutputTokens(r); {
 		case u < 0:
 			v, why = ViolationUsageNegative, fmt.Sprintf("usage.completion_tokens %d is negative", u)
-		case r.OutputTokensCap > 0 && u > r.OutputTokensCap:
-			v, why = ViolationUsageOverMax, fmt.Sprintf("usage.completion_tokens %d exceeds the max_tokens of %d sent", u, r.OutputTokensCap)
+		case limit > 0 && u > limit:
+			v, why = ViolationUsageOverMax, fmt.Sprintf("usage.completion_tokens %d exceeds the max_tokens of %d sent", u, limit)
 		case u < r.Chunks:
 			v, why = ViolationUsageUnderEvents, fmt.Sprintf("usage.completion_tokens %d is fewer than the %d token events received", u, r.Chunks)
 		case ceil >= 0 && u > ceil:

@@ -92,7 +92,8 @@ func (k Check) Violation(v float64) float64 {
 // MinSuccessRate. A thresholded metric that could not be measured (its summary has no requests,
 // e.g. no request produced two tokens for a speed, or the statistic is a percentile withheld
 // because the sample is too small for it) fails and has no entry in Values: a threshold
-// that cannot be shown to hold does not hold. Failing lists the failed metric names in the order
+// that cannot be shown to hold does not hold; when it is ITL or generation speed of a level
+// whose responses were not streamed, NotStreamed names it too (Decide then judges nothing). Failing lists the failed metric names in the order
 // ttft, generation speed, end-to-end latency, ITL, success rate.
 func Evaluate(uc servebench.UseCase, c servebench.CellResult) servebench.CapacityPoint {
 	p := servebench.CapacityPoint{
@@ -111,6 +112,9 @@ func Evaluate(uc servebench.UseCase, c servebench.CellResult) servebench.Capacit
 		v, ok := s.Pick(uc.Statistic)
 		if !ok {
 			p.Failing = append(p.Failing, k.Metric)
+			if s.Count == 0 && (k.Metric == MetricGenerationSpeed || k.Metric == MetricITL) && c.Validity.Has(servebench.ReasonNotStreamed) {
+				p.NotStreamed = append(p.NotStreamed, k.Metric)
+			}
 			continue
 		}
 		p.Values[k.Metric] = v

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/servebench/servebench"
 )
@@ -284,6 +286,29 @@ func sorted(points map[int]servebench.CapacityPoint) []servebench.CapacityPoint 
 	return out
 }
 
+// unknownOnly reports whether p failed only on metrics its responses could not show (not
+// streamed).
+func unknownOnly(p servebench.CapacityPoint) bool {
+	if len(p.NotStreamed) == 0 {
+		return false
+	}
+	for _, m := range p.Failing {
+		if !slices.Contains(p.NotStreamed, m) {
+			return false
+		}
+	}
+	return true
+}
+
+// labels names metrics for a reader.
+func labels(uc servebench.UseCase, ms []string) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = MetricLabel(m, uc.Statistic)
+	}
+	return out
+}
+
 // Decide is the verdict of uc from measured points (any order; Concurrency, Pass, Values,
 // Settled and Reused as Evaluate and Search set them) under the given ceiling: the one decision
 // used by Search and by recomputing results from disk. cost is a level's price in requests for
@@ -293,7 +318,8 @@ func sorted(points map[int]servebench.CapacityPoint) []servebench.CapacityPoint 
 //
 //   - no failure and the highest passing level lo = ceiling: lower bound, limit lo;
 //     no failure below the ceiling: lower bound at lo as well (the search stopped early);
-//   - level 1 fails: not viable;
+//   - level 1 fails: not viable; but when it fails only on ITL or generation speed its
+//     responses could not show (CapacityPoint.NotStreamed), no verdict: Skipped, with a Note;
 //   - hi = lo + 1: measured, limit lo; a wider gap: interpolated (see interpolate).
 //
 // LimitingMetric is the failing metric at FirstFailing with the largest relative violation
@@ -332,6 +358,10 @@ func Decide(uc servebench.UseCase, ceiling int, points []servebench.CapacityPoin
 		res.LimitKind = servebench.LimitLowerBound
 		res.Limit = servebench.Int(lo)
 		top = ceiling
+	case hi == 1 && unknownOnly(byN[1]):
+		// Level 1 "fails" only on metrics the target's responses cannot show: no verdict.
+		res.Skipped = true
+		res.Note = fmt.Sprintf("not measured: %s cannot be measured on this target, whose responses arrive in one piece, not streamed (a buffering proxy between client and server?); the capacity for this use case is unknown, not zero", strings.Join(labels(uc, byN[1].NotStreamed), " and "))
 	case hi == 1:
 		res.LimitKind = servebench.LimitNotViable
 		res.FirstFailing = servebench.Int(1)

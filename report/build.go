@@ -379,13 +379,13 @@ func (b *builder) sectionExecutive() {
 	switch {
 	case lo != nil && lo == hi:
 		row("TTFT Single Request", fmt.Sprintf("%s (%s context%s)", fmtDur(lo.TTFTSeconds.Mean), ctxLabel(lo.ContextTokens), inside(caveat(lo))))
-		row("Generation Speed Single Request", fmt.Sprintf("%s (%s context%s)", fmtTPS(lo.GenerationSpeedTPS.Mean), ctxLabel(lo.ContextTokens), inside(caveat(lo))))
+		row("Generation Speed Single Request", fmt.Sprintf("%s (%s context%s)", fmtSpeed(lo), ctxLabel(lo.ContextTokens), inside(caveat(lo))))
 	case b.openLoopOnly():
 		row("TTFT Single Request", "not measured: this run measured request rates, not concurrency levels (see Request-Rate Sweep)")
 		row("Generation Speed Single Request", "not measured: this run measured request rates, not concurrency levels")
 	case lo != nil:
 		row("TTFT Single Request", fmt.Sprintf("%s (%s context%s) → %s (%s context%s)", fmtDur(lo.TTFTSeconds.Mean), ctxLabel(lo.ContextTokens), inside(caveat(lo)), fmtDur(hi.TTFTSeconds.Mean), ctxLabel(hi.ContextTokens), inside(caveat(hi))))
-		row("Generation Speed Single Request", fmt.Sprintf("%s (%s context%s) → %s (%s context%s)", fmtTPS(lo.GenerationSpeedTPS.Mean), ctxLabel(lo.ContextTokens), inside(caveat(lo)), fmtTPS(hi.GenerationSpeedTPS.Mean), ctxLabel(hi.ContextTokens), inside(caveat(hi))))
+		row("Generation Speed Single Request", fmt.Sprintf("%s (%s context%s) → %s (%s context%s)", fmtSpeed(lo), ctxLabel(lo.ContextTokens), inside(caveat(lo)), fmtSpeed(hi), ctxLabel(hi.ContextTokens), inside(caveat(hi))))
 	case b.measuredAtOne():
 		row("TTFT Single Request", "not measured: no request at concurrency 1 succeeded (see Notes)")
 		row("Generation Speed Single Request", "not measured: no request at concurrency 1 succeeded")
@@ -814,7 +814,7 @@ func (b *builder) sectionSpeed() {
 		}
 		s := fmt.Sprintf("At %s (the lowest measured point: %s context, %s), %s.", fmtTPS(lowV), ctxLabel(lowC.ContextTokens), capacity.Requests(lowC.Concurrency), verdict)
 		if lo, _ := b.singleEnds(); lo != nil {
-			s += fmt.Sprintf(" Single-user performance at %s context reaches %s.", ctxLabel(lo.ContextTokens), fmtTPS(lo.GenerationSpeedTPS.Mean))
+			s += fmt.Sprintf(" Single-user performance at %s context reaches %s.", ctxLabel(lo.ContextTokens), fmtSpeed(lo))
 		}
 		blocks = append(blocks, para("%s", s))
 	} else {
@@ -1033,7 +1033,11 @@ func (b *builder) sectionITL() {
 		s := ""
 		switch bc, bv := g.extreme(false, valITLms); {
 		case lo != nil:
-			s = fmt.Sprintf("At a single request and %s context, %s is %s. ", ctxLabel(lo.ContextTokens), termITL, fmtMS(lo.ITLSeconds.Mean))
+			itl := fmtMS(lo.ITLSeconds.Mean)
+			if lo.ITLSeconds.Count == 0 {
+				itl = unknownWhy(lo)
+			}
+			s = fmt.Sprintf("At a single request and %s context, %s is %s. ", ctxLabel(lo.ContextTokens), termITL, itl)
 			if lo != wc {
 				s += fmt.Sprintf("The highest was %s at %s context with %s.", fmtMS(wv/1000), ctxLabel(wc.ContextTokens), capacity.Requests(wc.Concurrency))
 			}

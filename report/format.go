@@ -176,6 +176,23 @@ func inside(caveat string) string {
 	return ", " + caveat
 }
 
+// fmtSpeed writes a cell's mean generation speed, or says it is unknown: a cell with no
+// measurable request (responses not streamed, one-token answers) has no speed, never 0.
+func fmtSpeed(c *servebench.CellResult) string {
+	if c.GenerationSpeedTPS.Count == 0 {
+		return unknownWhy(c)
+	}
+	return fmtTPS(c.GenerationSpeedTPS.Mean)
+}
+
+// unknownWhy says a per-token figure of c is unknown, and why when the cell knows.
+func unknownWhy(c *servebench.CellResult) string {
+	if c.Validity.Has(servebench.ReasonNotStreamed) {
+		return "unknown (responses not streamed)"
+	}
+	return "unknown"
+}
+
 // validityLabel writes a cell's verdict with its reasons: "low-confidence: too-few-samples".
 func validityLabel(v servebench.Validity) string {
 	if v.Verdict == "" {

@@ -160,8 +160,14 @@ func (b *builder) sectionNotes() {
 	byStatus := map[int]int{}
 	type reason struct{ field, why string }
 	unavail := map[reason]int{}
-	var contaminated []string
+	var contaminated, lied, unstreamed []string
 	for _, c := range b.res.Cells {
+		if n := c.Validity.Notes[servebench.ReasonServerInconsistent]; c.Validity.Has(servebench.ReasonServerInconsistent) {
+			lied = append(lied, c.ID()+": "+n)
+		}
+		if n := c.Validity.Notes[servebench.ReasonNotStreamed]; c.Validity.Has(servebench.ReasonNotStreamed) {
+			unstreamed = append(unstreamed, c.ID()+": "+n)
+		}
 		if c.Skipped {
 			if _, ok := skipped[c.Note]; !ok {
 				skippedOrder = append(skippedOrder, c.Note)
@@ -237,6 +243,12 @@ func (b *builder) sectionNotes() {
 	}
 	if len(contaminated) > 0 {
 		notes = append(notes, fmt.Sprintf("Prefix-cache hits were seen although caching was not intended in %s: %s. Their TTFTs may be optimistic; disable prefix caching on the server (e.g. vLLM --no-enable-prefix-caching) or check that nothing else sends the same prompts.", plural(len(contaminated), "cell"), strings.Join(contaminated, "; ")))
+	}
+	if len(lied) > 0 {
+		notes = append(notes, fmt.Sprintf("The server claimed what cannot be true in %s (usage beyond max_tokens or beyond what its stream carried, negative counts, timings outside the request, another model): %s. No statistic uses those claims.", plural(len(lied), "cell"), strings.Join(lied, "; ")))
+	}
+	if len(unstreamed) > 0 {
+		notes = append(notes, fmt.Sprintf("Responses arrived in one piece instead of as a stream in %s: %s. Something between client and server (a buffering proxy, compression) held them back; ITL and generation speed are unknown there, not zero.", plural(len(unstreamed), "cell"), strings.Join(unstreamed, "; ")))
 	}
 	if retries > 0 {
 		notes = append(notes, fmt.Sprintf("%s transparently resent after the server closed a kept-alive connection before any byte was written.", plural(retries, "request")+wasWere(retries)))

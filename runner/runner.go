@@ -775,6 +775,7 @@ func (r *Runner) readServer(ctx context.Context, l *servebench.CellLog, recs []s
 // reads back from the run folder. It adds the cell's run-level notes (saturation, cache
 // contamination).
 func (r *Runner) cellFrom(l servebench.CellLog, recs []servebench.Record) servebench.CellResult {
+	recs = stats.Sanitize(recs) // no value a server claimed that cannot be true enters the cell
 	key := l.Cell
 	w := stats.Window{Start: l.WindowStartSeconds, End: l.WindowEndSeconds}
 	cell := stats.Cell(key, recs, w)

@@ -40,7 +40,8 @@ func (w Window) Seconds() float64 { return w.End - w.Start }
 // Contains reports whether offset t (s) lies in [Start, End].
 func (w Window) Contains(t float64) bool { return t >= w.Start && t <= w.End }
 
-// Cell computes one cell from its records (all belonging to key; Group splits a run's records).
+// Cell computes one cell from its records (all belonging to key; Group splits a run's records),
+// after Sanitize: a value the server claimed that cannot be true never enters a statistic.
 // Warm-up records are counted in WarmupRequests and otherwise ignored; "measured" below means
 // the non-warm-up records, "successful" the measured ones with an empty error class.
 //
@@ -95,6 +96,7 @@ func (w Window) Contains(t float64) bool { return t >= w.Start && t <= w.End }
 // still has no length. Server-side and GPU fields (queue wait, prefill, power, energy, cache)
 // are left nil and Unavailable nil: the caller attributes them.
 func Cell(key servebench.CellKey, recs []servebench.Record, w Window) servebench.CellResult {
+	recs = Sanitize(recs)
 	c := servebench.CellResult{CellKey: key}
 	var (
 		ttft, first, e2e, itl, speed, gaps []float64

@@ -49,6 +49,10 @@ const UnstableShift = 0.25
 //	                   mean TTFT of the requests that started in each half with disjoint 95%
 //	                   intervals
 //	cache-contaminated low-confidence when c.CacheContaminated (TTFT and prefill optimistic)
+//	server-inconsistent low-confidence when a measured response carries a violation
+//	                   (servebench.CheckWire); the note counts them by kind
+//	not-streamed       low-confidence when a successful measured response arrived in one
+//	                   piece (Record.NotStreamed): ITL and generation speed unknown
 //
 // A skipped cell is invalid with the single reason not-measured (its note is the cell's). Other stages add outage, server-restart and client-bound
 // with Validity.Add. Call Assess after the server-side fields (cache) are attributed.
@@ -57,6 +61,7 @@ func Assess(c *servebench.CellResult, recs []servebench.Record, w Window, relHal
 		c.Validity = servebench.NotMeasured(c.Note)
 		return
 	}
+	recs = Sanitize(recs)
 	if relHalfWidth <= 0 {
 		relHalfWidth = DefaultRelHalfWidth
 	}
@@ -116,6 +121,7 @@ func Assess(c *servebench.CellResult, recs []servebench.Record, w Window, relHal
 		}
 		v.Add(servebench.ReasonCacheContaminated, lc, fmt.Sprintf("%d input tokens served from the prefix cache; TTFT and prefill are optimistic", hits))
 	}
+	assessWire(&v, recs)
 	c.Validity = v
 }
 
