@@ -114,9 +114,12 @@ type Sweep struct {
 	// SharedPrefix, when > 0, makes every prompt share its first SharedPrefix tokens (a cached
 	// scenario on purpose); the cache check then does not flag hits.
 	SharedPrefix Tokens `json:"shared_prefix,omitempty" yaml:"shared_prefix"`
-	// TTFTTimeout and IdleTimeout bound a request (defaults 10m and 60s).
-	TTFTTimeout Duration `json:"ttft_timeout" yaml:"ttft_timeout"`
-	IdleTimeout Duration `json:"idle_timeout" yaml:"idle_timeout"`
+	// TTFTTimeout and IdleTimeout bound a request (defaults 10m and 60s); idle is time without
+	// a token. RequestTimeout bounds a request's whole life; 0 derives it from its output
+	// length (ttft_timeout + 1 s per output token + idle_timeout).
+	TTFTTimeout    Duration `json:"ttft_timeout" yaml:"ttft_timeout"`
+	IdleTimeout    Duration `json:"idle_timeout" yaml:"idle_timeout"`
+	RequestTimeout Duration `json:"request_timeout,omitempty" yaml:"request_timeout"`
 	// OutageTimeout is how long the run waits, paused, for a server that stopped answering
 	// before it stops (default 5m; the run can then be resumed).
 	OutageTimeout Duration `json:"outage_timeout,omitempty" yaml:"outage_timeout"`

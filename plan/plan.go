@@ -260,6 +260,9 @@ func validate(p *servebench.Plan, probs *Problems) {
 	if p.Sweep.IdleTimeout <= 0 {
 		add("%s must be a positive duration, e.g. 60s", k("sweep.idle_timeout"))
 	}
+	if p.Sweep.RequestTimeout < 0 {
+		add("%s must not be negative (0 derives it from the output length)", k("sweep.request_timeout"))
+	}
 	if p.Sweep.OutageTimeout <= 0 {
 		add("%s must be a positive duration, e.g. 5m", k("sweep.outage_timeout"))
 	}

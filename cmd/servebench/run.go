@@ -261,7 +261,7 @@ type target struct {
 // client and the prompt builder.
 func (s *session) openTarget(ctx context.Context) error {
 	p := &s.plan
-	tg := &target{spec: p.Target, builtIn: p.Target.URL == "", metadata: p.Metadata, hc: &http.Client{Timeout: 2 * time.Minute}, stop: func() {}}
+	tg := &target{spec: p.Target, builtIn: p.Target.URL == "", metadata: p.Metadata, hc: openai.NewHTTPClient(2 * time.Minute), stop: func() {}}
 	// one socket per concurrent request (two when the simulator runs in this process)
 	if err := host.EnsureOpenFiles(plan.MaxConcurrency(*p)*map[bool]int{false: 1, true: 2}[tg.builtIn] + host.SpareFiles); err != nil {
 		return withCode(exitUsage, err)
@@ -309,6 +309,7 @@ func (s *session) openTarget(ctx context.Context) error {
 	tg.origin = time.Now()
 	ccfg := openai.Config{BaseURL: tg.spec.URL, API: tg.spec.API, Model: tg.spec.Model, APIKey: apiKey, Origin: tg.origin,
 		TTFTTimeout: time.Duration(p.Sweep.TTFTTimeout), IdleTimeout: time.Duration(p.Sweep.IdleTimeout),
+		RequestTimeout: time.Duration(p.Sweep.RequestTimeout),
 		MaxConnections: plan.MaxConcurrency(*p), ExactOutput: p.Sweep.ExactOutput, ServerInProcess: tg.builtIn}
 	if err := requestControl(&ccfg, p.Request, s.e.getenv, s.sec); err != nil {
 		return withCode(exitUsage, err)
@@ -432,7 +433,7 @@ func (s *session) measure(ctx context.Context) (*runner.Runner, error) {
 	view := newProgress(e.stderr, s.f.quiet)
 	rn := &runner.Runner{Plan: s.man.Plan, Server: tg.info, Client: tg.client, Prompts: tg.prompts, Recorder: s.run,
 		MetricsNote: tel.metricsNote, GPUNote: tel.gpuNote, Origin: tg.origin, Events: view.handle, Notes: tg.notes,
-		Probe:         serverProbe(&http.Client{Timeout: 5 * time.Second}, tg.spec.URL, tg.spec.API, tg.apiKey),
+		Probe:         serverProbe(openai.NewHTTPClient(5*time.Second), tg.spec.URL, tg.spec.API, tg.apiKey),
 		OutageTimeout: time.Duration(s.man.Plan.Sweep.OutageTimeout),
 		EventCapacity: func(ctx context.Context) (float64, error) { return selfcheck.Carry(ctx, 0) },
 		RunInfo:       servebench.RunInfo{ID: s.id, Target: tg.spec.URL, API: tg.spec.API, Model: tg.model, Simulated: tg.simulated, StartedAt: s.man.StartedAt}}
