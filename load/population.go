@@ -40,9 +40,11 @@ type Population struct {
 //
 // The users join conversations already in progress at mixed depths (Population.Session), at
 // staggered times, so the mix of depths is steady from the start; what the warm-up waits for is
-// the server's prefix cache: the joining turn is a cold prompt. The measured window opens when
-// every user has finished two requests (its joining turn and one turn whose history the server
-// could have cached); requests sent before are warm-up. From then on each send asks the same
+// the server's prefix cache: the joining turn is a cold prompt. The measured window opens at the
+// 2N-th completion, when on average every user has finished its joining turn and one turn whose
+// history the server could have cached; requests sent before are warm-up. As in sustained mode,
+// a straggler (a joining turn with a long history and a long answer) stays in flight, excluded,
+// instead of holding the window shut for every user. From then on each send asks the same
 // rule as a sustained cell (Spec.Sizing with Spec.Judge, or Spec.Until) whether more is needed,
 // with N the number of users; the window ends the first time a user is told no.
 func (d *driver) population(ctx context.Context) (Outcome, error) {
@@ -53,7 +55,7 @@ func (d *driver) population(ctx context.Context) (Outcome, error) {
 	}
 	var mu sync.Mutex
 	var windowStart, windowEnd atomic.Value // float64
-	ready := 0                              // users that finished two requests
+	completions := 0                        // requests finished, warm-up included
 	measured := 0
 	var e2eSum float64
 	var e2eN int
@@ -96,20 +98,18 @@ func (d *driver) population(ctx context.Context) (Outcome, error) {
 		}
 		return false, !stopped
 	}
-	finished := func(rec servebench.Record, count int) {
+	finished := func(rec servebench.Record) {
 		mu.Lock()
 		defer mu.Unlock()
 		if !rec.Warmup && rec.OK() {
 			e2eSum += rec.E2ELatencySeconds
 			e2eN++
 		}
-		if count == 2 {
-			if ready++; ready == n {
-				at := d.now()
-				windowStart.Store(at)
-				if d.spec.WindowOpened != nil {
-					d.spec.WindowOpened(at)
-				}
+		if completions++; completions == 2*n {
+			at := d.now()
+			windowStart.Store(at)
+			if d.spec.WindowOpened != nil {
+				d.spec.WindowOpened(at)
 			}
 		}
 	}
@@ -131,7 +131,6 @@ func (d *driver) population(ctx context.Context) (Outcome, error) {
 		if !sleep(time.Duration(int64(pop.Stagger) * int64(u) / int64(n))) {
 			return
 		}
-		count := 0
 		for joining := true; ; joining = false {
 			turns, join := pop.Session(u, joining)
 			if !joining || join < 0 || join >= len(turns) {
@@ -159,8 +158,7 @@ func (d *driver) population(ctx context.Context) (Outcome, error) {
 				key.Turn = t + 1
 				req := &servebench.Request{Cell: key, Seq: seq, Warmup: warm, Messages: msgs, MaxOutputTokens: turns[t].OutputTokens, Answer: answer}
 				rec := d.send(ctx, req, u+1)
-				count++
-				finished(rec, count)
+				finished(rec)
 				if !rec.OK() {
 					break // the user gives up this conversation; a new one takes its place
 				}
