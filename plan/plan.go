@@ -43,6 +43,9 @@ func LoadFile(path string) (*File, error) {
 
 // ParseFile strictly decodes plan YAML.
 func ParseFile(b []byte) (*File, error) {
+	if err := checkAliases(b); err != nil {
+		return nil, err
+	}
 	var p servebench.Plan
 	if err := decode(b, &p); err != nil {
 		return nil, err

@@ -133,7 +133,7 @@ func OpenForResume(dir string) (*Run, servebench.Manifest, []servebench.Record, 
 // whose run.json is missing or is not a servebench manifest is refused.
 func ReadForResume(dir string) (servebench.Manifest, []servebench.Record, error) {
 	var m servebench.Manifest
-	b, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	b, err := ReadRunFile(filepath.Join(dir, ManifestFile))
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return m, nil, fmt.Errorf("%s is not a servebench run folder (it has no %s)", dir, ManifestFile)
@@ -295,7 +295,7 @@ func writeAtomic(path string, v any, clean func([]byte) []byte) error {
 }
 
 func readJSON(path string, v any) error {
-	b, err := os.ReadFile(path)
+	b, err := ReadRunFile(path)
 	if err != nil {
 		return err
 	}
@@ -336,7 +336,7 @@ func ReadRecords(path string) ([]servebench.Record, error) {
 // readRecords returns the records, the byte length of the file up to its last complete line and
 // the number of torn lines met before it.
 func readRecords(path string) ([]servebench.Record, int64, int, error) {
-	f, err := os.Open(path)
+	f, err := openRunFile(path, limitFor(path))
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -396,7 +396,7 @@ func parseRecordLine(line []byte) (rec servebench.Record, whole, ok bool) {
 // repairRecords rewrites requests.jsonl with whole lines only: whole lines are kept byte for
 // byte, a torn line is replaced by the record that followed its torn part (if any).
 func repairRecords(path string) error {
-	f, err := os.Open(path)
+	f, err := openRunFile(path, limitFor(path))
 	if err != nil {
 		return err
 	}
@@ -428,7 +428,7 @@ func repairRecords(path string) error {
 
 // ReadCellLogs reads cells.jsonl in order; a torn last line is ignored.
 func ReadCellLogs(path string) ([]servebench.CellLog, error) {
-	f, err := os.Open(path)
+	f, err := openRunFile(path, limitFor(path))
 	if err != nil {
 		return nil, err
 	}
@@ -448,7 +448,7 @@ func ReadCellLogs(path string) ([]servebench.CellLog, error) {
 
 // ReadSamples reads telemetry.jsonl; a missing file is no samples.
 func ReadSamples(path string) ([]servebench.Sample, error) {
-	f, err := os.Open(path)
+	f, err := openRunFile(path, limitFor(path))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

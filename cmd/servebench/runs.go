@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"text/tabwriter"
 
@@ -75,7 +74,7 @@ func newRunsCmd(e *env) *cobra.Command {
 // folderState says whether a run's folder still holds it: "" when it does, "MISSING" when the
 // folder or its run.json is gone, "REPLACED" when run.json now belongs to another run.
 func folderState(dir, id string) string {
-	b, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	b, err := store.ReadRunFile(filepath.Join(dir, store.ManifestFile))
 	if err != nil {
 		return "MISSING"
 	}
