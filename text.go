@@ -1,8 +1,10 @@
 package servebench
 
 import (
+	"io"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -61,6 +63,68 @@ func TerminalText(s string, maxRunes int, multiLine bool) string {
 		}
 	}
 	return s
+}
+
+// TerminalWriter passes everything written through the sanitiser before W: what TerminalText
+// drops in multi-line text (every control character but newline and tab, bidirectional
+// controls) never reaches W, and invalid UTF-8 becomes U+FFFD. It sanitises whole streams (a
+// renderer's output, a command's stdout and stderr), so a string that missed its own
+// TerminalText still cannot drive the terminal. A rune split across two writes is held until
+// its last byte comes. Safe for concurrent use.
+type TerminalWriter struct {
+	W io.Writer
+	// KeepCR passes carriage returns, which a live progress line uses to redraw itself; text
+	// from outside has its own dropped by TerminalText before it is printed.
+	KeepCR bool
+
+	mu      sync.Mutex
+	pending []byte // the start of a rune whose remaining bytes have not been written yet
+}
+
+// Write sanitises p and writes it to W; it reports all of p written when W took the result.
+func (t *TerminalWriter) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	b := p
+	if len(t.pending) > 0 {
+		b = append(t.pending, p...)
+		t.pending = nil
+	}
+	// hold back an incomplete rune at the end (at most 3 bytes)
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax+1; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				t.pending = append([]byte(nil), b[i:]...)
+				b = b[:i]
+			}
+			break
+		}
+	}
+	var out []byte
+	clean := true
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		bad := (r == utf8.RuneError && n == 1) || (unsafeRune(r) && !(t.KeepCR && r == '\r'))
+		if bad && clean {
+			clean = false
+			out = append(make([]byte, 0, len(b)), b[:i]...)
+		}
+		switch {
+		case r == utf8.RuneError && n == 1:
+			out = utf8.AppendRune(out, utf8.RuneError)
+		case bad:
+		case !clean:
+			out = append(out, b[i:i+n]...)
+		}
+		i += n
+	}
+	if clean {
+		out = b
+	}
+	if _, err := t.W.Write(out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // unsafeRune reports control characters other than newline and tab, and the Unicode

@@ -86,3 +86,30 @@ func TestThousands(t *testing.T) {
 		}
 	}
 }
+
+// A TerminalWriter lets through exactly what TerminalText keeps of multi-line text, however the
+// stream is cut into writes (a rune split between two writes survives whole), and a carriage
+// return only when asked.
+func TestTerminalWriter(t *testing.T) {
+	in := "Chat é 漢\x1b[2J\x1b]0;owned\x07\r\u202eFORGED\u009b31m\x7f\xff\nnext\tline 😀"
+	want := TerminalText(in, 0, true)
+	for _, size := range []int{1, 2, 3, 5, len(in)} {
+		var b strings.Builder
+		w := &TerminalWriter{W: &b}
+		for i := 0; i < len(in); i += size {
+			n, err := w.Write([]byte(in[i:min(i+size, len(in))]))
+			if err != nil || n != min(size, len(in)-i) {
+				t.Fatalf("write: %d, %v", n, err)
+			}
+		}
+		if b.String() != want {
+			t.Errorf("writes of %d bytes: %q, want %q", size, b.String(), want)
+		}
+	}
+	var b strings.Builder
+	w := &TerminalWriter{W: &b, KeepCR: true}
+	w.Write([]byte("\rstep 1\x1b[K\rstep 2"))
+	if b.String() != "\rstep 1[K\rstep 2" {
+		t.Errorf("KeepCR: %q", b.String())
+	}
+}

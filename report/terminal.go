@@ -3,15 +3,18 @@ package report
 import (
 	"github.com/servebench/servebench"
 	"io"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
 
 // Terminal writes the compact summary printed at the end of a run: the context × concurrency
 // table (TTFT mean and p99, per-user generation speed, system throughput, success rate), then
-// one capacity verdict per use case.
+// one capacity verdict per use case. Everything it writes passes the terminal sanitiser: each
+// value from a server, plan or run folder on one line (termText), and the whole output once
+// more (servebench.TerminalWriter), so no title can clear the screen or reorder a line.
 func Terminal(w io.Writer, r *Report) error {
-	tw := &mdWriter{w: w}
+	tw := &mdWriter{w: &servebench.TerminalWriter{W: w}}
 	head := r.Title + " — " + r.Subtitle
 	if r.Simulated {
 		head = "[SIMULATED] " + head
@@ -35,9 +38,9 @@ func Terminal(w io.Writer, r *Report) error {
 		writeAligned(tw, []string{"USE CASE", "LIMIT", "ANALYSIS"}, rows)
 	}
 	if len(r.PlanningSummary) > 0 {
-		tw.printf("\nCapacity planning (%s):\n", r.PlanningSummary[0])
+		tw.printf("\nCapacity planning (%s):\n", termText(r.PlanningSummary[0], 0))
 		for _, l := range r.PlanningSummary[1:] {
-			tw.printf("  %s\n", l)
+			tw.printf("  %s\n", termText(l, 0))
 		}
 	}
 	if r.Simulated {
@@ -57,15 +60,8 @@ const (
 func termText(s string, n int) string { return servebench.TerminalText(s, n, false) }
 
 // writeAligned writes columns padded to their widest cell (runes, not bytes).
+// Cells are sanitised first, so the widths are those of what is printed.
 func writeAligned(tw *mdWriter, header []string, rows [][]string) {
-	width := make([]int, len(header))
-	for _, row := range append([][]string{header}, rows...) {
-		for i, c := range row {
-			if i < len(width) && utf8.RuneCountInString(c) > width[i] {
-				width[i] = utf8.RuneCountInString(c)
-			}
-		}
-	}
 	clean := func(row []string) []string {
 		out := make([]string, len(row))
 		for i, c := range row {
@@ -74,8 +70,17 @@ func writeAligned(tw *mdWriter, header []string, rows [][]string) {
 		return out
 	}
 	header = clean(header)
+	rows = slices.Clone(rows) // the report's own rows stay as built
 	for i := range rows {
 		rows[i] = clean(rows[i])
+	}
+	width := make([]int, len(header))
+	for _, row := range append([][]string{header}, rows...) {
+		for i, c := range row {
+			if i < len(width) && utf8.RuneCountInString(c) > width[i] {
+				width[i] = utf8.RuneCountInString(c)
+			}
+		}
 	}
 	line := func(row []string) {
 		var b strings.Builder

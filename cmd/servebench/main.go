@@ -57,8 +57,15 @@ type env struct {
 func main() {
 	ctx, stop := interruptContext(interruptNote(os.Args[1:]))
 	defer stop()
-	e := &env{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, args: os.Args}
-	os.Exit(execute(ctx, e, os.Args[1:]))
+	os.Exit(execute(ctx, osEnv(), os.Args[1:]))
+}
+
+// osEnv is the process's own outside world. Everything written to stdout and stderr passes the
+// terminal sanitiser, whatever forgot its own: no text from a server, plan or run folder drives
+// the terminal (stderr keeps carriage returns for the live progress line).
+func osEnv() *env {
+	return &env{stdout: &servebench.TerminalWriter{W: os.Stdout}, stderr: &servebench.TerminalWriter{W: os.Stderr, KeepCR: true},
+		getenv: os.Getenv, args: os.Args}
 }
 
 // interruptNote is what the first Ctrl-C says: run stops sending and keeps what it measured, a
