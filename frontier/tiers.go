@@ -182,3 +182,26 @@ func Analyze(in Input) Analysis {
 	}
 	return a
 }
+
+// Answer is one workload's answer at a target speed per user: the reading on its frontier and
+// the fleet for a number of concurrent users (nil when the reading is out of range).
+type Answer struct {
+	ContextTokens int     `json:"context_tokens"`
+	OutputTokens  int     `json:"output_tokens"`
+	Reading       Reading `json:"reading"`
+	Fleet         *Fleet  `json:"fleet,omitempty"`
+}
+
+// Answers reads every workload of a at targetTPS tokens/s per user and sizes users concurrent
+// users on each: what the report's readings, compare and the page's calculator all print.
+func (a Analysis) Answers(targetTPS float64, users int) []Answer {
+	var out []Answer
+	for _, w := range a.Curves {
+		ans := Answer{ContextTokens: w.ContextTokens, OutputTokens: w.OutputTokens, Reading: w.At(targetTPS, a.Hardware)}
+		if f, ok := ans.Reading.Fleet(users, a.Hardware); ok {
+			ans.Fleet = &f
+		}
+		out = append(out, ans)
+	}
+	return out
+}

@@ -76,7 +76,10 @@ type RunDoc struct {
 	Run      RunSummary            `json:"run"`
 	Server   servebench.ServerInfo `json:"server"`
 	Metadata servebench.Metadata   `json:"metadata"`
-	Results  servebench.Results    `json:"results"`
+	// Sizing is the run's sizing plan (GPUs per replica, price per GPU-hour as declared), which
+	// the frontier calculator starts from as the report does.
+	Sizing  servebench.SizingPlan `json:"sizing"`
+	Results servebench.Results    `json:"results"`
 }
 
 // RunList is the list of runs, newest first.
@@ -191,7 +194,7 @@ func load(id string, r run) (RunDoc, error) {
 	if res.Capacity == nil {
 		res.Capacity = []servebench.CapacityResult{}
 	}
-	return RunDoc{API: APIVersion, Run: sum, Server: m.Server, Metadata: m.Plan.Metadata, Results: res}, nil
+	return RunDoc{API: APIVersion, Run: sum, Server: m.Server, Metadata: m.Plan.Metadata, Sizing: m.Plan.Sizing, Results: res}, nil
 }
 
 // summary is a run's line in the list of runs, from its index entry.

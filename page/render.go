@@ -105,7 +105,7 @@ func (p *Pages) RunHTML(ctx context.Context, w io.Writer, id string) error {
 // CompareHTML writes compare.html, which compares the runs named in its URL fragment
 // (#runs=ID,ID) from their data files.
 func (p *Pages) CompareHTML(w io.Writer) error {
-	return p.render(w, "compare", page{Title: "Compare runs", Scripts: []string{"assets/echarts.min.js", "assets/app.js"}})
+	return p.render(w, "compare", page{Title: "Compare runs", Scripts: []string{"assets/wasm_exec.js", "assets/servebench.wasm.js", "assets/echarts.min.js", "assets/app.js"}})
 }
 
 // ReportHTML writes the run's full report (the same as its report.html, rendered from the

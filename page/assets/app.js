@@ -330,6 +330,78 @@
     render();
   }
 
+  // ---- the frontier calculator ------------------------------------------------------------
+  // frontierOf asks servebench.frontier (package frontier in WebAssembly) for a run's frontier
+  // and its answers at a target speed; gpus and price override the run's own when positive.
+  function frontierOf(doc, speed, users, gpus, price) {
+    var plan = JSON.parse(JSON.stringify(doc.sizing || {}));
+    if (gpus > 0) plan.gpus_per_replica = gpus;
+    if (price > 0) plan.gpu_usd_per_hour = price;
+    return callGo("frontier", { cells: doc.results.cells, capacity: doc.results.capacity, plan: plan, declared_gpu: doc.metadata.gpu || "",
+      target_per_user_tps: speed, users: users });
+  }
+  function workloadName(a) { return tokensLabel(a.context_tokens) + " in / " + tokensLabel(a.output_tokens) + " out"; }
+  function tokensLabel(n) { return n % 1024 === 0 ? (n / 1024) + "K" : String(n); }
+  // how: "measured (32 requests)", "interpolated between 16 and 32 requests", "not reached"
+  function howRead(r) {
+    var s;
+    if (r.kind === "measured") s = "measured (" + r.measured.concurrency + " request" + (r.measured.concurrency === 1 ? "" : "s") + ")";
+    else if (r.kind === "interpolated") s = "interpolated between " + r.above.concurrency + " and " + r.below.concurrency + " requests";
+    else return "not reached: " + (r.note || "");
+    if (r.verdict && r.verdict !== "valid") s += ", " + r.verdict;
+    return s;
+  }
+  function tilde(r, s) { return r.kind === "interpolated" && s !== "—" ? "~" + s : s; }
+  function plusMinusOf(iv, v) {
+    return iv && v > 0 && iv[0] != null && iv[1] != null ? " ±" + Math.round((iv[1] - iv[0]) / 2 / v * 100) + "%" : "";
+  }
+  // answerCells are one answer's cells, in the order of answerHeads; each td carries the raw
+  // value it shows (data-value) so a reader (or a test) can check it against the report's.
+  var answerHeads = ["Output tok/s per GPU", "How", "$ per 1M output", "Output tokens per $", "Tok/s per MW", "GPUs", "$ per month"];
+  function answerCells(tr, a) {
+    var r = a.reading, out = r.kind !== "out_of_range", cost = (r.economics.costs || [])[0];
+    function td(text, raw, cls) {
+      var t = el("td", { "class": cls || "num" }, text);
+      if (raw !== undefined && raw !== null) t.setAttribute("data-value", String(raw));
+      tr.appendChild(t);
+    }
+    td(out ? tilde(r, num(r.output_tps_per_gpu, 1) + " tok/s" + plusMinusOf(r.output_tps_per_gpu_ci95, r.output_tps_per_gpu)) : "—", out ? r.output_tps_per_gpu : null);
+    td(howRead(r), r.kind, "how");
+    td(out && cost ? tilde(r, "$" + num(cost.usd_per_million_output_tokens, 2)) : "—", out && cost ? cost.usd_per_million_output_tokens : null);
+    td(out && cost ? tilde(r, num(cost.output_tokens_per_usd, 0)) : "—", out && cost ? cost.output_tokens_per_usd : null);
+    td(out && r.economics.output_tps_per_mw ? tilde(r, num(r.economics.output_tps_per_mw, 0)) : "—", out ? r.economics.output_tps_per_mw || null : null);
+    var f = a.fleet;
+    td(f ? tilde(r, num(f.gpus, 0)) : "—", f ? f.gpus : null);
+    td(f && f.monthly_usd ? tilde(r, "$" + num(f.monthly_usd, 0)) : "—", f ? f.monthly_usd || null : null);
+  }
+  function setupFrontier(doc) {
+    var box = $("fr-out");
+    if (!box) return;
+    var speed = $("fr-speed"), users = $("fr-users"), gpus = $("fr-gpus"), price = $("fr-price");
+    function render() {
+      var out = frontierOf(doc, parseFloat(speed.value) || 0, parseInt(users.value, 10) || 0, parseInt(gpus.value, 10) || 0, parseFloat(price.value) || 0);
+      box.textContent = "";
+      if (out.error) { box.appendChild(el("p", { "class": "error" }, out.error)); return; }
+      if (!(out.answers || []).length) { box.appendChild(el("p", { "class": "muted" }, "No concurrency level was measured in closed loop, so there is no frontier.")); return; }
+      var t = el("table", { id: "fr-table" }), head = el("tr");
+      head.appendChild(el("th", {}, "Workload"));
+      answerHeads.forEach(function (h) { head.appendChild(el("th", { "class": "num" }, h)); });
+      var thead = el("thead"); thead.appendChild(head); t.appendChild(thead);
+      var tb = el("tbody");
+      out.answers.forEach(function (a) {
+        var tr = el("tr", { "data-workload": a.context_tokens + "/" + a.output_tokens });
+        tr.appendChild(el("td", {}, workloadName(a)));
+        answerCells(tr, a);
+        tb.appendChild(tr);
+      });
+      t.appendChild(tb);
+      box.appendChild(t);
+      $("fr-inputs").textContent = out.inputs;
+    }
+    [speed, users, gpus, price].forEach(function (i) { i.addEventListener("input", render); });
+    render();
+  }
+
   // follow a run in progress: reload its data file, and the page when a cell finished
   function follow(id, doc) {
     if (doc.run.status !== "running" || location.protocol.indexOf("http") !== 0) return;
@@ -358,6 +430,7 @@
       setupWhatIf(doc);
       setupPlanner(doc);
       setupReader(doc);
+      setupFrontier(doc);
       body.setAttribute("data-ready", "true");
     });
   }
@@ -424,8 +497,68 @@
       });
       t.appendChild(tb);
       var wrap = el("div", { "class": "wide" }); wrap.appendChild(t); out.appendChild(wrap);
-      charts(docs);
-      body.setAttribute("data-ready", "true");
+      var ready = function () { charts(docs); body.setAttribute("data-ready", "true"); };
+      if (!window.servebenchWasm || !window.Go) { ready(); return; } // no calculator: the rest still shows
+      loadWasm(function () { frontiers(docs); ready(); });
+    }
+    // the runs' frontiers overlaid for the workload they share most, and each run's answer at a
+    // target speed, from servebench.frontier
+    function frontiers(docs) {
+      out.appendChild(el("h2", { id: "cmp-frontier" }, "Tokens per GPU at a speed per user"));
+      out.appendChild(el("p", { "class": "muted small" }, "Each run's frontier (the measured levels no other level of the run beats on both speed per user and tokens per GPU), and at the speed typed here each run's throughput per GPU, cost and GPUs for that many concurrent users, read by servebench's own code. Between two measured levels a value is interpolated and says so; past the fastest level there is none."));
+      var bar = el("div", { "class": "toolbar small" });
+      bar.appendChild(el("label", { "for": "cf-speed" }, "Tok/s per user"));
+      var speed = el("input", { type: "number", id: "cf-speed", min: "0.1", step: "any", value: "50" }); bar.appendChild(speed);
+      bar.appendChild(el("label", { "for": "cf-users" }, "Concurrent users"));
+      var users = el("input", { type: "number", id: "cf-users", min: "1", step: "1", value: "1000" }); bar.appendChild(users);
+      bar.appendChild(el("label", { "for": "cf-workload" }, "Workload"));
+      var wsel = el("select", { id: "cf-workload" }); bar.appendChild(wsel);
+      out.appendChild(bar);
+      var div = el("div", { "class": "chart", id: "cmp-frontier-chart" }); out.appendChild(div);
+      var inst = window.echarts ? echarts.init(div, null, { renderer: "svg" }) : null;
+      var tbox = el("div", { "class": "wide" }); out.appendChild(tbox);
+      var note = el("p", { "class": "muted small", id: "cf-inputs" }); out.appendChild(note);
+      var first = docs.map(function (d) { return frontierOf(d, 50, 1000, 0, 0); });
+      var counts = {};
+      first.forEach(function (f) { ((f.analysis || {}).workloads || []).forEach(function (w) { var k = w.context_tokens + "/" + w.output_tokens; counts[k] = (counts[k] || 0) + 1; }); });
+      var keys = Object.keys(counts).sort(function (a, b) { return counts[b] - counts[a] || parseInt(a, 10) - parseInt(b, 10); });
+      if (!keys.length) { tbox.appendChild(el("p", { "class": "muted" }, "No run measured a concurrency level in closed loop: there is no frontier to compare.")); return; }
+      keys.forEach(function (k) { var p = k.split("/"); wsel.appendChild(el("option", { value: k }, workloadName({ context_tokens: +p[0], output_tokens: +p[1] }) + " (" + counts[k] + " of " + docs.length + " runs)")); });
+      function render() {
+        var sp = parseFloat(speed.value) || 0, n = parseInt(users.value, 10) || 0, k = wsel.value;
+        var res = docs.map(function (d) { return frontierOf(d, sp, n, 0, 0); });
+        tbox.textContent = "";
+        var bad = res.filter(function (r) { return r.error; })[0];
+        if (bad) { tbox.appendChild(el("p", { "class": "error" }, bad.error)); return; }
+        var t = el("table", { id: "cf-table" }), head = el("tr");
+        head.appendChild(el("th", {}, "Run"));
+        answerHeads.forEach(function (h) { head.appendChild(el("th", { "class": "num" }, h)); });
+        var thead = el("thead"); thead.appendChild(head); t.appendChild(thead);
+        var tb = el("tbody"), series = [], inputs = [];
+        res.forEach(function (r, i) {
+          var d = docs[i], label = (d.metadata.label || d.run.hardware || d.run.id);
+          var a = (r.answers || []).filter(function (x) { return x.context_tokens + "/" + x.output_tokens === k; })[0];
+          var tr = el("tr", { "data-run": d.run.id });
+          tr.appendChild(el("td", {}, label));
+          if (!a) { tr.appendChild(el("td", { colspan: String(answerHeads.length), "class": "muted" }, "not measured at this workload")); tb.appendChild(tr); return; }
+          answerCells(tr, a);
+          tb.appendChild(tr);
+          inputs.push(label + ": " + r.inputs);
+          var w = r.analysis.workloads.filter(function (x) { return x.context_tokens + "/" + x.output_tokens === k; })[0];
+          series.push({ name: label, type: "line", symbolSize: 7,
+            data: w.points.filter(function (p) { return p.pareto; }).map(function (p) { return [p.per_user_tps, p.output_tps_per_gpu]; }) });
+        });
+        t.appendChild(tb); tbox.appendChild(t);
+        note.textContent = inputs.join(" ");
+        if (inst) inst.setOption({ animation: false, tooltip: { trigger: "item" }, legend: { top: 0 },
+          grid: { left: 60, right: 20, top: 40, bottom: 40 },
+          xAxis: { type: "value", name: "tok/s per user", nameLocation: "middle", nameGap: 26 },
+          yAxis: { type: "value", name: "output tok/s per GPU" },
+          series: series.concat(sp > 0 ? [{ name: "target", type: "line", data: [], markLine: { silent: true, symbol: "none", data: [{ xAxis: sp }], lineStyle: { type: "dashed", color: "#b42318" }, label: { formatter: sp + " tok/s" } } }] : []) }, true);
+      }
+      [speed, users].forEach(function (i) { i.addEventListener("input", render); });
+      wsel.addEventListener("change", render);
+      render();
     }
     function charts(docs) {
       if (!window.echarts) return;

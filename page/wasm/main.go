@@ -1,24 +1,28 @@
 //go:build js && wasm
 
-// Command wasm is the benchmark page's calculator: package capacity and stats compiled to
-// WebAssembly, so the page's threshold what-if and interpolated readings come from the same Go
-// code as servebench's own verdicts. It registers one global object, servebench, whose
+// Command wasm is the benchmark page's calculator: packages capacity, stats and frontier
+// compiled to WebAssembly, so the page's threshold what-if, interpolated readings and frontier
+// calculator come from the same Go code as servebench's own verdicts and reports. It registers one global object, servebench, whose
 // functions take and return JSON strings:
 //
 //	servebench.reconsider({"use_case": UseCase, "ceiling": n, "cells": [CellResult]}) → capacity.Reconsidered
 //	servebench.interpolate({"cells": [...], "context_tokens": c, "output_tokens": o, "concurrency": n, "statistic": "mean"}) → stats.Reading
 //	servebench.size({"capacity": [CapacityResult], "plan": SizingPlan, "declared_gpu": "2x H100", "cells": [...]}) → servebench.Sizing
 //	servebench.vocabulary({}) → capacity.Vocabulary (the words of limit kinds, metrics and thresholds)
+//	servebench.frontier({"cells": [...], "capacity": [...], "plan": SizingPlan, "declared_gpu": "4x B200", "target_per_user_tps": 50, "users": 1000})
+//	    → {"analysis": frontier.Analysis, "answers": [frontier.Answer], "inputs": "..."} (the report's frontier, its readings, where the inputs came from)
 //
 // An error comes back as {"error": "..."}. Build it with go generate ./page (see page/gen.go).
 package main
 
 import (
 	"encoding/json"
+	"errors"
 	"syscall/js"
 
 	"github.com/servebench/servebench"
 	"github.com/servebench/servebench/capacity"
+	"github.com/servebench/servebench/frontier"
 	"github.com/servebench/servebench/stats"
 )
 
@@ -33,6 +37,22 @@ type sizeIn struct {
 	Plan        servebench.SizingPlan       `json:"plan"`
 	DeclaredGPU string                      `json:"declared_gpu"`
 	Cells       []servebench.CellResult     `json:"cells"`
+}
+
+type frontierIn struct {
+	Cells            []servebench.CellResult     `json:"cells"`
+	Capacity         []servebench.CapacityResult `json:"capacity"`
+	Plan             servebench.SizingPlan       `json:"plan"`
+	DeclaredGPU      string                      `json:"declared_gpu"`
+	TargetPerUserTPS float64                     `json:"target_per_user_tps"`
+	Users            int                         `json:"users"`
+}
+
+type frontierOut struct {
+	Analysis frontier.Analysis `json:"analysis"`
+	Answers  []frontier.Answer `json:"answers"`
+	// Inputs says where each input came from, in the report's words (Hardware.Inputs).
+	Inputs string `json:"inputs"`
 }
 
 type interpolateIn struct {
@@ -80,6 +100,13 @@ func main() {
 	}))
 	api.Set("size", call(func(in sizeIn) (any, error) {
 		return capacity.Size(in.Capacity, capacity.SizingInput{Plan: in.Plan, DeclaredGPU: in.DeclaredGPU, Cells: in.Cells}), nil
+	}))
+	api.Set("frontier", call(func(in frontierIn) (any, error) {
+		if in.TargetPerUserTPS <= 0 || in.Users <= 0 {
+			return nil, errors.New("the target speed (tok/s per user) and the number of users must both be positive")
+		}
+		a := frontier.Analyze(frontier.Input{Cells: in.Cells, Capacity: in.Capacity, Plan: in.Plan, DeclaredGPU: in.DeclaredGPU})
+		return frontierOut{Analysis: a, Answers: a.Answers(in.TargetPerUserTPS, in.Users), Inputs: "Inputs: " + a.Hardware.Inputs() + "."}, nil
 	}))
 	api.Set("vocabulary", call(func(struct{}) (any, error) {
 		return capacity.Words(), nil
