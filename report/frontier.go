@@ -2,8 +2,10 @@ package report
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	servebench "github.com/servebench/servebench"
@@ -416,4 +418,32 @@ func approx(r frontier.Reading, s string) string {
 		return "~" + s
 	}
 	return s
+}
+
+// FrontierCSV writes one row per measured level of the frontier analysis (frontier.csv): the
+// workload (context_tokens, output_tokens), the replica's GPUs and where that count came from,
+// then every field of the point named by its JSON path as in CellsCSV (per_user_tps,
+// output_tps_per_gpu, pareto, economics.costs.0.tier, economics.costs.0.usd_per_million_output_tokens,
+// economics.output_tps_per_mw …). Each cost column's tier and source sit beside it.
+func FrontierCSV(w io.Writer, a *frontier.Analysis) error {
+	var rows []flatRow
+	if a != nil {
+		h := a.Hardware
+		for _, wl := range a.Curves {
+			for _, p := range wl.Points {
+				r, err := flatten(p)
+				if err != nil {
+					return err
+				}
+				r.set("context_tokens", strconv.Itoa(wl.ContextTokens))
+				r.set("output_tokens", strconv.Itoa(wl.OutputTokens))
+				r.set("gpus", strconv.Itoa(h.GPUs))
+				r.set("gpus_source", string(h.GPUsSource))
+				r.set("all_in_kw_per_gpu", strconv.FormatFloat(h.AllInKWPerGPU, 'f', -1, 64))
+				r.set("kw_source", string(h.KWSource))
+				rows = append(rows, r)
+			}
+		}
+	}
+	return writeFlat(w, rows, []string{"context_tokens", "output_tokens", "concurrency", "cell_id", "gpus", "gpus_source", "all_in_kw_per_gpu", "kw_source"})
 }

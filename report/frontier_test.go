@@ -95,3 +95,37 @@ func TestFrontierSectionWithoutLevels(t *testing.T) {
 		t.Error("a frontier without levels")
 	}
 }
+
+// TestFrontierCSV: one row per measured level, the workload and the GPUs' source first, every
+// figure of the point a column, a cost beside its tier.
+func TestFrontierCSV(t *testing.T) {
+	rep := Build(loadFixture(t))
+	var b strings.Builder
+	if err := FrontierCSV(&b, rep.Frontier); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	n := 0
+	for _, w := range rep.Frontier.Curves {
+		n += len(w.Points)
+	}
+	if len(lines) != n+1 {
+		t.Fatalf("%d lines, want a header and %d rows", len(lines), n)
+	}
+	head := strings.Split(lines[0], ",")
+	if strings.Join(head[:6], ",") != "context_tokens,output_tokens,concurrency,cell_id,gpus,gpus_source" {
+		t.Errorf("header starts %v", head[:6])
+	}
+	for _, col := range []string{"per_user_tps", "output_tps_per_gpu", "pareto", "economics.costs.0.tier", "economics.costs.0.source", "economics.costs.0.usd_per_million_output_tokens", "economics.costs.0.output_tokens_per_usd", "economics.output_tps_per_mw"} {
+		if !strings.Contains(lines[0], ","+col+",") && !strings.HasSuffix(lines[0], ","+col) {
+			t.Errorf("no column %s in %s", col, lines[0])
+		}
+	}
+	if !strings.Contains(lines[1], ",declared,") {
+		t.Errorf("the first row does not say the GPU count and price were declared: %s", lines[1])
+	}
+	var empty strings.Builder
+	if err := FrontierCSV(&empty, nil); err != nil || strings.Count(empty.String(), "\n") != 1 {
+		t.Errorf("no analysis: %q, %v (want the header alone)", empty.String(), err)
+	}
+}

@@ -55,7 +55,7 @@ run, and written over the folder's results.json.`,
 		},
 	}
 	cmd.Flags().BoolVar(&recompute, "recompute", false, "compute results.json again from run.json, requests.jsonl and cells.jsonl before rendering")
-	cmd.Flags().StringVar(&formats, "format", "html,md", "formats to write: html, md, pdf, json, csv (cells.csv: one row per cell; requests.csv: one row per request) (comma separated)")
+	cmd.Flags().StringVar(&formats, "format", "html,md", "formats to write: html, md, pdf, json, csv (cells.csv: one row per cell; requests.csv: one row per request; frontier.csv: one row per measured level on the buyer's axes) (comma separated)")
 	completeValues(cmd, "format", true, fixed(knownFormats...))
 	return cmd
 }
@@ -136,6 +136,9 @@ func renderRun(ctx context.Context, e *env, dir string, man servebench.Manifest,
 			write("report.json", func(b *bytes.Buffer) error { return report.JSON(b, rep) })
 		case "csv":
 			write("cells.csv", func(b *bytes.Buffer) error { return report.CellsCSV(b, res.Cells) })
+			if rep.Frontier != nil {
+				write("frontier.csv", func(b *bytes.Buffer) error { return report.FrontierCSV(b, rep.Frontier) })
+			}
 			recs, err := store.ReadRecords(filepath.Join(dir, "requests.jsonl"))
 			if err != nil {
 				errs = append(errs, fmt.Errorf("requests.csv: %w", err))
