@@ -25,7 +25,7 @@ func (c *Coordinator) Run(ctx context.Context, spec load.Spec, _ load.Source, si
 	if err != nil {
 		return load.Outcome{}, err
 	}
-	cr := &cellRun{c: c, spec: spec, sink: sink, wake: make(chan struct{}, 1), parts: map[*wconn]*part{}}
+	cr := &cellRun{c: c, spec: spec, sink: sink, wake: make(chan struct{}, 1), parts: map[*wconn]*part{}, begin: spec.Clock().Seconds(), released: map[int]float64{}}
 	orders := c.split(spec, len(live))
 	lead := 50*time.Millisecond + 10*time.Millisecond*time.Duration(len(live))
 	startAt := c.clk.now() + lead.Nanoseconds()
@@ -45,7 +45,8 @@ func (c *Coordinator) Run(ctx context.Context, spec load.Spec, _ load.Source, si
 		w.cell = cr
 		offset := w.offset
 		w.mu.Unlock()
-		cr.parts[w] = &part{ord: o, shift: c.shift(w), offset: offset, inflight: map[int64]msg{}}
+		cr.parts[w] = &part{ord: o, shift: c.shift(w), offset: offset, unc: w.lastClock().UncertaintySeconds,
+			inflight: map[int64]started{}, seen: map[int64]bool{}, firstStart: math.Inf(1), lastEnd: math.Inf(-1)}
 	}
 	defer func() {
 		for w := range cr.parts {
@@ -172,6 +173,11 @@ type cellRun struct {
 	e2eSum  float64
 	e2eN    int
 	maxSeq  int64
+	// begin is when the cell began (s, the coordinator's axis); released the release time of
+	// each dedicated burst, stoppedAt when the workers were told to stop (for laggards).
+	begin     float64
+	released  map[int]float64
+	stoppedAt float64
 }
 
 // part is one worker's share of the cell.
@@ -179,15 +185,38 @@ type part struct {
 	ord      order
 	shift    float64 // its offsets + shift = the coordinator's
 	offset   float64 // its clock − the coordinator's (s)
-	inflight map[int64]msg
-	warmAt   float64
-	warmed   bool
-	burst    int // the last burst it finished, -1 before
-	bStart   map[int]float64
-	bEnd     map[int]float64
-	done     bool
-	out      load.Outcome
-	err      string
+	unc      float64 // that offset's uncertainty (s)
+	inflight map[int64]started
+	seen     map[int64]bool // every seq it started
+	sent     int            // requests it started
+	records  int            // records it sent
+	busy     float64        // the sum of its records' end − start (s)
+	// firstStart and lastEnd bound its records (the coordinator's axis)
+	firstStart, lastEnd float64
+	warmAt              float64
+	warmed              bool
+	burst               int // the last burst it finished, -1 before
+	bStart              map[int]float64
+	bEnd                map[int]float64
+	done                bool
+	out                 load.Outcome
+	err                 string
+	// when (the coordinator's axis) it reported its warm-up's end, each burst's end, its done
+	warmSeen, doneSeen float64
+	burstSeen          map[int]float64
+}
+
+// started is a request a worker announced: its warm-up flag and start (the coordinator's axis).
+type started struct {
+	warm bool
+	at   float64
+}
+
+// span is where the part's times must lie now: from the cell's start to now, widened by the
+// clock's uncertainty and slackSeconds.
+func (cr *cellRun) span(p *part) span {
+	pad := p.unc + slackSeconds
+	return span{lo: cr.begin - pad, hi: cr.now() + pad}
 }
 
 func (cr *cellRun) wakeUp() {
@@ -197,30 +226,67 @@ func (cr *cellRun) wakeUp() {
 	}
 }
 
-// handle is one message of a worker about the cell (from its reader, in order).
+// handle is one message of a worker about the cell (from its reader, in order). Each is
+// checked against the worker's order (check.go); a message that breaks a check drops the
+// worker (reject).
 func (cr *cellRun) handle(w *wconn, m msg) {
+	if w.isLost() {
+		return // dropped: what it still had on the wire is not taken
+	}
 	cr.mu.Lock()
 	p := cr.parts[w]
 	if p == nil {
 		cr.mu.Unlock()
+		cr.c.reject(w, nil, fmt.Sprintf("it sent %q for a cell it has no part in", servebench.TerminalText(m.T, 20, false)))
 		return
 	}
+	o := p.ord
+	sp := cr.span(p)
+	bursts := max(cr.spec.Bursts, 1)
+	now := cr.now()
 	var rec *servebench.Record
+	var bad string
 	switch m.T {
 	case tStarted:
-		p.inflight[m.Seq] = m
+		at := m.At + p.shift
+		if bad = checkStart(o, bursts, p, m, at, sp); bad != "" {
+			break
+		}
+		p.inflight[m.Seq] = started{warm: m.Warm, at: at}
+		p.seen[m.Seq] = true
+		p.sent++
 		if !m.Warm {
 			cr.measured++
 		}
 		cr.maxSeq = max(cr.maxSeq, m.Seq)
 	case tRecord:
 		if m.Rec == nil {
+			bad = "a record message without a record"
 			break
 		}
 		rec = m.Rec
-		delete(p.inflight, rec.Seq)
-		cr.maxSeq = max(cr.maxSeq, rec.Seq)
 		moveRecord(rec, p.shift, p.offset)
+		st, ok := p.inflight[rec.Seq]
+		if !ok {
+			bad = fmt.Sprintf("seq %d was not in flight (never started, or recorded before)", rec.Seq)
+			break
+		}
+		if bad = checkRecord(o.Key, w.hello, rec, st, sp); bad != "" {
+			break
+		}
+		p.records++
+		if k := o.Key.LoadMode; (k == servebench.ModeSustained || k == "") && !p.warmed && p.records >= 2*o.Share {
+			// its warm-up ends at its Share-th completion; fewer than Share more can follow
+			// before it says so
+			bad = fmt.Sprintf("it sent %d records without reporting the end of its warm-up, which comes with its %d-th", p.records, o.Share)
+			break
+		}
+		if bad = cr.volume(w, p, rec); bad != "" {
+			break
+		}
+		delete(p.inflight, rec.Seq)
+		p.firstStart, p.lastEnd = min(p.firstStart, rec.StartOffsetSeconds), max(p.lastEnd, rec.EndOffsetSeconds)
+		rec.CellKey, rec.Worker = cr.spec.Key, w.name
 		if cr.stopped && !rec.Warmup && rec.StartOffsetSeconds >= cr.stopAt {
 			// Sent after the rule said enough, before the stop reached the worker: a local run
 			// would never have sent it, so it stays out of the statistics as warm-up does.
@@ -231,20 +297,50 @@ func (cr *cellRun) handle(w *wconn, m msg) {
 			cr.e2eN++
 		}
 	case tWarm:
-		p.warmAt, p.warmed = m.At+p.shift, true
+		at := m.At + p.shift
+		switch {
+		case o.Key.LoadMode != servebench.ModeSustained && o.Key.LoadMode != "":
+			bad = "it reported a warm-up's end in a cell without one"
+		case p.warmed:
+			bad = "it reported its warm-up's end twice"
+		case !sp.has(at) || p.records < o.Share:
+			bad = fmt.Sprintf("it reported its warm-up's end at %.3f s after %d records (the span is %.3f–%.3f s, the end comes with its %d-th)", at, p.records, sp.lo, sp.hi, o.Share)
+		default:
+			p.warmAt, p.warmed, p.warmSeen = at, true, now
+		}
 	case tBurstDone:
+		start, end := m.Start+p.shift, m.End+p.shift
+		_, released := cr.released[m.Burst]
+		_, twice := p.bEnd[m.Burst]
+		if o.Key.LoadMode != servebench.ModeDedicated || !released || twice || !sp.has(start) || !sp.has(end) || end < start {
+			bad = fmt.Sprintf("it reported burst %d done (%.3f–%.3f s), which was not released to it, was reported before, or lies outside the span %.3f–%.3f s", m.Burst, start, end, sp.lo, sp.hi)
+			break
+		}
 		if p.bStart == nil {
-			p.bStart, p.bEnd = map[int]float64{}, map[int]float64{}
+			p.bStart, p.bEnd, p.burstSeen = map[int]float64{}, map[int]float64{}, map[int]float64{}
 		}
-		p.burst, p.bStart[m.Burst], p.bEnd[m.Burst] = m.Burst, m.Start+p.shift, m.End+p.shift
+		p.burst, p.bStart[m.Burst], p.bEnd[m.Burst], p.burstSeen[m.Burst] = m.Burst, start, end, now
 	case tDone:
-		p.done = true
-		if m.Out != nil {
-			p.out = *m.Out
+		if p.done {
+			bad = "it reported the cell done twice"
+			break
 		}
-		p.err = m.Err
+		var out load.Outcome
+		if m.Out != nil {
+			out = *m.Out
+		}
+		if bad = checkOutcome(o, bursts, p, out, sp); bad != "" {
+			break
+		}
+		p.done, p.out, p.err, p.doneSeen = true, out, servebench.TerminalText(m.Err, 400, false), now
+	default:
+		bad = fmt.Sprintf("it sent %q during a cell", servebench.TerminalText(m.T, 20, false))
 	}
 	cr.mu.Unlock()
+	if bad != "" {
+		cr.c.reject(w, rec, bad)
+		return
+	}
 	if rec != nil {
 		w.mu.Lock()
 		w.requests++
@@ -252,6 +348,69 @@ func (cr *cellRun) handle(w *wconn, m msg) {
 		cr.sink(*rec)
 	}
 	cr.wakeUp()
+}
+
+// volume checks a worker has not finished more requests than its share allows (cr.mu held;
+// rec is the record just taken, on the coordinator's axis):
+//
+//   - busy ≤ share × (now − begin + 2 × pad), busy being the sum of its records' end − start
+//     (s): its slots send one request after another, so together they are busy at most that
+//     long (not checked in rate mode, an open loop with no cap);
+//   - in a sustained cell, records ≤ volumeAllowance(share, perSlot), perSlot being the most
+//     records per slot of another worker that has finished at least one round (share records).
+//
+// pad is the part's clock uncertainty + slackSeconds. Fixed, rate and dedicated orders also
+// count their requests (checkStart).
+func (cr *cellRun) volume(w *wconn, p *part, rec *servebench.Record) string {
+	o := p.ord
+	p.busy += rec.EndOffsetSeconds - rec.StartOffsetSeconds
+	pad := p.unc + slackSeconds
+	if limit := float64(o.Share) * (cr.now() - cr.begin + 2*pad); o.Key.LoadMode != servebench.ModeRate && p.busy > limit {
+		return fmt.Sprintf("its %d requests took %.3f s together, more than its %d slots had since the cell began (%.3f s)", p.records, p.busy, o.Share, limit)
+	}
+	if k := o.Key.LoadMode; k != servebench.ModeSustained && k != "" {
+		return ""
+	}
+	best := -1.0
+	for ow, op := range cr.parts {
+		if ow != w && op.ord.Share > 0 && op.records >= op.ord.Share {
+			best = max(best, float64(op.records)/float64(op.ord.Share))
+		}
+	}
+	if best < 0 {
+		return ""
+	}
+	if allow := volumeAllowance(o.Share, best); p.records > allow {
+		return fmt.Sprintf("it finished %d requests with %d slots while the others finished at most %.1f per slot (allowed: %d)", p.records, o.Share, best, allow)
+	}
+	return ""
+}
+
+// volumeAllowance is the most requests a worker with share slots may finish in a sustained
+// cell while another finished perSlot per slot: 3 × share × perSlot + 3 × share + 16. Every
+// slot of every worker sends to one server back to back, so their completions per slot agree
+// up to the requests in flight when counted (share) and the spread of latencies; three times
+// that is no honest worker's.
+func volumeAllowance(share int, perSlot float64) int {
+	return int(3*float64(share)*perSlot) + 3*share + 16
+}
+
+// reject drops a worker whose message broke a check of its order: the record (if any) goes
+// to Rejected, its name may not join again this run, and it is lost, so that its cell ends
+// with a *load.LostError: the attempt is discarded (its records stay in requests.jsonl with
+// their cell_attempt) and the cell is measured again with the workers that remain.
+func (c *Coordinator) reject(w *wconn, rec *servebench.Record, why string) {
+	cause := "dropped by the coordinator, its messages contradict its order: " + why
+	if rec != nil && c.Rejected != nil {
+		c.Rejected(Rejection{Worker: w.name, Cause: why, Record: *rec})
+	}
+	c.mu.Lock()
+	if c.banned == nil {
+		c.banned = map[string]bool{}
+	}
+	c.banned[w.base] = true
+	c.mu.Unlock()
+	c.lose(w, cause)
 }
 
 // moveRecord puts a worker's record on the coordinator's clock: offsets by shift (s), the wall
@@ -319,8 +478,20 @@ func (cr *cellRun) drive(ctx context.Context) (load.Outcome, error) {
 	stopped := false
 	var windowEnd float64
 	burst, bursts := 0, max(spec.Bursts, 1)
+	release := func(b int) {
+		cr.mu.Lock()
+		cr.released[b] = cr.now()
+		cr.mu.Unlock()
+		cr.broadcast(msg{T: tBurst, Burst: b})
+	}
+	stop := func() {
+		cr.mu.Lock()
+		cr.stoppedAt = cr.now()
+		cr.mu.Unlock()
+		cr.broadcast(msg{T: tStop})
+	}
 	if mode == servebench.ModeDedicated {
-		cr.broadcast(msg{T: tBurst, Burst: 0})
+		release(0)
 	}
 	for {
 		select {
@@ -338,6 +509,9 @@ func (cr *cellRun) drive(ctx context.Context) (load.Outcome, error) {
 					_ = w.send(msg{T: tPing})
 				}
 			}
+			for _, l := range cr.laggards() {
+				cr.c.lose(l.w, l.why)
+			}
 		}
 		if w, p := cr.lostOne(); w != nil {
 			return cr.fail(w, p)
@@ -351,9 +525,9 @@ func (cr *cellRun) drive(ctx context.Context) (load.Outcome, error) {
 				burst++
 				if burst > bursts || (burst >= 2 && spec.MaxDuration > 0 && spec.Clock()-begin >= spec.MaxDuration) {
 					stopped = true
-					cr.broadcast(msg{T: tStop})
+					stop()
 				} else {
-					cr.broadcast(msg{T: tBurst, Burst: burst})
+					release(burst)
 				}
 			}
 		case (mode == servebench.ModeSustained || mode == "") && !stopped:
@@ -362,11 +536,72 @@ func (cr *cellRun) drive(ctx context.Context) (load.Outcome, error) {
 				cr.mu.Lock()
 				cr.stopped, cr.stopAt = true, windowEnd
 				cr.mu.Unlock()
-				cr.broadcast(msg{T: tStop})
+				stop()
 			}
 		}
 	}
 	return cr.outcome(windowEnd, burst-1), cr.firstErr()
+}
+
+// laggard is a worker that did not reach a point of the cell in time, and why.
+type laggard struct {
+	w   *wconn
+	why string
+}
+
+// laggards are the workers of the cell that fell behind: once one worker reached a point of
+// the cell (its warm-up's end in a sustained cell, a dedicated burst's end, its done after the
+// stop, or from the start in fixed and rate cells), every other must reach it by
+//
+//	from + max(Grace, 3 × (first − from))
+//
+// where from is when that point's phase began (the cell's start, the burst's release, the
+// stop) and first is when the first worker reached it (s, the coordinator's clock). Workers
+// of one cell share one server and near-equal shares, so an honest one is rarely slower than
+// three times the fastest; one that answers pings but never reports keeps nothing open.
+func (cr *cellRun) laggards() []laggard {
+	grace := orDefault(cr.c.Grace, time.Minute).Seconds()
+	cr.mu.Lock()
+	defer cr.mu.Unlock()
+	now := cr.now()
+	var out []laggard
+	late := map[*wconn]bool{}
+	check := func(what string, from float64, reached func(*part) (float64, bool)) {
+		first, firstW := math.Inf(1), ""
+		for w, p := range cr.parts {
+			if at, ok := reached(p); ok && at < first {
+				first, firstW = at, w.name
+			}
+		}
+		if math.IsInf(first, 1) {
+			return
+		}
+		deadline := from + max(grace, 3*(first-from))
+		if now <= deadline {
+			return
+		}
+		for w, p := range cr.parts {
+			if _, ok := reached(p); !ok && !p.done && !late[w] && !w.isLost() {
+				late[w] = true
+				out = append(out, laggard{w, fmt.Sprintf("it did not %s within %.0f s, while worker %s did in %.1f s", what, deadline-from, firstW, first-from)})
+			}
+		}
+	}
+	switch cr.spec.Key.LoadMode {
+	case servebench.ModeSustained, "":
+		check("end its warm-up", cr.begin, func(p *part) (float64, bool) { return p.warmSeen, p.warmed })
+	case servebench.ModeDedicated:
+		for b, from := range cr.released {
+			check(fmt.Sprintf("finish burst %d", b), from, func(p *part) (float64, bool) { at, ok := p.burstSeen[b]; return at, ok })
+		}
+	}
+	switch k := cr.spec.Key.LoadMode; {
+	case k == servebench.ModeFixed || k == servebench.ModeRate:
+		check("finish its part of the cell", cr.begin, func(p *part) (float64, bool) { return p.doneSeen, p.done })
+	case cr.stoppedAt > 0:
+		check("finish its part of the cell after the stop", cr.stoppedAt, func(p *part) (float64, bool) { return p.doneSeen, p.done })
+	}
+	return out
 }
 
 // enough is the sustained driver's rule (load.Sizing.Enough with spec.Judge) on the merged
@@ -530,11 +765,11 @@ func (cr *cellRun) recordLost(w *wconn, p *part) int {
 	now := cr.now()
 	var recs []servebench.Record
 	for seq, st := range p.inflight {
-		recs = append(recs, servebench.Record{CellKey: cr.spec.Key, Seq: seq, Warmup: st.Warm, Worker: w.name,
-			StartOffsetSeconds: st.At + p.shift, EndOffsetSeconds: now, StartUnixNano: cr.c.Origin.Add(time.Duration((st.At + p.shift) * 1e9)).UnixNano(),
+		recs = append(recs, servebench.Record{CellKey: cr.spec.Key, Seq: seq, Warmup: st.warm, Worker: w.name,
+			StartOffsetSeconds: st.at, EndOffsetSeconds: now, StartUnixNano: cr.c.Origin.Add(time.Duration(st.at * 1e9)).UnixNano(),
 			ErrorClass: servebench.ErrWorkerLost, Error: "worker " + w.name + " was lost while the request was in flight (" + cause + ")"})
 	}
-	p.inflight = map[int64]msg{}
+	p.inflight = map[int64]started{}
 	p.done = true
 	cr.mu.Unlock()
 	for _, r := range recs {

@@ -30,21 +30,72 @@ type Coordinator struct {
 	// Stale is how long a worker may stay silent during a cell before it counts as lost
 	// (default 15 s; it is pinged every second).
 	Stale time.Duration
-	Logf  func(format string, args ...any)
+	// Before a connection has proven the token it may send lines of at most 4 KiB and must
+	// prove it within AuthTimeout (default 5 s); at most MaxPending (default 16) connections
+	// may be at that stage at once (more are closed at once), and a wrong proof holds its
+	// place for FailDelay (default 1 s) before the refusal, so no more than MaxPending /
+	// FailDelay guesses a second reach the coordinator.
+	AuthTimeout time.Duration
+	MaxPending  int
+	FailDelay   time.Duration
+	// ReadyTimeout bounds how long an admitted worker may take to open the target (default 5
+	// minutes); Grace is the least time a worker is given to reach a point of a cell that
+	// another worker of the cell already reached (default 1 minute; see cellRun.laggards).
+	ReadyTimeout time.Duration
+	Grace        time.Duration
+	// Rejected, when set, keeps each record refused by the checks of a cell (checkRecord) with
+	// its worker and the reason (the run folder's rejected.jsonl).
+	Rejected func(r Rejection)
+	Logf     func(format string, args ...any)
 
-	ln     net.Listener
-	clk    clock
-	mu     sync.Mutex
-	all    []*wconn
-	joined chan struct{} // closed and replaced whenever a worker joins
-	closed bool
-	pingID atomic.Int64
+	ln      net.Listener
+	clk     clock
+	mu      sync.Mutex
+	all     []*wconn
+	banned  map[string]bool // names of workers dropped for their records
+	joined  chan struct{}   // closed and replaced whenever a worker joins
+	closed  bool
+	pingID  atomic.Int64
+	pending chan struct{} // a place per connection not yet authenticated
+	noise   noisyLog
+}
+
+// Rejection is a record a worker sent that contradicted its order (Coordinator.Rejected).
+type Rejection struct {
+	Worker string            `json:"worker"`
+	Cause  string            `json:"cause"`
+	Record servebench.Record `json:"record"`
+}
+
+// noisyLog says what strangers do at most every 10 s, with the count since the last time.
+type noisyLog struct {
+	mu    sync.Mutex
+	last  time.Time
+	count int
+}
+
+func (n *noisyLog) say(c *Coordinator, format string, args ...any) {
+	n.mu.Lock()
+	n.count++
+	if !n.last.IsZero() && time.Since(n.last) < 10*time.Second {
+		n.mu.Unlock()
+		return
+	}
+	count := n.count
+	n.count, n.last = 0, time.Now()
+	n.mu.Unlock()
+	if count > 1 {
+		format += fmt.Sprintf(" (%d such connections in the last 10 s)", count)
+	}
+	c.logf(format, args...)
 }
 
 // wconn is one worker as the coordinator sees it.
 type wconn struct {
 	*peer
 	name, host string
+	hello      string // the name it gave, as given (its records carry it)
+	base       string // that name as shown, before a suffix made it unique (what a ban names)
 	priority   string
 	origin     int64 // the worker's clock origin, its clock (Unix ns)
 	joinedAt   time.Time
@@ -70,8 +121,8 @@ func (c *Coordinator) logf(format string, args ...any) {
 
 // Listen starts accepting workers on addr (host:port).
 func (c *Coordinator) Listen(ctx context.Context, addr string) error {
-	if c.Token == "" {
-		return errors.New("no token: set SERVEBENCH_TOKEN (the workers need the same value)")
+	if err := CheckToken(c.Token, "SERVEBENCH_TOKEN"); err != nil {
+		return err
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -87,6 +138,7 @@ func (c *Coordinator) Serve(ctx context.Context, ln net.Listener) {
 	c.clk = clock{origin: c.Origin}
 	c.mu.Lock()
 	c.joined = make(chan struct{})
+	c.pending = make(chan struct{}, orDefault(c.MaxPending, 16))
 	c.mu.Unlock()
 	go func() {
 		for {
@@ -94,43 +146,81 @@ func (c *Coordinator) Serve(ctx context.Context, ln net.Listener) {
 			if err != nil {
 				return
 			}
-			go c.admit(conn)
+			select {
+			case c.pending <- struct{}{}:
+				go c.admit(conn)
+			default:
+				conn.Close()
+				c.noise.say(c, "closed a connection from %s: %d others are still to prove the token", conn.RemoteAddr(), cap(c.pending))
+			}
 		}
 	}()
+}
+
+func orDefault[T int | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 // Addr is the address workers reach it at.
 func (c *Coordinator) Addr() string { return c.ln.Addr().String() }
 
 // admit authenticates a worker, hands it the plan, measures its clock and adds it to the pool.
+//
+// The handshake: the worker says hello with its nonce; the coordinator answers with its own
+// nonce only; the worker proves the token over both nonces (proof "worker"); only then does the
+// coordinator prove it (proof "coordinator") in its welcome. Someone without the token gets
+// nothing computed from it, so there is nothing to test guesses against offline.
 func (c *Coordinator) admit(conn net.Conn) {
-	p := newPeer(conn)
+	p := newPeer(conn, maxUnauthBytes)
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			<-c.pending
+		}
+	}
+	defer release()
+	from := conn.RemoteAddr()
 	fail := func(why string) {
 		_ = p.send(msg{T: tRefused, Err: why})
 		conn.Close()
 	}
-	_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	_ = conn.SetDeadline(time.Now().Add(orDefault(c.AuthTimeout, 5*time.Second)))
 	hello, err := p.recv()
-	if err != nil || hello.T != tHello {
+	if err != nil || hello.T != tHello || !validNonce(hello.Nonce) {
+		c.noise.say(c, "closed a connection from %s that did not start servebench's handshake (%s)", from, orText(errText(err), "its first message was not a hello"))
 		conn.Close()
 		return
 	}
 	mine := nonce()
-	if err := p.send(msg{T: tChallenge, Nonce: mine, MAC: proof(c.Token, "coordinator", hello.Nonce)}); err != nil {
+	if err := p.send(msg{T: tChallenge, Nonce: mine}); err != nil {
 		conn.Close()
 		return
 	}
 	auth, err := p.recv()
-	if err != nil || auth.T != tAuth || !proofOK(c.Token, "worker", mine, auth.MAC) {
-		c.logf("refused a worker from %s: wrong token", conn.RemoteAddr())
-		fail("wrong token")
+	if err != nil || auth.T != tAuth || !proofOK(c.Token, "worker", mine, hello.Nonce, auth.MAC) {
+		if err != nil {
+			c.noise.say(c, "closed a connection from %s during the handshake: %v", from, err)
+			conn.Close()
+			return
+		}
+		c.noise.say(c, "refused a worker from %s: wrong token", from)
+		time.Sleep(orDefault(c.FailDelay, time.Second))
+		fail("wrong token: set SERVEBENCH_TOKEN to the coordinator's")
 		return
 	}
+	release()
+	p.max.Store(maxMessageBytes)
+	_ = conn.SetDeadline(time.Time{})
 	name := servebench.TerminalText(hello.Name, 64, false)
 	c.mu.Lock()
-	closed := c.closed
+	closed, banned := c.closed, c.banned[name]
+	base := name
 	for _, w := range c.all {
-		if w.name == name && w.lostAt == nil {
+		if w.name == name && !w.isLost() {
 			name = fmt.Sprintf("%s-%d", name, len(c.all))
 		}
 	}
@@ -139,13 +229,18 @@ func (c *Coordinator) admit(conn net.Conn) {
 		fail("the run is over")
 		return
 	}
+	if banned {
+		c.logf("refused worker %s from %s: it was dropped earlier in this run for records that contradicted its orders", name, from)
+		fail("this worker was dropped earlier in this run for records that contradicted its orders")
+		return
+	}
 	plan := c.Plan
-	if err := p.send(msg{T: tWelcome, Plan: &plan, Marker: c.Marker}); err != nil {
+	if err := p.send(msg{T: tWelcome, MAC: proof(c.Token, "coordinator", hello.Nonce, mine), Plan: &plan, Marker: c.Marker}); err != nil {
 		conn.Close()
 		return
 	}
 	// opening the target (discovery, prompt sizing) may take a while
-	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Minute))
+	_ = conn.SetReadDeadline(time.Now().Add(orDefault(c.ReadyTimeout, 5*time.Minute)))
 	ready, err := p.recv()
 	if err != nil || ready.T != tReady || ready.Err != "" {
 		c.logf("worker %s could not open the target: %s", name, orText(ready.Err, fmt.Sprint(err)))
@@ -153,7 +248,7 @@ func (c *Coordinator) admit(conn net.Conn) {
 		return
 	}
 	_ = conn.SetReadDeadline(time.Time{})
-	w := &wconn{peer: p, name: name, host: servebench.TerminalText(hello.Host, 64, false), origin: ready.Origin,
+	w := &wconn{peer: p, name: name, hello: hello.Name, base: base, host: servebench.TerminalText(hello.Host, 64, false), origin: ready.Origin,
 		priority: servebench.TerminalText(hello.Priority, 200, false),
 		joinedAt: time.Now().UTC(), pongs: make(chan msg, 8), gone: make(chan struct{})}
 	w.lastSeen.Store(c.clk.now())
@@ -170,6 +265,13 @@ func (c *Coordinator) admit(conn net.Conn) {
 	c.mu.Unlock()
 	cs := w.lastClock()
 	c.logf("worker %s (%s) joined: %d worker(s) ready; clock offset %+.3f ms ± %.3f ms", w.name, w.host, n, 1e3*cs.OffsetSeconds, 1e3*cs.UncertaintySeconds)
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }
 
 func (w *wconn) lastClock() servebench.ClockSample {

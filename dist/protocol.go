@@ -7,8 +7,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/servebench/servebench"
@@ -18,9 +22,9 @@ import (
 // Message types.
 const (
 	tHello     = "hello"     // worker → coordinator: name, host, nonce
-	tChallenge = "challenge" // coordinator → worker: its nonce, its proof of the token
-	tAuth      = "auth"      // worker → coordinator: its proof of the token
-	tWelcome   = "welcome"   // coordinator → worker: plan and prompt marker
+	tChallenge = "challenge" // coordinator → worker: its nonce (and nothing that depends on the token)
+	tAuth      = "auth"      // worker → coordinator: its proof of the token over both nonces
+	tWelcome   = "welcome"   // coordinator → worker: its own proof, the plan and prompt marker
 	tRefused   = "refused"   // coordinator → worker: why it is not accepted
 	tReady     = "ready"     // worker → coordinator: its clock origin (or why it cannot measure)
 	tPing      = "ping"      // coordinator → worker: T1
@@ -87,16 +91,31 @@ type order struct {
 	StartAt int64 `json:"start_at"`
 }
 
-// peer is one end of a connection: JSON lines in, JSON lines out (writes serialised).
+// Message size limits (bytes of one JSON line). Before the peer has proven the token a line
+// holds a hello or an auth of a few hundred bytes; after it, the largest is a record of a long
+// answer (a gap per token) or a plan.
+const (
+	maxUnauthBytes  = 4 << 10
+	maxMessageBytes = 16 << 20
+)
+
+// errTooLong ends a connection whose line is longer than its limit.
+var errTooLong = errors.New("message too long")
+
+// peer is one end of a connection: JSON lines in, JSON lines out (writes serialised). A line
+// longer than max ends the connection without being held in memory.
 type peer struct {
 	conn net.Conn
-	dec  *json.Decoder
+	br   *bufio.Reader
+	max  atomic.Int64
 	wmu  sync.Mutex
 	enc  *json.Encoder
 }
 
-func newPeer(c net.Conn) *peer {
-	return &peer{conn: c, dec: json.NewDecoder(bufio.NewReaderSize(c, 64<<10)), enc: json.NewEncoder(c)}
+func newPeer(c net.Conn, max int) *peer {
+	p := &peer{conn: c, br: bufio.NewReaderSize(c, 16<<10), enc: json.NewEncoder(c)}
+	p.max.Store(int64(max))
+	return p
 }
 
 func (p *peer) send(m msg) error {
@@ -108,8 +127,34 @@ func (p *peer) send(m msg) error {
 
 func (p *peer) recv() (msg, error) {
 	var m msg
-	err := p.dec.Decode(&m)
-	return m, err
+	line, err := p.line()
+	if err != nil {
+		return m, err
+	}
+	if err := json.Unmarshal(line, &m); err != nil {
+		return m, fmt.Errorf("a message that is not servebench's protocol: %w", err)
+	}
+	return m, nil
+}
+
+// line reads one line, refusing one longer than the limit before it is read whole.
+func (p *peer) line() ([]byte, error) {
+	limit := int(p.max.Load())
+	var buf []byte
+	for {
+		frag, err := p.br.ReadSlice('\n')
+		if len(buf)+len(frag) > limit {
+			return nil, fmt.Errorf("%w: more than %d bytes", errTooLong, limit)
+		}
+		switch err {
+		case nil:
+			return append(buf, frag...), nil
+		case bufio.ErrBufferFull:
+			buf = append(buf, frag...)
+		default:
+			return nil, err
+		}
+	}
 }
 
 func nonce() string {
@@ -118,16 +163,28 @@ func nonce() string {
 	return hex.EncodeToString(b)
 }
 
-// proof is the HMAC-SHA256 of role|nonce under the token: it shows the token is known without
-// sending it.
-func proof(token, role, nonce string) string {
+// validNonce: 32 lower-case hex digits, as nonce makes them.
+func validNonce(s string) bool {
+	if len(s) != 32 {
+		return false
+	}
+	_, err := hex.DecodeString(s)
+	return err == nil && strings.ToLower(s) == s
+}
+
+// proof is HMAC-SHA256 under the token of "servebench-dist/1|" role "|" first "|" second: one
+// side's proof that it knows the token, bound to both nonces of the connection (its own
+// second), so it answers no other exchange. The worker proves first (role "worker", over the
+// coordinator's nonce then its own); the coordinator answers only after checking it (role
+// "coordinator", over the worker's nonce then its own).
+func proof(token, role, first, second string) string {
 	m := hmac.New(sha256.New, []byte(token))
-	m.Write([]byte(role + "|" + nonce))
+	m.Write([]byte("servebench-dist/1|" + role + "|" + first + "|" + second))
 	return hex.EncodeToString(m.Sum(nil))
 }
 
-func proofOK(token, role, nonce, got string) bool {
-	return hmac.Equal([]byte(proof(token, role, nonce)), []byte(got))
+func proofOK(token, role, first, second, got string) bool {
+	return hmac.Equal([]byte(proof(token, role, first, second)), []byte(got))
 }
 
 // clock is a process's clock for the exchanges: its origin's wall time advanced by the

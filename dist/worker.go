@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,7 +31,7 @@ type Target struct {
 // Worker is one `servebench worker` process: it joins a coordinator, opens the target of the
 // plan it is handed, and runs its share of every cell until the coordinator says bye.
 type Worker struct {
-	// Coordinator is host:port (a tcp:// prefix is accepted).
+	// Coordinator is HOST:PORT or tcp://HOST:PORT (ParseCoordinator).
 	Coordinator string
 	Token       string
 	// Name identifies the worker in records and the report (default host-pid).
@@ -104,27 +103,50 @@ func (w *Worker) Run(ctx context.Context) error {
 
 // join connects and passes the handshake, trying again (until ConnectTimeout) while the
 // coordinator is not there yet: a refused connection, or one a proxy in between (a Service)
-// accepted and closed. A refusal by the coordinator itself (the token) is final.
+// accepted and closed. A refusal by the coordinator itself (the token) is final. It says what
+// it waits for: the address, the cause of the last failure, and that it tries again.
 func (w *Worker) join(ctx context.Context) (net.Conn, servebench.Plan, string, error) {
 	timeout := w.ConnectTimeout
 	if timeout <= 0 {
 		timeout = 5 * time.Minute
 	}
+	addr := w.Coordinator
+	if w.Dial == nil {
+		var err error
+		if addr, err = ParseCoordinator(w.Coordinator); err != nil {
+			return nil, servebench.Plan{}, "", fmt.Errorf("%w: %v", ErrRefused, err)
+		}
+	}
 	deadline := time.Now().Add(timeout)
 	wait := 100 * time.Millisecond
+	var lastCause string
+	var lastSaid time.Time
+	w.logf("worker %s: joining the coordinator at tcp://%s", w.Name, addr)
 	for {
-		conn, err := w.dial(ctx, time.Until(deadline))
-		if err != nil {
-			return nil, servebench.Plan{}, "", err
-		}
-		w.p = newPeer(conn)
-		plan, marker, err := w.handshake()
+		conn, err := w.dial(ctx, addr)
 		if err == nil {
-			return conn, plan, marker, nil
+			w.p = newPeer(conn, maxMessageBytes)
+			var plan servebench.Plan
+			var marker string
+			plan, marker, err = w.handshake(addr)
+			if err == nil {
+				return conn, plan, marker, nil
+			}
+			conn.Close()
 		}
-		conn.Close()
-		if errors.Is(err, ErrRefused) || ctx.Err() != nil || time.Now().After(deadline) {
+		if errors.Is(err, ErrRefused) || ctx.Err() != nil {
+			if ctx.Err() != nil {
+				return nil, servebench.Plan{}, "", ctx.Err()
+			}
 			return nil, servebench.Plan{}, "", err
+		}
+		if time.Now().After(deadline) {
+			return nil, servebench.Plan{}, "", fmt.Errorf("could not join the coordinator at tcp://%s within %s (--connect-timeout): %w", addr, timeout, err)
+		}
+		if cause := err.Error(); cause != lastCause || time.Since(lastSaid) >= 30*time.Second {
+			w.logf("worker %s: waiting for the coordinator at tcp://%s: %s; trying again every %s until %s (--connect-timeout)",
+				w.Name, addr, cause, 2*time.Second, deadline.UTC().Format("15:04:05 UTC"))
+			lastCause, lastSaid = cause, time.Now()
 		}
 		select {
 		case <-ctx.Done():
@@ -135,62 +157,60 @@ func (w *Worker) join(ctx context.Context) (net.Conn, servebench.Plan, string, e
 	}
 }
 
-func (w *Worker) dial(ctx context.Context, timeout time.Duration) (net.Conn, error) {
-	addr := strings.TrimPrefix(w.Coordinator, "tcp://")
-	deadline := time.Now().Add(timeout)
-	wait := 100 * time.Millisecond
-	for {
-		var d net.Dialer
-		dial := func(ctx context.Context) (net.Conn, error) { return d.DialContext(ctx, "tcp", addr) }
-		if w.Dial != nil {
-			dial = w.Dial
-		}
-		c, err := dial(ctx)
-		if err == nil {
-			return c, nil
-		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("cannot reach the coordinator at %s within %s: %w", addr, timeout, err)
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(wait):
-		}
-		wait = min(2*wait, 2*time.Second)
+// dial makes one connection to the coordinator (bounded by 10 s).
+func (w *Worker) dial(ctx context.Context, addr string) (net.Conn, error) {
+	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if w.Dial != nil {
+		return w.Dial(dctx)
 	}
+	var d net.Dialer
+	c, err := d.DialContext(dctx, "tcp", addr)
+	if err != nil {
+		var op *net.OpError
+		if errors.As(err, &op) && op.Err != nil {
+			err = op.Err // "connection refused", not the whole "dial tcp …: connect: …"
+		}
+		return nil, fmt.Errorf("cannot connect: %w", err)
+	}
+	return c, nil
 }
 
-func (w *Worker) handshake() (servebench.Plan, string, error) {
+// handshake proves the token first (over both nonces) and accepts the plan only from a
+// coordinator that then proves it too.
+func (w *Worker) handshake(addr string) (servebench.Plan, string, error) {
 	host, _ := os.Hostname()
 	mine := nonce()
-	_ = w.p.conn.SetReadDeadline(time.Now().Add(30 * time.Second))
-	defer w.p.conn.SetReadDeadline(time.Time{})
+	_ = w.p.conn.SetDeadline(time.Now().Add(30 * time.Second))
+	defer w.p.conn.SetDeadline(time.Time{})
 	if err := w.p.send(msg{T: tHello, Name: w.Name, Host: host, Priority: w.Priority, Nonce: mine}); err != nil {
-		return servebench.Plan{}, "", err
+		return servebench.Plan{}, "", fmt.Errorf("the connection broke: %w", err)
 	}
 	ch, err := w.p.recv()
 	if err != nil {
-		return servebench.Plan{}, "", fmt.Errorf("joining the coordinator: %w", err)
+		return servebench.Plan{}, "", fmt.Errorf("the connection broke before the coordinator answered: %w", err)
 	}
 	if ch.T == tRefused {
-		return servebench.Plan{}, "", fmt.Errorf("%w: %s", ErrRefused, ch.Err)
+		return servebench.Plan{}, "", fmt.Errorf("%w: %s", ErrRefused, servebench.TerminalText(ch.Err, 200, false))
 	}
-	if ch.T != tChallenge || !proofOK(w.Token, "coordinator", mine, ch.MAC) {
-		return servebench.Plan{}, "", fmt.Errorf("%w: its token and this worker's differ (set SERVEBENCH_TOKEN to the same value on both sides)", ErrRefused)
+	if ch.T != tChallenge || !validNonce(ch.Nonce) {
+		return servebench.Plan{}, "", fmt.Errorf("%w: tcp://%s does not answer as a servebench coordinator (is it its --listen address?)", ErrRefused, addr)
 	}
-	if err := w.p.send(msg{T: tAuth, MAC: proof(w.Token, "worker", ch.Nonce)}); err != nil {
-		return servebench.Plan{}, "", err
+	if err := w.p.send(msg{T: tAuth, MAC: proof(w.Token, "worker", ch.Nonce, mine)}); err != nil {
+		return servebench.Plan{}, "", fmt.Errorf("the connection broke: %w", err)
 	}
 	wel, err := w.p.recv()
 	if err != nil {
-		return servebench.Plan{}, "", fmt.Errorf("joining the coordinator: %w", err)
+		return servebench.Plan{}, "", fmt.Errorf("the connection broke during the handshake: %w", err)
 	}
-	if wel.T != tWelcome || wel.Plan == nil {
-		return servebench.Plan{}, "", fmt.Errorf("%w: %s", ErrRefused, orText(wel.Err, "no plan"))
+	if wel.T == tRefused {
+		return servebench.Plan{}, "", fmt.Errorf("%w: %s", ErrRefused, servebench.TerminalText(wel.Err, 200, false))
+	}
+	if wel.T != tWelcome || !proofOK(w.Token, "coordinator", mine, ch.Nonce, wel.MAC) {
+		return servebench.Plan{}, "", fmt.Errorf("%w: tcp://%s did not prove it knows the token: its plan is not taken (is it the right address?)", ErrRefused, addr)
+	}
+	if wel.Plan == nil {
+		return servebench.Plan{}, "", fmt.Errorf("%w: the coordinator sent no plan", ErrRefused)
 	}
 	return *wel.Plan, wel.Marker, nil
 }

@@ -104,7 +104,7 @@ validate() {
   up "$dir"
   go build -o "$dir/servebench" ./cmd/servebench
   printf 'target:\n  url: http://vllm.bench.svc:8000/v1\nuse_cases: []\n' > "$dir/plan.yaml"
-  SERVEBENCH_TOKEN=validation-only "$dir/servebench" k8s manifests --workers 3 --plan "$dir/plan.yaml" --image servebench:test \
+  SERVEBENCH_TOKEN=$(openssl rand -hex 16) "$dir/servebench" k8s manifests --workers 3 --plan "$dir/plan.yaml" --image servebench:test \
     --namespace default --api-key-secret vllm-key --out "$dir/manifests.yaml" 2>/dev/null
   # server-side validation: every object through the real API server's schema and admission, nothing stored
   kubectl --kubeconfig "$dir/kubeconfig" apply --server-side --dry-run=server -f "$dir/manifests.yaml"
@@ -146,7 +146,7 @@ spec:
   accessModes: [ReadWriteOnce]
   hostPath: {path: $dir/pv}
 PV
-  SERVEBENCH_TOKEN=e2e-$(openssl rand -hex 8) "$dir/servebench" k8s manifests --workers 3 --plan "$dir/plan.yaml" --image servebench:test \
+  SERVEBENCH_TOKEN=$(openssl rand -hex 16) "$dir/servebench" k8s manifests --workers 3 --plan "$dir/plan.yaml" --image servebench:test \
     --namespace default --out "$dir/manifests.yaml" 2>/dev/null
   sed -i "s/0.0.0.0:7070/0.0.0.0:$cp/; s/servebench-coordinator:7070/servebench-coordinator:$cp/" "$dir/manifests.yaml"
   kubectl --kubeconfig "$kc" apply --server-side --dry-run=server -f "$dir/manifests.yaml" > /dev/null

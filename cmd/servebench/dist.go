@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -27,7 +30,7 @@ type distFlags struct {
 }
 
 func addDistFlags(fl *pflag.FlagSet, f *distFlags) {
-	fl.IntVar(&f.workers, "workers", 0, "distributed run: wait for this many servebench worker processes and let them generate the load (token in $"+tokenEnv+")")
+	fl.IntVar(&f.workers, "workers", 0, "distributed run: wait for this many servebench worker processes and let them generate the load (token in $"+tokenEnv+", made with: "+dist.MakeToken+")")
 	fl.StringVar(&f.listen, "listen", "127.0.0.1:7070", "with --workers: the address workers connect to")
 	fl.IntVar(&f.minWorkers, "min-workers", 0, "with --workers: the fewest workers a cell may run with after losing some (default: --workers); with fewer the run stops, resumable (exit 3)")
 	fl.DurationVar(&f.joinTimeout, "join-timeout", 5*time.Minute, "with --workers: how long to wait for the workers to join (and for replacements of lost ones)")
@@ -42,8 +45,8 @@ func (s *session) checkDistributed() error {
 	if f.workers < 0 || f.minWorkers < 0 || f.minWorkers > f.workers {
 		return withCode(exitUsage, fmt.Errorf("--workers %d and --min-workers %d: need 1 ≤ --min-workers ≤ --workers", f.workers, f.minWorkers))
 	}
-	if s.e.getenv(tokenEnv) == "" {
-		return withCode(exitUsage, fmt.Errorf("--workers needs a shared token: set %s to the same secret for the coordinator and every worker", tokenEnv))
+	if err := dist.CheckToken(s.e.getenv(tokenEnv), tokenEnv); err != nil {
+		return withCode(exitUsage, fmt.Errorf("--workers: %w", err))
 	}
 	p := s.man.Plan
 	if s.man.ID == "" {
@@ -69,7 +72,8 @@ func (s *session) openWorkers(ctx context.Context) error {
 		minW = f.workers
 	}
 	c := &dist.Coordinator{Token: s.e.getenv(tokenEnv), Plan: p, Marker: s.markerID(), Origin: s.tg.origin, MinWorkers: minW, Rejoin: f.joinTimeout,
-		Logf: func(format string, args ...any) { fmt.Fprintf(s.e.stderr, "servebench: "+format+"\n", args...) }}
+		Logf:     func(format string, args ...any) { fmt.Fprintf(s.e.stderr, "servebench: "+format+"\n", args...) },
+		Rejected: s.keepRejected()}
 	if err := c.Listen(ctx, f.listen); err != nil {
 		return withCode(exitUsage, err)
 	}
@@ -80,6 +84,33 @@ func (s *session) openWorkers(ctx context.Context) error {
 	}
 	s.coord = c
 	return nil
+}
+
+// rejectedFile holds, in the run folder, the records the coordinator refused (one JSON object
+// a line: the worker, why, the record as the worker sent it, moved onto the coordinator's clock).
+const rejectedFile = "rejected.jsonl"
+
+// keepRejected appends each refused record to the run folder's rejected.jsonl.
+func (s *session) keepRejected() func(dist.Rejection) {
+	var mu sync.Mutex
+	path := filepath.Join(s.run.Dir(), rejectedFile)
+	return func(r dist.Rejection) {
+		mu.Lock()
+		defer mu.Unlock()
+		b, err := json.Marshal(r)
+		if err != nil {
+			return
+		}
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			fmt.Fprintf(s.e.stderr, "servebench: keeping a rejected record in %s: %v\n", path, err)
+			return
+		}
+		defer f.Close()
+		if _, err := f.Write(append(b, '\n')); err != nil {
+			fmt.Fprintf(s.e.stderr, "servebench: keeping a rejected record in %s: %v\n", path, err)
+		}
+	}
 }
 
 func (s *session) closeWorkers() {
@@ -107,18 +138,24 @@ receives the plan and the target from it, and sends its share of every cell's re
 each request's record back as it ends. It decides nothing: the coordinator starts and stops every
 cell on all workers together and writes the one run folder and report.
 
-The shared token comes from $` + tokenEnv + ` (the coordinator's must be the same); an API key the
+The shared token comes from $` + tokenEnv + ` and must be the coordinator's: at least 32 characters
+and 128 bits, made once with  ` + dist.MakeToken + `  (a weaker one is refused). The worker proves it
+knows the token before the coordinator says anything that depends on it. An API key the
 plan names with --api-key-env must be set in the worker's environment too. The worker exits 0 when
 the run is over.`,
-		Example: `  SERVEBENCH_TOKEN=s3cret servebench worker --coordinator tcp://10.0.0.5:7070`,
+		Example: `  # the token the coordinator was started with (made there by: openssl rand -hex 16)
+  SERVEBENCH_TOKEN=6f1c0e9a4b7d2358e0c4a91f7b3d5e28 servebench worker --coordinator tcp://10.0.0.5:7070`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if coordinator == "" {
-				return withCode(exitUsage, errors.New("--coordinator is required: the address the coordinator listens on (its --listen)"))
+				return withCode(exitUsage, errors.New("--coordinator is required: the address the coordinator listens on (its --listen), as tcp://HOST:PORT"))
+			}
+			if _, err := dist.ParseCoordinator(coordinator); err != nil {
+				return withCode(exitUsage, err)
 			}
 			token := e.getenv(tokenEnv)
-			if token == "" {
-				return withCode(exitUsage, fmt.Errorf("set %s to the coordinator's token", tokenEnv))
+			if err := dist.CheckToken(token, tokenEnv); err != nil {
+				return withCode(exitUsage, fmt.Errorf("worker: %w (the same value as the coordinator's)", err))
 			}
 			if name == "" {
 				name = defaultWorkerName(e)
@@ -146,7 +183,7 @@ the run is over.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&coordinator, "coordinator", "", "the coordinator's address, tcp://HOST:PORT")
+	fl.StringVar(&coordinator, "coordinator", "", "the coordinator's address, tcp://HOST:PORT (or HOST:PORT): the host and port of its --listen")
 	fl.StringVar(&name, "name", "", "this worker's name in records and the report (default: host name, with the Kubernetes Job completion index when set)")
 	fl.DurationVar(&connect, "connect-timeout", 5*time.Minute, "how long to keep trying to reach the coordinator")
 	return cmd

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/servebench/servebench/dist"
 	"github.com/servebench/servebench/k8s"
 	"github.com/servebench/servebench/plan"
 )
@@ -52,7 +53,11 @@ Apply with  kubectl apply --server-side -f FILE ; see docs/distributed.md.`,
 			}
 			o.Plan = b
 			o.Token = e.getenv(tokenEnv)
-			if o.Token == "" {
+			if o.Token != "" {
+				if err := dist.CheckToken(o.Token, tokenEnv); err != nil {
+					return withCode(exitUsage, fmt.Errorf("%w (or unset it: a random one is made)", err))
+				}
+			} else {
 				t := make([]byte, 24)
 				_, _ = rand.Read(t)
 				o.Token = hex.EncodeToString(t)
