@@ -101,7 +101,9 @@ func TestForgedRecordsDropTheWorker(t *testing.T) {
 					t.Fatal(err)
 				}
 				var s sinkInto
-				_, err := r.c.Run(t.Context(), r.spec(3, 30), nil, s.sink)
+				ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute) // virtual
+				defer cancel()
+				_, err := r.c.Run(ctx, r.spec(3, 30), nil, s.sink)
 				var lost *load.LostError
 				if !errors.As(err, &lost) || lost.Worker != "rogue" || !strings.Contains(lost.Cause, tc.why) {
 					t.Fatalf("cell ended with %v, want the rogue lost for %q", err, tc.why)

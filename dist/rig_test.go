@@ -57,6 +57,10 @@ func (l *pipeListener) Dial(ctx context.Context) (net.Conn, error) {
 
 // fakeServer answers every request after ttft, then one token every perToken: a record as the
 // real client makes it (usage counts, Derive's values), offsets from origin.
+//
+// Like a real client, it stamps the start a moment after it is called and returns a moment
+// after the end: on virtual time no record then ends (or starts) at the very instant a window
+// opens or closes, where the rounding of two equal offsets would decide whether it counts.
 type fakeServer struct {
 	origin        time.Time
 	ttft, perTok  time.Duration
@@ -66,6 +70,7 @@ type fakeServer struct {
 
 func (f *fakeServer) Do(ctx context.Context, req *servebench.Request) servebench.Record {
 	f.requests.Add(1)
+	time.Sleep(500 * time.Microsecond)
 	start := time.Now()
 	out := req.MaxOutputTokens
 	rec := servebench.Record{CellKey: req.Cell, Seq: req.Seq, Warmup: req.Warmup, StartOffsetSeconds: start.Sub(f.origin).Seconds(),
@@ -81,6 +86,7 @@ func (f *fakeServer) Do(ctx context.Context, req *servebench.Request) servebench
 	}
 	servebench.Derive(&rec, servebench.Timing{FirstToken: f.ttft, FirstContent: f.ttft, LastToken: total, End: total})
 	rec.EndOffsetSeconds = rec.StartOffsetSeconds + total.Seconds()
+	time.Sleep(500 * time.Microsecond)
 	return rec
 }
 

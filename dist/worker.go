@@ -144,8 +144,8 @@ func (w *Worker) join(ctx context.Context) (net.Conn, servebench.Plan, string, e
 			return nil, servebench.Plan{}, "", fmt.Errorf("could not join the coordinator at tcp://%s within %s (--connect-timeout): %w", addr, timeout, err)
 		}
 		if cause := err.Error(); cause != lastCause || time.Since(lastSaid) >= 30*time.Second {
-			w.logf("worker %s: waiting for the coordinator at tcp://%s: %s; trying again every %s until %s (--connect-timeout)",
-				w.Name, addr, cause, 2*time.Second, deadline.UTC().Format("15:04:05 UTC"))
+			w.logf("worker %s: waiting for the coordinator at tcp://%s: %s; trying again (every 2 s at most) until %s (--connect-timeout)",
+				w.Name, addr, cause, deadline.UTC().Format("15:04:05 UTC"))
 			lastCause, lastSaid = cause, time.Now()
 		}
 		select {
@@ -170,6 +170,10 @@ func (w *Worker) dial(ctx context.Context, addr string) (net.Conn, error) {
 		var op *net.OpError
 		if errors.As(err, &op) && op.Err != nil {
 			err = op.Err // "connection refused", not the whole "dial tcp …: connect: …"
+			var sys *os.SyscallError
+			if errors.As(err, &sys) {
+				err = sys.Err
+			}
 		}
 		return nil, fmt.Errorf("cannot connect: %w", err)
 	}
