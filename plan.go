@@ -90,6 +90,10 @@ type Sweep struct {
 	Precision   float64  `json:"precision,omitempty" yaml:"precision"`
 	MaxRequests int      `json:"max_requests,omitempty" yaml:"max_requests"`
 	MaxDuration Duration `json:"max_duration,omitempty" yaml:"max_duration"`
+	// MaxTime > 0 is the whole run's time budget (the sweep and every capacity search): the
+	// runner keeps it by measuring each cell less precisely and ending capacity searches early,
+	// and says so in the results' notes (package runner, budget).
+	MaxTime Duration `json:"max_time,omitempty" yaml:"max_time"`
 	// Requests is the prompt count of fixed mode and the request count of rate mode.
 	Requests int `json:"requests,omitempty" yaml:"requests"`
 	// Rate is the arrival rate (requests/s) of rate mode and of a paced fixed mode; Poisson

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/goccy/go-yaml"
 
@@ -247,6 +248,9 @@ func validate(p *servebench.Plan, probs *Problems) {
 	}
 	if p.Sweep.Precision < 0 || p.Sweep.Precision >= 1 {
 		add("%s %g is out of range: write the relative half-width aimed for, e.g. 0.05 for ±5%%", k("sweep.precision"), p.Sweep.Precision)
+	}
+	if p.Sweep.MaxTime < 0 || (p.Sweep.MaxTime > 0 && p.Sweep.MaxTime < servebench.Duration(time.Minute)) {
+		add("%s %s is too short: give the whole run at least 1m, e.g. --max-time 10m", k("sweep.max_time"), time.Duration(p.Sweep.MaxTime))
 	}
 	if p.Sweep.MaxRequests < 0 || p.Sweep.MaxDuration < 0 {
 		add("%s and %s must not be negative", k("sweep.max_requests"), k("sweep.max_duration"))

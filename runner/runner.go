@@ -108,6 +108,11 @@ type Event struct {
 	// the phase ends, current cell included (estimateCell over the cells measured so far); 0
 	// when nothing measured can tell yet. A capacity search's Left covers its current level only.
 	CellEstimate, Left time.Duration
+	// SearchesAfter counts the capacity searches still to come after the current phase (the
+	// time they take is not known until their levels are measured); Budget is the run's time
+	// budget (sweep.max_time, 0 without one) and BudgetLeft what is left of it.
+	SearchesAfter      int
+	Budget, BudgetLeft time.Duration
 	// Progress is how sure the current sustained cell is so far; nil before its window opens
 	// and for other load modes.
 	Progress *CellProgress
@@ -195,7 +200,15 @@ type Runner struct {
 	finished time.Time
 	short    atomic.Int64
 	searches []servebench.RateSearchResult // --rate auto's results
+	// bud keeps the plan's time budget (nil without one); search is the capacity search in
+	// progress as the budget sees it
+	bud    *budget
+	search searchState
 }
+
+// searchState is what the budget needs to know of the capacity search in progress: the use
+// cases left to search (this one included) and how many levels it has so far.
+type searchState struct{ useCasesLeft, points int }
 
 // SeqStart sets the first request sequence number (resume continues after existing records).
 func (r *Runner) SeqStart(n int64) { r.seq.Store(n) }
@@ -204,6 +217,14 @@ func (r *Runner) emit(e Event) {
 	if r.Events != nil {
 		e.Total = int(r.total.Load())
 		e.Elapsed = time.Since(r.Origin)
+		if r.search.useCasesLeft == 0 {
+			e.SearchesAfter = len(r.Plan.UseCases)
+		} else {
+			e.SearchesAfter = r.search.useCasesLeft - 1
+		}
+		if r.bud != nil {
+			e.Budget, e.BudgetLeft = r.bud.total, time.Until(r.bud.end)
+		}
 		if c := r.clock.Load(); c != nil && e.Kind != EventPhase {
 			e.CellElapsed = time.Since(c.start)
 			if c.estimate > 0 {
@@ -364,6 +385,15 @@ func (r *Runner) Run(ctx context.Context) error {
 		return err
 	}
 	maxLen := r.Server.MaxModelLen
+	r.bud = newBudget(time.Duration(r.Plan.Sweep.MaxTime), time.Now())
+	defer func() {
+		if n := r.bud.note(r.Plan.Sweep); n != "" {
+			r.mu.Lock()
+			r.notes = append(r.notes, n)
+			r.mu.Unlock()
+			r.flush()
+		}
+	}()
 
 	// 1. the sweep
 	sweep := r.sweepKeys()
@@ -402,9 +432,18 @@ func (r *Runner) Run(ctx context.Context) error {
 				rest = append(rest, k)
 			}
 		}
+		if !r.budgetSweepCell(key, rest, len(r.Plan.UseCases)) {
+			note := "skipped: the run's time budget (--max-time) had no time left for this cell"
+			if err := r.keep(servebench.CellLog{Event: servebench.LogSkipped, Phase: servebench.PhaseSweep, Cell: key, Note: note}); err != nil {
+				return err
+			}
+			r.addCell(skippedCell(key, note))
+			continue
+		}
 		r.startCell(key, rest)
 		r.emit(Event{Kind: EventCellStart, Phase: servebench.PhaseSweep, Cell: key, CellIndex: i + 1, CellCount: len(sweep), Planned: r.planned(key)})
 		res, _, err := r.measure(ctx, key, servebench.PhaseSweep, i+1, len(sweep), nil)
+		r.bud.cellStopped(res)
 		r.endCell(key, res)
 		if err != nil {
 			return err
@@ -422,9 +461,13 @@ func (r *Runner) Run(ctx context.Context) error {
 	// 2. capacity searches, reusing every sustained cell already measured; then in users
 	if err := r.searchCapacity(ctx, done, func(ctx context.Context, uc servebench.UseCase, key servebench.CellKey) (servebench.CellResult, int, error) {
 		phase := servebench.CapacityPhase(uc.Name)
+		if err := r.budgetLevel(key, r.search.points > 0, r.search.useCasesLeft); err != nil {
+			return servebench.CellResult{}, 0, err
+		}
 		r.startCell(key, nil)
 		r.emit(Event{Kind: EventCellStart, Phase: phase, Cell: key, Planned: r.planned(key)})
 		c, sent, err := r.measure(ctx, key, phase, 0, 0, func(c servebench.CellResult) bool { return capacity.Settled(uc, c) })
+		r.bud.cellStopped(c)
 		r.endCell(key, c)
 		return c, sent, err
 	}); err != nil {
@@ -470,7 +513,7 @@ type levelFunc func(ctx context.Context, uc servebench.UseCase, key servebench.C
 // it measures join done. Run measures the levels; Recompute reads them back from the run folder.
 func (r *Runner) searchCapacity(ctx context.Context, done map[servebench.CellKey]servebench.CellResult, level levelFunc) error {
 	maxLen := r.Server.MaxModelLen
-	for _, uc := range r.Plan.UseCases {
+	for i, uc := range r.Plan.UseCases {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -489,6 +532,7 @@ func (r *Runner) searchCapacity(ctx context.Context, done map[servebench.CellKey
 			measured = append(measured, c)
 		}
 		cfg := capacity.SearchConfig{Ceiling: r.Plan.Capacity.MaxConcurrency, Known: capacity.KnownCells(measured, uc), RequestsAt: r.levelCost}
+		r.search = searchState{useCasesLeft: len(r.Plan.UseCases) - i, points: len(cfg.Known)}
 		uc := uc
 		res, err := capacity.Search(ctx, uc, cfg, func(ctx context.Context, n int) (servebench.CellResult, int, error) {
 			key := servebench.CellKey{Kind: servebench.KindCapacity, Scenario: uc.Name, LoadMode: servebench.ModeSustained, ContextTokens: ctxTok, OutputTokens: outTok, Concurrency: n}
@@ -501,8 +545,15 @@ func (r *Runner) searchCapacity(ctx context.Context, done map[servebench.CellKey
 			}
 			done[key] = c
 			r.addCell(c)
+			r.search.points++
 			return c, sent, nil
 		})
+		if budgeted := r.Plan.Sweep.MaxTime > 0 && (errors.Is(err, errBudget) || errors.Is(err, errNotMeasured)); budgeted {
+			// the time budget ended the search (or, recomputed, the run did not measure further):
+			// decided on the levels it has
+			res = r.budgetDecide(uc, cfg.Ceiling, res.Points)
+			err = nil
+		}
 		if err != nil {
 			return err
 		}
@@ -536,8 +587,11 @@ func (r *Runner) sizing(search bool) load.Sizing {
 	s := r.Plan.Sweep
 	z := load.Sizing{MinRequests: s.MinRequests, Rounds: s.Rounds, MinDuration: time.Duration(s.MinDuration),
 		RelHalfWidth: s.Precision, MaxRequests: s.MaxRequests, MaxDuration: time.Duration(s.MaxDuration)}
-	if search {
+	if search || r.bud != nil {
 		z.MinRequests, z.Rounds, z.MinDuration = 0, 0, 0
+	}
+	if r.bud != nil && r.bud.cap > 0 {
+		z.MaxDuration = min(cmp.Or(z.MaxDuration, r.bud.cap), r.bud.cap)
 	}
 	return z
 }

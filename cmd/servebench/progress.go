@@ -153,7 +153,8 @@ func (p *progress) status() string {
 			fmt.Fprintf(&b, " · %.0f tok/s%s", pr.Throughput, sure(pr.ThroughputRelHalfWidth))
 		}
 		if pr.Settled {
-			b.WriteString(" (verdict settled)")
+			// the verdict is known; the window rule (2 × latency, 2 × N requests) still runs
+			b.WriteString(" (verdict settled, completing the window)")
 		} else {
 			fmt.Fprintf(&b, " (aiming ±%.0f%%)", 100*pr.Target)
 		}
@@ -178,6 +179,7 @@ func (p *progress) status() string {
 			fmt.Fprintf(&b, " · %s ~%s left", what, round(left))
 		}
 	}
+	b.WriteString(rest(ev, since))
 	return b.String()
 }
 
@@ -244,4 +246,21 @@ func seconds(s float64) string {
 		return fmt.Sprintf("%.0fms", s*1000)
 	}
 	return fmt.Sprintf("%.2fs", s)
+}
+
+// rest is what the status line says about the run after the current phase: the capacity
+// searches still to come, whose time is not known until their levels are measured, and with a
+// time budget what is left of it, which bounds everything.
+func rest(ev *runner.Event, since time.Duration) string {
+	var b strings.Builder
+	switch n := ev.SearchesAfter; {
+	case n == 1:
+		b.WriteString(", then 1 capacity search (time not known until measured)")
+	case n > 1:
+		fmt.Fprintf(&b, ", then %d capacity searches (time not known until measured)", n)
+	}
+	if ev.Budget > 0 {
+		fmt.Fprintf(&b, " · run ends within its %s budget, %s left", round(ev.Budget), round(max(ev.BudgetLeft-since, 0)))
+	}
+	return b.String()
 }

@@ -57,3 +57,27 @@ func TestProgressPrintsInsideLongCells(t *testing.T) {
 		}
 	})
 }
+
+// The status line covers the whole run: after the sweep's time left it names the capacity
+// searches still to come and says their time is not known yet, and with --max-time it says what
+// is left of the budget, counting down on the view's clock.
+func TestProgressCoversEveryPhase(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var buf bytes.Buffer
+		p := newProgress(&buf, false)
+		p.start()
+		defer p.finish()
+		key := servebench.CellKey{Scenario: "sweep", LoadMode: servebench.ModeSustained, ContextTokens: 8192, OutputTokens: 1024, Concurrency: 2}
+		p.handle(runner.Event{Kind: "cell-start", Phase: "sweep", Cell: key, CellIndex: 1, CellCount: 4, Planned: 6,
+			CellEstimate: time.Minute, Left: 3 * time.Minute, SearchesAfter: 5, Budget: 10 * time.Minute, BudgetLeft: 8 * time.Minute})
+		time.Sleep(31 * time.Second)
+		synctest.Wait()
+		p.mu.Lock()
+		got := buf.String()
+		p.mu.Unlock()
+		want := "sweep ~2m30s left, then 5 capacity searches (time not known until measured) · run ends within its 10m0s budget, 7m30s left"
+		if !strings.Contains(got, want) {
+			t.Errorf("status line:\n%s\nwant it to contain %q", got, want)
+		}
+	})
+}

@@ -1,0 +1,234 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/capacity"
+)
+
+// errBudget ends a capacity search whose next level does not fit the time the run's budget
+// leaves it; the search is then decided on the levels it measured (a lower bound, or a limit
+// between two of them).
+var errBudget = errors.New("the run's time budget leaves no time for this level")
+
+// capacityShare is the part of a time budget the sweep leaves to the capacity searches when
+// the plan has use cases: the sweep's cells share the rest.
+const capacityShare = 0.5
+
+// budget is the plan's total time budget (sweep.max_time) and how the run keeps it. It measures
+// less precisely rather than less: every sustained cell drops the plan's count floors
+// (min_requests, rounds) to the window rule's (a window of 2 × the mean end-to-end latency and
+// 2 × N requests after a warm-up of N), which no budget cuts, and stops aiming for its
+// precision at its share of the time left (share below); a capacity search stops before a level
+// whose least cost (minLevelCost) does not fit its use case's share, and is decided on the
+// levels it measured. What it did is written in the run's notes (Notes).
+//
+//	share of a sweep cell     = (time left − capacity reserve) × w(cell) / Σ w(remaining sweep cells)
+//	time left                 = the budget's end less budgetReserve × budget, less now
+//	capacity reserve          = capacityShare × budget while any use case is left to search,
+//	                            never more than the time left
+//	share of a use case       = time left / use cases left to search (itself included)
+//	share of a capacity level = share of its use case / 2; a level whose least cost
+//	                            (minLevelCost) is more than its use case's share is not measured
+//	w(cell)                   = its expected mean end-to-end latency (estimateCell's e2e; 1 s
+//	                            when nothing measured can tell)
+//
+// A cell's precision window is capped at its share less one expected end-to-end latency (the
+// warm-up), never below 0: the floors of the window rule still hold, so a cell past its share
+// overruns it and the later shares shrink.
+type budget struct {
+	total    time.Duration
+	deadline time.Time // the shares' end: end less budgetReserve × total
+	end      time.Time // the run's start + total
+	// cap is the current cell's precision window cap (0: none)
+	cap time.Duration
+	// capped counts cells stopped at their share before their precision; cut names the use cases
+	// whose search the budget ended; skipped counts sweep cells the budget left unmeasured
+	capped  int
+	cut     []string
+	skipped int
+}
+
+// budgetReserve is the part of a time budget kept back from the shares: cells overrun their
+// share by up to a warm-up (the window rule's floors are never cut), and the results and report
+// are written after the last cell.
+const budgetReserve = 0.05
+
+func newBudget(total time.Duration, start time.Time) *budget {
+	if total <= 0 {
+		return nil
+	}
+	return &budget{total: total, end: start.Add(total), deadline: start.Add(time.Duration((1 - budgetReserve) * float64(total)))}
+}
+
+// left is the time until the deadline (negative when past it).
+func (b *budget) left() time.Duration { return time.Until(b.deadline) }
+
+// minLevelCost is the least wall time a sustained cell with mean end-to-end latency e2e (s) can
+// be counted on to take under the window rule: a warm-up of one latency, a window of two, and
+// one more for the requests still running when the window closes and the first round's
+// longer latencies (all N prompts arrive together).
+func minLevelCost(e2e float64) time.Duration { return seconds(4 * e2e) }
+
+// expected is the mean end-to-end latency the runner expects of k from the cells measured so
+// far, 0 when nothing measured can tell.
+func (r *Runner) expected(k servebench.CellKey) float64 {
+	var usable []cellCost
+	for _, d := range r.family(k) {
+		if d.e2e > 0 && d.wall > 0 {
+			usable = append(usable, d)
+		}
+	}
+	if len(usable) == 0 {
+		return 0
+	}
+	return expectedE2E(k, usable)
+}
+
+// sweepCell sets the cap of the sweep cell key, rest being the sweep cells after it, and says
+// whether any time is left for it at all.
+func (r *Runner) budgetSweepCell(key servebench.CellKey, rest []servebench.CellKey, useCasesLeft int) bool {
+	b := r.bud
+	if b == nil {
+		return true
+	}
+	left := b.left()
+	if useCasesLeft > 0 {
+		left -= min(time.Duration(capacityShare*float64(b.total)), max(left, 0))
+	}
+	if left <= 0 {
+		b.skipped++
+		return false
+	}
+	w := func(k servebench.CellKey) float64 {
+		if e := r.expected(k); e > 0 {
+			return e
+		}
+		return 1
+	}
+	sum := w(key)
+	for _, k := range rest {
+		sum += w(k)
+	}
+	share := time.Duration(float64(left) * w(key) / sum)
+	b.cap = max(share-seconds(r.expected(key)), time.Millisecond)
+	return true
+}
+
+// budgetLevel decides whether the capacity level key of a search that already has points (or
+// not) fits the budget and sets its cap; useCasesLeft counts the use cases still to search,
+// this one included.
+func (r *Runner) budgetLevel(key servebench.CellKey, hasPoints bool, useCasesLeft int) error {
+	b := r.bud
+	if b == nil {
+		return nil
+	}
+	share := b.left() / time.Duration(max(useCasesLeft, 1))
+	e := r.expected(key)
+	if hasPoints && (share <= 0 || (e > 0 && minLevelCost(e) > share)) {
+		return errBudget
+	}
+	if !hasPoints && b.left() <= 0 {
+		return errBudget
+	}
+	b.cap = max(share/2-seconds(e), time.Millisecond)
+	return nil
+}
+
+// cellStopped counts a finished sustained cell that stopped at its budget cap before its
+// precision (its validity then carries too-few-samples).
+func (b *budget) cellStopped(c servebench.CellResult) {
+	if b == nil {
+		return
+	}
+	if c.WindowSeconds >= b.cap.Seconds()*0.99 && hasReason(c.Validity, servebench.ReasonTooFewSamples) {
+		b.capped++
+	}
+	b.cap = 0
+}
+
+func hasReason(v servebench.Validity, r servebench.Reason) bool {
+	for _, x := range v.Reasons {
+		if x == r {
+			return true
+		}
+	}
+	return false
+}
+
+// note is the run note saying how the budget was kept ("" without a budget).
+func (b *budget) note(plan servebench.Sweep) string {
+	if b == nil {
+		return ""
+	}
+	var s strings.Builder
+	fmt.Fprintf(&s, "Time budget %s (--max-time): every sustained cell measured only the window rule's minimum (a warm-up of N requests, then at least 2 × N requests over at least 2 × the mean end-to-end latency) instead of the plan's floors", shortDur(b.total))
+	if plan.MinRequests > 0 || plan.Rounds > 0 {
+		fmt.Fprintf(&s, " (min_requests %d, rounds %d)", plan.MinRequests, plan.Rounds)
+	}
+	fmt.Fprintf(&s, ", and aimed for ±%.0f%% only within its share of the time left", 100*precisionOr(plan.Precision))
+	switch b.capped {
+	case 0:
+		s.WriteString(".")
+	case 1:
+		s.WriteString("; 1 cell stopped at its share before it was that precise (marked low-confidence: too-few-samples).")
+	default:
+		fmt.Fprintf(&s, "; %d cells stopped at their share before they were that precise (marked low-confidence: too-few-samples).", b.capped)
+	}
+	if b.skipped > 0 {
+		fmt.Fprintf(&s, " %d sweep cell(s) were not measured: the budget had no time left for them.", b.skipped)
+	}
+	if len(b.cut) > 0 {
+		fmt.Fprintf(&s, " The budget ended the capacity search of %s before its limit was bracketed: each is decided on the levels it measured (a lower bound where every level passed); a longer --max-time measures further.", strings.Join(b.cut, ", "))
+	}
+	return s.String()
+}
+
+func precisionOr(p float64) float64 {
+	if p <= 0 {
+		return 0.05
+	}
+	return p
+}
+
+// shortDur writes 10m0s as "10m", 90s as "1m30s".
+func shortDur(d time.Duration) string {
+	s := d.Round(time.Second).String()
+	s = strings.TrimSuffix(s, "0s")
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	if s == "" {
+		return "0s"
+	}
+	return s
+}
+
+// budgetDecide decides the capacity search of uc that the time budget ended, on the levels it
+// measured (capacity.Decide: a lower bound at the highest passing level when none failed, else
+// a limit between the highest passing and the lowest failing level), with a note saying so.
+func (r *Runner) budgetDecide(uc servebench.UseCase, ceiling int, points []servebench.CapacityPoint) servebench.CapacityResult {
+	res := capacity.Decide(uc, ceiling, points, r.levelCost)
+	for _, p := range res.Points {
+		res.RequestsSpent += p.RequestsSpent
+		res.ServerSecondsSpent += p.ServerSeconds
+	}
+	top := 0
+	for _, p := range res.Points {
+		top = max(top, p.Concurrency)
+	}
+	if len(res.Points) == 0 {
+		res.Skipped = true
+		res.Note = "not searched: the run's time budget (--max-time) ran out before this use case; a longer budget searches it"
+	} else {
+		res.Note = fmt.Sprintf("the run's time budget (--max-time) ended this search after level %d, before its limit was bracketed; a longer budget measures further", top)
+	}
+	if r.bud != nil {
+		r.bud.cut = append(r.bud.cut, uc.Title)
+	}
+	return res
+}
