@@ -21,6 +21,9 @@ func (c *Client) ProbePromptTokens(ctx context.Context, prompt string) (int, err
 	if !res.ended {
 		return 0, fmt.Errorf("prompt-token probe failed (%s): %s", rec.ErrorClass, rec.Error)
 	}
+	if res.usagePrompt != nil && rec.InputTokensSource != servebench.SourceUsage {
+		return 0, fmt.Errorf("the server's usage.prompt_tokens cannot be true (%s), so prompts cannot be calibrated against it: use its /tokenize endpoint or a local tokenizer", rec.ViolationNote)
+	}
 	if res.usagePrompt == nil {
 		return 0, errors.New("the server reports no usage.prompt_tokens, so prompts cannot be calibrated against it: use its /tokenize endpoint or a local tokenizer")
 	}

@@ -43,9 +43,43 @@
 // (speculative decoding) are counted right.
 //
 // A stream must end with its end signal ("data: [DONE]", or {"done": true} for Ollama);
-// anything else is servebench.ErrStreamTruncated, whatever tokens came before. Every Do
-// returns exactly one Record, failures included, with an error class and a message naming
-// the cause and the fix.
+// anything else is servebench.ErrStreamTruncated, whatever tokens came before. The end signal
+// ends the request at once, whatever the connection does: the rest of the body (normally the
+// chunked terminator) is read in the background for up to 2 s so that the connection can be
+// kept. Every Do returns exactly one Record, failures included, with an error class and a
+// message naming the cause and the fix.
+//
+// # Every request ends
+//
+// Three bounds apply: the first-token timeout from the request start; the idle timeout, which
+// is time without a token (keep-alive comments, role-only chunks and "choices": [] events do
+// not reset it); and a total bound on the request's whole life, Config.RequestTimeout or, when
+// unset, first-token timeout + 1 s per output token asked + idle timeout (TotalTimeout;
+// servebench.ErrTimeoutTotal). A line or an event over 16 MiB is a malformed event whose
+// message names the limit.
+//
+// # The server is checked against the wire
+//
+// servebench.CheckWire holds what the server claims to what the client saw: usage.completion_tokens
+// to the max_tokens sent, to the token events (at least one token each) and to the bytes of
+// text they carried (a token prints at least one byte, bar 16 that print nothing: several
+// tokens per event, as speculative decoding sends, are believed as far as the text shows
+// them); usage.prompt_tokens to the prompt's size; per-request server timings to the request's
+// span. The stream adds what only it shows: a usage object that contradicts an earlier one
+// (repeats must be identical, or a running count that grows only with token events; an
+// all-zero usage is a placeholder and claims nothing), and a model named in the chunks other
+// than the one asked. Each violation is flagged on the record (Record.Violations, with a note)
+// and the impossible value replaced by the client's own count, or dropped.
+//
+// A response whose token events arrived together (a buffering proxy delivered it in one write)
+// is Record.NotStreamed: its ITL and generation speed are unknown, never zero.
+//
+// # Redirects
+//
+// The measuring requests follow no redirect (a 3xx is an HTTP-status failure). Every other
+// client pointed at the target (Discover, and NewHTTPClient for /tokenize, probes and metrics)
+// follows a redirect only within the origin and refuses one to another origin (CheckRedirect),
+// so that neither the API key, nor the configured headers, nor a request body go elsewhere.
 //
 // Server timings (Record.Server) are taken from llama.cpp's "timings", vLLM's per-request
 // "metrics" (RequestMetrics: queue = time_in_queue, prefill = first_token_time −
