@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/servebench/servebench"
 )
@@ -38,9 +39,13 @@ type Point struct {
 // Curve is the frontier of one workload (context × output tokens): its measured points by
 // per-user speed, slowest first.
 type Curve struct {
-	ContextTokens int     `json:"context_tokens"`
-	OutputTokens  int     `json:"output_tokens"`
-	Points        []Point `json:"points"`
+	ContextTokens int `json:"context_tokens"`
+	OutputTokens  int `json:"output_tokens"`
+	// Population names the use case of a curve of user populations (its points' Concurrency is
+	// a number of users, each pausing between turns, not of requests in flight); "" for a curve
+	// of concurrency levels.
+	Population string  `json:"population,omitempty"`
+	Points     []Point `json:"points"`
 }
 
 // usable: a point that may stand on the frontier and in a table of measured rows.
@@ -60,8 +65,9 @@ func (c Curve) Frontier() []Point {
 	return out
 }
 
-// eligible is a cell that measures a concurrency level in closed loop: the sweep's, a capacity
-// search's, or a fixed-count run's levels (not dedicated bursts, arrival rates, or sessions).
+// eligible is a cell that measures a concurrency level in closed loop (the sweep's, a capacity
+// search's, or a fixed-count run's levels) or a population of users (not dedicated bursts,
+// arrival rates, or sessions).
 func eligible(c *servebench.CellResult) bool {
 	if c.Skipped || c.RequestsSucceeded == 0 || c.Concurrency <= 0 || c.RatePerSecond > 0 || c.Turn > 0 {
 		return false
@@ -70,14 +76,25 @@ func eligible(c *servebench.CellResult) bool {
 	case servebench.KindSession, servebench.KindRate, servebench.KindDataset, servebench.KindTrace:
 		return false
 	}
-	return c.LoadMode == servebench.ModeSustained || c.LoadMode == servebench.ModeFixed
+	return c.LoadMode == servebench.ModeSustained || c.LoadMode == servebench.ModeFixed || c.LoadMode == servebench.ModeUsers
+}
+
+// population is the use case a population cell measures users of; "" for any other cell.
+func population(c *servebench.CellResult) string {
+	if c.LoadMode == servebench.ModeUsers {
+		return c.Scenario
+	}
+	return ""
 }
 
 // Curves builds one Curve per workload from the cells, each point priced by h. Of two cells at
 // the same workload and level (a sweep cell and a capacity search's), the one with more
 // successful requests stands.
 func Curves(cells []servebench.CellResult, h Hardware) []Curve {
-	type key struct{ ctx, out, conc int }
+	type key struct {
+		ctx, out, conc int
+		pop            string
+	}
 	best := map[key]*servebench.CellResult{}
 	var order []key
 	for i := range cells {
@@ -85,7 +102,7 @@ func Curves(cells []servebench.CellResult, h Hardware) []Curve {
 		if !eligible(c) {
 			continue
 		}
-		k := key{c.ContextTokens, c.OutputTokens, c.Concurrency}
+		k := key{c.ContextTokens, c.OutputTokens, c.Concurrency, population(c)}
 		if prev, ok := best[k]; ok {
 			if c.RequestsSucceeded > prev.RequestsSucceeded {
 				best[k] = c
@@ -95,13 +112,17 @@ func Curves(cells []servebench.CellResult, h Hardware) []Curve {
 		best[k] = c
 		order = append(order, k)
 	}
-	byWorkload := map[[2]int]*Curve{}
+	type wkey struct {
+		ctx, out int
+		pop      string
+	}
+	byWorkload := map[wkey]*Curve{}
 	var curves []*Curve
 	for _, k := range order {
-		w := [2]int{k.ctx, k.out}
+		w := wkey{k.ctx, k.out, k.pop}
 		cv, ok := byWorkload[w]
 		if !ok {
-			cv = &Curve{ContextTokens: k.ctx, OutputTokens: k.out}
+			cv = &Curve{ContextTokens: k.ctx, OutputTokens: k.out, Population: k.pop}
 			byWorkload[w] = cv
 			curves = append(curves, cv)
 		}
@@ -122,6 +143,9 @@ func Curves(cells []servebench.CellResult, h Hardware) []Curve {
 		out = append(out, *cv)
 	}
 	slices.SortFunc(out, func(a, b Curve) int {
+		if a.Population != b.Population { // concurrency levels first, then each use case's users
+			return strings.Compare(a.Population, b.Population)
+		}
 		if a.ContextTokens != b.ContextTokens {
 			return a.ContextTokens - b.ContextTokens
 		}

@@ -144,7 +144,7 @@ func TestFirstTokenLimits(t *testing.T) {
 
 func TestTiers(t *testing.T) {
 	h := Resolve(servebench.SizingPlan{}, "4x B200")
-	tiers := Tiers(testCells(), 8192, 2048, nil, []float64{30, 100, 300}, h)
+	tiers := Tiers(testCells(), 8192, 2048, "", nil, []float64{30, 100, 300}, h)
 	// TTFT ≤ 15 s by default: 30 tok/s → c=16 (the highest level, so "at least"), 100 → c=8,
 	// 300 → nobody (the 300 tok/s cell is invalid)
 	want := []struct {
@@ -165,8 +165,42 @@ func TestTiers(t *testing.T) {
 	// a use case's own TTFT ceiling (2 s) and speed floor (120) replace the defaults
 	uc := &servebench.CapacityResult{UseCase: "chat", ContextTokens: 8192, OutputTokens: 2048, Statistic: servebench.StatMean,
 		Thresholds: servebench.Thresholds{TTFTSecondsMax: servebench.Float(2), GenerationSpeedTPSMin: servebench.Float(120)}}
-	tiers = Tiers(testCells(), 8192, 2048, uc, []float64{30}, h)
+	tiers = Tiers(testCells(), 8192, 2048, "", uc, []float64{30}, h)
 	if len(tiers) != 2 || tiers[0].Users != 6 || tiers[1].SpeedFloorTPS != 120 || tiers[1].Users != 6 || tiers[0].UseCase != "chat" {
 		t.Errorf("use case tiers = %+v", tiers)
+	}
+}
+
+// TestPopulationCurve: a use case's user populations are a curve of their own (their
+// concurrency is users, who pause between turns), never mixed into the concurrency levels of
+// the same workload, and their tiers count users.
+func TestPopulationCurve(t *testing.T) {
+	cells := testCells()
+	for _, n := range []int{10, 40} {
+		c := cell(n, 300-float64(n)*5, float64(n)*20, 1, servebench.VerdictValid)
+		c.Kind, c.LoadMode, c.Scenario = servebench.KindUsers, servebench.ModeUsers, "chat"
+		cells = append(cells, c)
+	}
+	a := Analyze(Input{Cells: cells, DeclaredGPU: "4x B200",
+		Capacity: []servebench.CapacityResult{{UseCase: "chat", ContextTokens: 4096, OutputTokens: 512, Thresholds: servebench.Thresholds{TTFTSecondsMax: servebench.Float(2)}}}})
+	if len(a.Curves) != 2 || a.Curves[0].Population != "" || a.Curves[1].Population != "chat" {
+		t.Fatalf("curves = %+v", a.Curves)
+	}
+	if n := len(a.Curves[0].Points); n != 6 {
+		t.Errorf("the concurrency curve has %d points, want the 6 levels alone", n)
+	}
+	if n := len(a.Curves[1].Points); n != 2 {
+		t.Errorf("the population curve has %d points, want 2", n)
+	}
+	// the use case named by the population sets the ceiling (2 s), and 40 users (100 tok/s)
+	// meet a 100 tok/s floor
+	var tier *Tier
+	for i, tr := range a.Curves[1].Tiers {
+		if tr.SpeedFloorTPS == 100 {
+			tier = &a.Curves[1].Tiers[i]
+		}
+	}
+	if tier == nil || tier.UseCase != "chat" || tier.TTFTCeilingSecond != 2 || tier.Users != 40 {
+		t.Errorf("population tier = %+v", tier)
 	}
 }

@@ -75,10 +75,10 @@ type Tier struct {
 	Verdict         servebench.Verdict `json:"verdict,omitempty"`
 }
 
-// Tiers computes the SLO tiers of one workload from its cells. uc is the use case measured at
-// this workload (nil when none): its TTFT ceiling, speed floor and statistic replace the
-// defaults.
-func Tiers(cells []servebench.CellResult, ctx, out int, uc *servebench.CapacityResult, floors []float64, h Hardware) []Tier {
+// Tiers computes the SLO tiers of one workload from its cells (pop: the use case of a curve of
+// user populations, "" for concurrency levels). uc is the use case measured at this workload
+// (nil when none): its TTFT ceiling, speed floor and statistic replace the defaults.
+func Tiers(cells []servebench.CellResult, ctx, out int, pop string, uc *servebench.CapacityResult, floors []float64, h Hardware) []Tier {
 	st, ceiling, name := servebench.StatMean, DefaultTTFTCeiling, ""
 	floors = slices.Clone(floors)
 	if uc != nil {
@@ -98,7 +98,7 @@ func Tiers(cells []servebench.CellResult, ctx, out int, uc *servebench.CapacityR
 	byLevel := map[int]*servebench.CellResult{}
 	for i := range cells {
 		c := &cells[i]
-		if !eligible(c) || c.ContextTokens != ctx || c.OutputTokens != out || c.Validity.Verdict == servebench.VerdictInvalid {
+		if !eligible(c) || c.ContextTokens != ctx || c.OutputTokens != out || population(c) != pop || c.Validity.Verdict == servebench.VerdictInvalid {
 			continue
 		}
 		if prev, ok := byLevel[c.Concurrency]; !ok || c.RequestsSucceeded > prev.RequestsSucceeded {
@@ -172,12 +172,16 @@ func Analyze(in Input) Analysis {
 		w := Workload{Curve: cv, FirstToken: cv.FirstTokenLimits(DefaultTTFTCaps(), DefaultMinPerUserTPS)}
 		var uc *servebench.CapacityResult
 		for i := range in.Capacity {
-			if r := &in.Capacity[i]; !r.Skipped && r.ContextTokens == cv.ContextTokens && r.OutputTokens == cv.OutputTokens {
+			r := &in.Capacity[i]
+			if r.Skipped {
+				continue
+			}
+			if (cv.Population == "" && r.ContextTokens == cv.ContextTokens && r.OutputTokens == cv.OutputTokens) || (cv.Population != "" && r.UseCase == cv.Population) {
 				uc = r
 				break
 			}
 		}
-		w.Tiers = Tiers(in.Cells, cv.ContextTokens, cv.OutputTokens, uc, DefaultSpeedFloors(), h)
+		w.Tiers = Tiers(in.Cells, cv.ContextTokens, cv.OutputTokens, cv.Population, uc, DefaultSpeedFloors(), h)
 		a.Curves = append(a.Curves, w)
 	}
 	return a
@@ -188,6 +192,7 @@ func Analyze(in Input) Analysis {
 type Answer struct {
 	ContextTokens int     `json:"context_tokens"`
 	OutputTokens  int     `json:"output_tokens"`
+	Population    string  `json:"population,omitempty"`
 	Reading       Reading `json:"reading"`
 	Fleet         *Fleet  `json:"fleet,omitempty"`
 }
@@ -197,7 +202,7 @@ type Answer struct {
 func (a Analysis) Answers(targetTPS float64, users int) []Answer {
 	var out []Answer
 	for _, w := range a.Curves {
-		ans := Answer{ContextTokens: w.ContextTokens, OutputTokens: w.OutputTokens, Reading: w.At(targetTPS, a.Hardware)}
+		ans := Answer{ContextTokens: w.ContextTokens, OutputTokens: w.OutputTokens, Population: w.Population, Reading: w.At(targetTPS, a.Hardware)}
 		if f, ok := ans.Reading.Fleet(users, a.Hardware); ok {
 			ans.Fleet = &f
 		}

@@ -39,6 +39,7 @@ type CompareFrontier struct {
 	Question      FrontierQuestion `json:"-"`
 	ContextTokens int              `json:"context_tokens"`
 	OutputTokens  int              `json:"output_tokens"`
+	Population    string           `json:"population,omitempty"`
 	Answers       []RunAnswer      `json:"answers"`
 }
 
@@ -63,14 +64,17 @@ func AddFrontier(cmp *Comparison, ins []Input, q FrontierQuestion) []CompareFron
 		}
 		runs = append(runs, run{label, a})
 	}
-	// the workloads every run measured
-	var common [][2]int
+	// the workloads every run measured (a curve's identity: its workload and population)
+	same := func(a, b frontier.Curve) bool {
+		return a.ContextTokens == b.ContextTokens && a.OutputTokens == b.OutputTokens && a.Population == b.Population
+	}
+	var common []frontier.Curve
 	if len(runs) > 0 {
 		for _, w := range runs[0].a.Curves {
-			k := [2]int{w.ContextTokens, w.OutputTokens}
+			k := frontier.Curve{ContextTokens: w.ContextTokens, OutputTokens: w.OutputTokens, Population: w.Population}
 			all := true
 			for _, r := range runs[1:] {
-				all = all && slices.ContainsFunc(r.a.Curves, func(v frontier.Workload) bool { return v.ContextTokens == k[0] && v.OutputTokens == k[1] })
+				all = all && slices.ContainsFunc(r.a.Curves, func(v frontier.Workload) bool { return same(v.Curve, k) })
 			}
 			if all {
 				common = append(common, k)
@@ -87,12 +91,12 @@ func AddFrontier(cmp *Comparison, ins []Input, q FrontierQuestion) []CompareFron
 	sec.Blocks = append(sec.Blocks, para("Each run's output tokens per second per GPU against tokens per second per user, the field's standard view of hardware: the frontier joins the levels no other level of the same run beats on both. At a given speed per user, the higher line gives more tokens per GPU, so fewer GPUs and a lower cost per token."))
 	var out []CompareFrontier
 	for _, k := range common {
-		wl := workloadLabel(k[0], k[1])
-		cf := CompareFrontier{Question: q, ContextTokens: k[0], OutputTokens: k[1]}
+		wl := curveLabel(k)
+		cf := CompareFrontier{Question: q, ContextTokens: k.ContextTokens, OutputTokens: k.OutputTokens, Population: k.Population}
 		var ss, cost []xySeries
 		var inputs []string
 		for _, r := range runs {
-			i := slices.IndexFunc(r.a.Curves, func(v frontier.Workload) bool { return v.ContextTokens == k[0] && v.OutputTokens == k[1] })
+			i := slices.IndexFunc(r.a.Curves, func(v frontier.Workload) bool { return same(v.Curve, k) })
 			w := r.a.Curves[i]
 			h := r.a.Hardware
 			name := r.label
@@ -125,11 +129,11 @@ func AddFrontier(cmp *Comparison, ins []Input, q FrontierQuestion) []CompareFron
 			}
 			return s + " (" + wl + ")"
 		}
-		sec.Blocks = append(sec.Blocks, chartB(xyChart("chart-frontier-"+ctxLabel(k[0])+"-"+ctxLabel(k[1]), "Frontiers", caption("Output tokens per second per GPU against tokens per second per user, one line per run through its Pareto-optimal levels."), "tok/s per user", "output tok/s per GPU", "", 1, 0, ss)))
+		sec.Blocks = append(sec.Blocks, chartB(xyChart(chartID("chart-frontier", k), "Frontiers", caption("Output tokens per second per GPU against tokens per second per user, one line per run through its Pareto-optimal levels."), "tok/s per user", "output tok/s per GPU", "", 1, 0, ss)))
 		if len(cost) > 0 {
-			sec.Blocks = append(sec.Blocks, chartB(xyChart("chart-frontier-cost-"+ctxLabel(k[0])+"-"+ctxLabel(k[1]), "Cost along the frontiers", caption("The cost of a million output tokens along each run's frontier, at each run's primary price per GPU-hour (the Inputs below)."), "tok/s per user", "$ per 1M output tokens", "", 2, 0, cost)))
+			sec.Blocks = append(sec.Blocks, chartB(xyChart(chartID("chart-frontier-cost", k), "Cost along the frontiers", caption("The cost of a million output tokens along each run's frontier, at each run's primary price per GPU-hour (the Inputs below)."), "tok/s per user", "$ per 1M output tokens", "", 2, 0, cost)))
 		}
-		sec.Blocks = append(sec.Blocks, tableB(answerTable(cf, caption)), para("%s", answerSentence(cf)), note("Inputs. "+strings.Join(inputs, ". ")+"."))
+		sec.Blocks = append(sec.Blocks, tableB(answerTable(k, cf, caption)), para("%s", answerSentence(cf)), note("Inputs. "+strings.Join(inputs, ". ")+"."))
 		out = append(out, cf)
 	}
 	insertBefore(cmp, "capacity", sec)
@@ -138,13 +142,13 @@ func AddFrontier(cmp *Comparison, ins []Input, q FrontierQuestion) []CompareFron
 }
 
 // answerTable lays out each run's answer at the target speed.
-func answerTable(cf CompareFrontier, caption func(string) string) *Table {
+func answerTable(k frontier.Curve, cf CompareFrontier, caption func(string) string) *Table {
 	q := cf.Question
 	t := &Table{Caption: caption(fmt.Sprintf("At %s tok/s per user: throughput per GPU read on each run's frontier (\"~\" interpolated between two measured levels), its cost at the run's primary price, and the fleet for %s.", fmtNum(q.TargetPerUserTPS, 0), plural(q.Users, "concurrent user"))),
 		Header: []string{"RUN", "GPUS PER REPLICA", "OUTPUT TOK/S PER GPU", "HOW", "PRICE PER GPU-HOUR", "$ / 1M OUTPUT", "OUTPUT TOKENS PER $", "TOK/S PER MW", strings.ToUpper(plural(q.Users, "user")), "$ PER MONTH"}}
 	for _, a := range cf.Answers {
 		h, r := a.Hardware, a.Reading
-		row := []string{a.Label, fmt.Sprintf("%d (%s)", h.GPUs, h.GPUsSource), readingPerGPU(r), readingLabel(r)}
+		row := []string{a.Label, fmt.Sprintf("%d (%s)", h.GPUs, h.GPUsSource), readingPerGPU(r), readingLabel(k, r)}
 		p, ok := h.Primary()
 		switch {
 		case ok:
@@ -271,6 +275,20 @@ func hasHave(n int) string {
 		return "has"
 	}
 	return "have"
+}
+
+// chartID names a curve's chart: "chart-frontier-8K-2K", "chart-frontier-16K-0-chat".
+func chartID(prefix string, k frontier.Curve) string {
+	id := prefix + "-" + ctxLabel(k.ContextTokens) + "-" + ctxLabel(k.OutputTokens)
+	if k.Population != "" {
+		id += "-" + strings.Map(func(r rune) rune {
+			if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r >= 'A' && r <= 'Z' {
+				return r
+			}
+			return '-'
+		}, k.Population)
+	}
+	return id
 }
 
 // insertBefore puts s before the section with id before (at the end when there is none).

@@ -31,6 +31,23 @@ func targetUsers(p servebench.SizingPlan) []int {
 // workloadLabel writes "8K in / 2K out".
 func workloadLabel(ctx, out int) string { return ctxLabel(ctx) + " in / " + ctxLabel(out) + " out" }
 
+// curveLabel names a curve: its workload, or for user populations "users of chat (16K window)".
+func curveLabel(c frontier.Curve) string {
+	if c.Population != "" {
+		return "users of " + c.Population + " (" + ctxLabel(c.ContextTokens) + " window)"
+	}
+	return workloadLabel(c.ContextTokens, c.OutputTokens)
+}
+
+// level writes a point's level: "8 requests" for a concurrency level, "40 users" for a
+// population.
+func level(c frontier.Curve, n int) string {
+	if c.Population != "" {
+		return plural(n, "user")
+	}
+	return reqs(n)
+}
+
 // xySeries is one series of an x–y chart: its points' x and y, and each point's cell verdict.
 type xySeries struct {
 	name, style string
@@ -89,7 +106,7 @@ func roundTo(v float64, decimals int) float64 {
 // frontierSeries is a curve's measured points and its frontier, for the frontier chart; label
 // prefixes the series' names (a run's label in a comparison, "" in a report).
 func frontierSeries(label string, w frontier.Curve, y func(frontier.Point) float64, axis int, withAll bool) []xySeries {
-	name := workloadLabel(w.ContextTokens, w.OutputTokens)
+	name := curveLabel(w)
 	if label != "" {
 		name = label + " · " + name
 	}
@@ -132,15 +149,15 @@ func priceName(p frontier.Price) string {
 	return fmt.Sprintf("%s/GPU·h %s (%s)", fmtUSD(p.USDPerGPUHour), p.Tier, p.Source)
 }
 
-// readingLabel writes how a reading was obtained: "measured (32 requests)", "interpolated
-// between 16 and 32 requests", "not reached".
-func readingLabel(r frontier.Reading) string {
+// readingLabel writes how a reading on curve c was obtained: "measured (32 requests)",
+// "interpolated between 16 and 32 requests", "not reached".
+func readingLabel(c frontier.Curve, r frontier.Reading) string {
 	s := ""
 	switch r.Kind {
 	case frontier.ReadMeasured:
-		s = "measured (" + reqs(r.Measured.Concurrency) + ")"
+		s = "measured (" + level(c, r.Measured.Concurrency) + ")"
 	case frontier.ReadInterpolated:
-		s = fmt.Sprintf("interpolated between %d and %s", r.Above.Concurrency, reqs(r.Below.Concurrency))
+		s = fmt.Sprintf("interpolated between %d and %s", r.Above.Concurrency, level(c, r.Below.Concurrency))
 	default:
 		return "not reached"
 	}
@@ -254,7 +271,7 @@ func (b *builder) sectionFrontier() {
 // frontierBlocks are one workload's tables: its measured levels, readings at the tiers' speed
 // floors, the first-token limits and the SLO tiers.
 func frontierBlocks(h frontier.Hardware, w frontier.Workload, users []int, named bool) []Block {
-	wl := workloadLabel(w.ContextTokens, w.OutputTokens)
+	wl := curveLabel(w.Curve)
 	caption := func(s string) string {
 		if named {
 			return wl + ": " + s
@@ -263,7 +280,7 @@ func frontierBlocks(h frontier.Hardware, w frontier.Workload, users []int, named
 	}
 	var blocks []Block
 	// the measured levels
-	head := []string{"REQUESTS", "TOK/S PER USER", "OUTPUT TOK/S PER GPU", "MEAN TTFT", "ON THE FRONTIER"}
+	head := []string{map[bool]string{true: "USERS", false: "REQUESTS"}[w.Population != ""], "TOK/S PER USER", "OUTPUT TOK/S PER GPU", "MEAN TTFT", "ON THE FRONTIER"}
 	for _, p := range h.Prices {
 		head = append(head, "$ / 1M OUTPUT ("+strings.ToUpper(p.Tier)+")")
 	}
@@ -322,7 +339,7 @@ func frontierBlocks(h frontier.Hardware, w frontier.Workload, users []int, named
 		if r.Kind == frontier.ReadOutOfRange && target > w.Points[len(w.Points)-1].PerUserTPS*2 {
 			continue // far beyond the fastest level: one "not reached" row says it
 		}
-		row := []string{fmtNum(target, 0), readingPerGPU(r), readingLabel(r)}
+		row := []string{fmtNum(target, 0), readingPerGPU(r), readingLabel(w.Curve, r)}
 		if _, ok := h.Primary(); ok {
 			if c, ok := primaryCost(r.Economics); ok && r.Kind != frontier.ReadOutOfRange {
 				row = append(row, approx(r, fmtUSD(c.USDPerMillionOutputTokens)), approx(r, wholeTokens(c.OutputTokensPerUSD)))
@@ -361,7 +378,7 @@ func frontierBlocks(h frontier.Hardware, w frontier.Workload, users []int, named
 			continue
 		}
 		p := r.Point
-		cell := reqs(p.Concurrency)
+		cell := level(w.Curve, p.Concurrency)
 		if p.Verdict != "" && p.Verdict != servebench.VerdictValid {
 			cell += " (" + string(p.Verdict) + ")"
 		}
@@ -393,7 +410,7 @@ func frontierBlocks(h frontier.Hardware, w frontier.Workload, users []int, named
 			if tr.Lower {
 				u += "+"
 			}
-			cell := reqs(tr.Users)
+			cell := level(w.Curve, tr.Users)
 			if tr.Verdict != "" && tr.Verdict != servebench.VerdictValid {
 				cell += " (" + string(tr.Verdict) + ")"
 			}

@@ -73,7 +73,7 @@ func TestFrontierSection(t *testing.T) {
 			continue
 		}
 		c, _ := primaryCost(r.Economics)
-		want := fmtNum(target, 0) + " | " + readingPerGPU(r) + " | " + readingLabel(r) + " | " + approx(r, fmtUSD(c.USDPerMillionOutputTokens))
+		want := fmtNum(target, 0) + " | " + readingPerGPU(r) + " | " + readingLabel(w.Curve, r) + " | " + approx(r, fmtUSD(c.USDPerMillionOutputTokens))
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("no reading row %q", want)
 		}

@@ -340,13 +340,18 @@
     return callGo("frontier", { cells: doc.results.cells, capacity: doc.results.capacity, plan: plan, declared_gpu: doc.metadata.gpu || "",
       target_per_user_tps: speed, users: users });
   }
-  function workloadName(a) { return tokensLabel(a.context_tokens) + " in / " + tokensLabel(a.output_tokens) + " out"; }
+  // a curve's key and name: its workload, or a use case's population of users
+  function curveKey(a) { return a.context_tokens + "/" + a.output_tokens + (a.population ? "/" + a.population : ""); }
+  function workloadName(a) {
+    if (a.population) return "users of " + a.population + " (" + tokensLabel(a.context_tokens) + " window)";
+    return tokensLabel(a.context_tokens) + " in / " + tokensLabel(a.output_tokens) + " out";
+  }
   function tokensLabel(n) { return n % 1024 === 0 ? (n / 1024) + "K" : String(n); }
   // how: "measured (32 requests)", "interpolated between 16 and 32 requests", "not reached"
-  function howRead(r) {
-    var s;
-    if (r.kind === "measured") s = "measured (" + r.measured.concurrency + " request" + (r.measured.concurrency === 1 ? "" : "s") + ")";
-    else if (r.kind === "interpolated") s = "interpolated between " + r.above.concurrency + " and " + r.below.concurrency + " requests";
+  function howRead(r, pop) {
+    var s, unit = pop ? " user" : " request";
+    if (r.kind === "measured") s = "measured (" + r.measured.concurrency + unit + (r.measured.concurrency === 1 ? "" : "s") + ")";
+    else if (r.kind === "interpolated") s = "interpolated between " + r.above.concurrency + " and " + r.below.concurrency + unit + "s";
     else return "not reached: " + (r.note || "");
     if (r.verdict && r.verdict !== "valid") s += ", " + r.verdict;
     return s;
@@ -366,7 +371,7 @@
       tr.appendChild(t);
     }
     td(out ? tilde(r, num(r.output_tps_per_gpu, 1) + " tok/s" + plusMinusOf(r.output_tps_per_gpu_ci95, r.output_tps_per_gpu)) : "—", out ? r.output_tps_per_gpu : null);
-    td(howRead(r), r.kind, "how");
+    td(howRead(r, a.population), r.kind, "how");
     td(out && cost ? tilde(r, "$" + num(cost.usd_per_million_output_tokens, 2)) : "—", out && cost ? cost.usd_per_million_output_tokens : null);
     td(out && cost ? tilde(r, num(cost.output_tokens_per_usd, 0)) : "—", out && cost ? cost.output_tokens_per_usd : null);
     td(out && r.economics.output_tps_per_mw ? tilde(r, num(r.economics.output_tps_per_mw, 0)) : "—", out ? r.economics.output_tps_per_mw || null : null);
@@ -389,7 +394,7 @@
       var thead = el("thead"); thead.appendChild(head); t.appendChild(thead);
       var tb = el("tbody");
       out.answers.forEach(function (a) {
-        var tr = el("tr", { "data-workload": a.context_tokens + "/" + a.output_tokens });
+        var tr = el("tr", { "data-workload": curveKey(a) });
         tr.appendChild(el("td", {}, workloadName(a)));
         answerCells(tr, a);
         tb.appendChild(tr);
@@ -520,10 +525,11 @@
       var note = el("p", { "class": "muted small", id: "cf-inputs" }); out.appendChild(note);
       var first = docs.map(function (d) { return frontierOf(d, 50, 1000, 0, 0); });
       var counts = {};
-      first.forEach(function (f) { ((f.analysis || {}).workloads || []).forEach(function (w) { var k = w.context_tokens + "/" + w.output_tokens; counts[k] = (counts[k] || 0) + 1; }); });
-      var keys = Object.keys(counts).sort(function (a, b) { return counts[b] - counts[a] || parseInt(a, 10) - parseInt(b, 10); });
+      var names = {};
+      first.forEach(function (f) { ((f.analysis || {}).workloads || []).forEach(function (w) { var k = curveKey(w); names[k] = workloadName(w); counts[k] = (counts[k] || 0) + 1; }); });
+      var keys = Object.keys(counts).sort(function (a, b) { return counts[b] - counts[a] || (a.split("/").length - b.split("/").length) || parseInt(a, 10) - parseInt(b, 10); });
       if (!keys.length) { tbox.appendChild(el("p", { "class": "muted" }, "No run measured a concurrency level in closed loop: there is no frontier to compare.")); return; }
-      keys.forEach(function (k) { var p = k.split("/"); wsel.appendChild(el("option", { value: k }, workloadName({ context_tokens: +p[0], output_tokens: +p[1] }) + " (" + counts[k] + " of " + docs.length + " runs)")); });
+      keys.forEach(function (k) { wsel.appendChild(el("option", { value: k }, names[k] + " (" + counts[k] + " of " + docs.length + " runs)")); });
       function render() {
         var sp = parseFloat(speed.value) || 0, n = parseInt(users.value, 10) || 0, k = wsel.value;
         var res = docs.map(function (d) { return frontierOf(d, sp, n, 0, 0); });
@@ -537,14 +543,14 @@
         var tb = el("tbody"), series = [], inputs = [];
         res.forEach(function (r, i) {
           var d = docs[i], label = (d.metadata.label || d.run.hardware || d.run.id);
-          var a = (r.answers || []).filter(function (x) { return x.context_tokens + "/" + x.output_tokens === k; })[0];
+          var a = (r.answers || []).filter(function (x) { return curveKey(x) === k; })[0];
           var tr = el("tr", { "data-run": d.run.id });
           tr.appendChild(el("td", {}, label));
           if (!a) { tr.appendChild(el("td", { colspan: String(answerHeads.length), "class": "muted" }, "not measured at this workload")); tb.appendChild(tr); return; }
           answerCells(tr, a);
           tb.appendChild(tr);
           inputs.push(label + ": " + r.inputs);
-          var w = r.analysis.workloads.filter(function (x) { return x.context_tokens + "/" + x.output_tokens === k; })[0];
+          var w = r.analysis.workloads.filter(function (x) { return curveKey(x) === k; })[0];
           series.push({ name: label, type: "line", symbolSize: 7,
             data: w.points.filter(function (p) { return p.pareto; }).map(function (p) { return [p.per_user_tps, p.output_tps_per_gpu]; }) });
         });
