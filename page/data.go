@@ -23,6 +23,13 @@ type Index interface {
 	List(ctx context.Context) ([]store.IndexEntry, error)
 }
 
+// Documents is an index that keeps each run's run.json and results.json whole (store.Index
+// does): the pages show a run from them when its folder cannot be read here, e.g. a run that
+// another machine recorded into a shared store.
+type Documents interface {
+	Documents(ctx context.Context, id string) (servebench.Manifest, servebench.Results, bool, error)
+}
+
 // Source is where the pages find their runs: the runs index, plus run folders named directly
 // (a run still in progress is not in the index until it ends).
 type Source struct {
@@ -138,7 +145,7 @@ func (s Source) List(ctx context.Context) (RunList, error) {
 	}
 	l := RunList{API: APIVersion, Runs: []RunSummary{}}
 	for id, r := range runs {
-		doc, err := load(id, r)
+		doc, err := s.load(ctx, id, r)
 		if err != nil {
 			l.Runs = append(l.Runs, missing(id, r, err))
 			continue
@@ -168,17 +175,33 @@ func (s Source) Run(ctx context.Context, id string) (RunDoc, error) {
 	if !ok {
 		return RunDoc{}, fmt.Errorf("%w %q (servebench runs lists the recorded ones)", ErrNotFound, id)
 	}
-	return load(id, r)
+	return s.load(ctx, id, r)
 }
 
-// load reads a run's folder into its document.
-func load(id string, r run) (RunDoc, error) {
+// read reads a run's run.json and results.json from its folder or, where the folder cannot be
+// read here, from the documents the index keeps of it; the error is the folder's when neither
+// has the run.
+func (s Source) read(ctx context.Context, id string, r run) (servebench.Manifest, servebench.Results, error) {
 	m, res, err := store.ReadRun(r.dir)
+	if err == nil && m.ID != id {
+		err = fmt.Errorf("%s now holds run %s, not %s", r.dir, m.ID, id)
+	}
+	if err == nil {
+		return m, res, nil
+	}
+	if d, ok := s.Index.(Documents); ok && r.entry != nil {
+		if sm, sres, ok, derr := d.Documents(ctx, id); derr == nil && ok {
+			return sm, sres, nil
+		}
+	}
+	return m, res, err
+}
+
+// load reads a run into its document.
+func (s Source) load(ctx context.Context, id string, r run) (RunDoc, error) {
+	m, res, err := s.read(ctx, id, r)
 	if err != nil {
 		return RunDoc{}, err
-	}
-	if m.ID != id {
-		return RunDoc{}, fmt.Errorf("%s now holds run %s, not %s", r.dir, m.ID, id)
 	}
 	sum := summary(store.Entry(r.dir, m, res))
 	if pc := stats.Peak(res.Cells); pc != nil {

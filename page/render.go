@@ -119,7 +119,7 @@ func (p *Pages) ReportHTML(ctx context.Context, w io.Writer, id string) error {
 	if !ok {
 		return fmt.Errorf("%w %q", ErrNotFound, id)
 	}
-	m, res, err := store.ReadRun(r.dir)
+	m, res, err := p.Source.read(ctx, id, r)
 	if err != nil {
 		return err
 	}

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The project's test command (README, CI): unit and HTTP tests against the built-in simulator,
 # the report opened in headless Chromium, and the end-to-end + conformance tests against a real
-# engine (Ollama with a generated tiny model), built and started here.
+# engine (Ollama with a generated tiny model), built and started here, and the shared runs store
+# against a real PostgreSQL server (Debian's postgresql, installed when missing).
 #
 #   scripts/test.sh            everything (installs Chromium and builds Ollama when missing)
 #   SERVEBENCH_NO_OLLAMA=1 scripts/test.sh   skip the real engine
 #   SERVEBENCH_NO_RACE=1 scripts/test.sh     without the race detector
+#   SERVEBENCH_NO_POSTGRES=1 scripts/test.sh don't install PostgreSQL (the shared-store tests then skip)
 #   SERVEBENCH_NO_K8S=1 scripts/test.sh      skip the real-Kubernetes tier (scripts/k8s.sh: a control plane
 #                                            built from the Go module proxy, cached by version; the first
 #                                            build took 13 minutes on an idle 2-core machine and 24 beside other work;
@@ -20,6 +22,14 @@ if ! command -v chromium >/dev/null 2>&1 && [ -z "${SERVEBENCH_NO_CHROMIUM:-}" ]
   echo "== installing chromium (Debian package) for the report browser test"
   sudo_if apt-get update -qq >/dev/null
   sudo_if env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
+
+# PostgreSQL for the shared runs store's tests (store, cmd/servebench): they start a throwaway
+# cluster with initdb and pg_ctl in a temporary folder, as the postgres user when run as root.
+if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && [ -z "${SERVEBENCH_NO_POSTGRES:-}" ]; then
+  echo "== installing postgresql (Debian package) for the shared runs store tests"
+  sudo_if apt-get update -qq >/dev/null
+  sudo_if env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
 fi
 
 # The Ollama and Kubernetes tiers' scripts use curl, openssl and python3: a bare machine gets

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -15,6 +16,10 @@ import (
 	"github.com/servebench/servebench"
 	"github.com/servebench/servebench/stats"
 )
+
+// IndexEnv names the environment variable that chooses the runs index when --index is not
+// given: a file path (SQLite) or a postgres:// URL (a shared PostgreSQL store).
+const IndexEnv = "SERVEBENCH_INDEX"
 
 // DefaultIndexPath is $SERVEBENCH_DATA_DIR/runs.db, else $XDG_DATA_HOME/servebench/runs.db,
 // else ~/.local/share/servebench/runs.db.
@@ -32,31 +37,52 @@ func DefaultIndexPath() (string, error) {
 	return filepath.Join(home, ".local", "share", "servebench", "runs.db"), nil
 }
 
-// Index is the SQLite index of runs.
-type Index struct{ db *sql.DB }
+// Index is the index of runs: a local SQLite file (one machine's runs) or a PostgreSQL
+// database that many machines write into (a team's runs). Both hold the same table, created by
+// the same numbered migrations, and answer the same queries: one row per run with the columns
+// the lists filter and sort on, and the run's run.json and results.json whole, so a run whose
+// folder is on another machine can still be shown and compared.
+type Index struct {
+	db *sql.DB
+	d  dialect
+	// where names the index in messages: the file path, or the URL without its password.
+	where string
+}
 
 // IndexEntry is one indexed run.
 type IndexEntry struct {
 	ID, Dir, Model, Target, Engine, GPU, Status string
-	Simulated                                   bool
-	StartedAt, FinishedAt                       time.Time
-	Cells                                       int
+	// Label is the run's short name (the plan's metadata.label), which gate and compare accept
+	// in place of a run id (the latest run with that label).
+	Label string
+	// Host is the machine that recorded the run (its host name): Dir is a folder on it.
+	Host                  string
+	Simulated             bool
+	StartedAt, FinishedAt time.Time
+	Cells                 int
 	// PeakThroughputTPS is the run's peak system output throughput (tokens/s, stats.Peak).
 	PeakThroughputTPS float64
 	// SuccessRate is the run's success rate over its measured requests (stats.RunSuccess).
 	SuccessRate float64
 }
 
-var migrations = []string{
-	`CREATE TABLE runs (
-		id TEXT PRIMARY KEY, dir TEXT NOT NULL, model TEXT, target TEXT, engine TEXT, gpu TEXT,
-		status TEXT, simulated INTEGER NOT NULL DEFAULT 0, started_at TEXT, finished_at TEXT,
-		cells INTEGER, peak_tps REAL, success_rate REAL)`,
-	`CREATE INDEX runs_started ON runs(started_at)`,
+// OpenIndex opens the runs index at location, creating and migrating it: a postgres:// or
+// postgresql:// URL opens a PostgreSQL store (the password from PGPASSWORD or ~/.pgpass, never
+// from a file servebench writes), anything else that looks like a URL is refused, and a path
+// opens (or creates) an SQLite file.
+func OpenIndex(location string) (*Index, error) {
+	ctx := context.Background()
+	kind, err := indexKind(location)
+	if err != nil {
+		return nil, err
+	}
+	if kind == kindPostgres {
+		return openPostgres(ctx, location)
+	}
+	return openSQLite(ctx, location)
 }
 
-// OpenIndex opens (creating and migrating) the index at path.
-func OpenIndex(path string) (*Index, error) {
+func openSQLite(ctx context.Context, path string) (*Index, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
 	}
@@ -64,35 +90,46 @@ func OpenIndex(path string) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	var v int
-	if err := db.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil {
+	ix := &Index{db: db, d: sqlite, where: path}
+	if err := ix.migrate(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("runs index %s: %w", path, err)
 	}
-	for i := v; i < len(migrations); i++ {
-		if _, err := db.Exec(migrations[i]); err != nil {
-			db.Close()
-			return nil, fmt.Errorf("runs index %s: migration %d: %w", path, i+1, err)
-		}
-		if _, err := db.Exec(fmt.Sprintf(`PRAGMA user_version = %d`, i+1)); err != nil {
-			db.Close()
-			return nil, err
-		}
-	}
-	return &Index{db: db}, nil
+	return ix, nil
 }
 
-// Put records a run, replacing an earlier entry with the same id.
+// Where names the index for messages: its file path, or its URL without the password.
+func (ix *Index) Where() string { return ix.where }
+
+// Put records a run, replacing an earlier entry with the same id. It stores run.json and
+// results.json whole beside the entry's columns.
 func (ix *Index) Put(dir string, m servebench.Manifest, res servebench.Results) error {
+	return ix.PutContext(context.Background(), dir, m, res)
+}
+
+// PutContext is Put with a context.
+func (ix *Index) PutContext(ctx context.Context, dir string, m servebench.Manifest, res servebench.Results) error {
 	e := Entry(dir, m, res)
-	_, err := ix.db.Exec(`INSERT INTO runs (id, dir, model, target, engine, gpu, status, simulated, started_at, finished_at, cells, peak_tps, success_rate)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)
-		ON CONFLICT(id) DO UPDATE SET dir=excluded.dir, model=excluded.model, target=excluded.target, engine=excluded.engine,
-		gpu=excluded.gpu, status=excluded.status, simulated=excluded.simulated, started_at=excluded.started_at,
-		finished_at=excluded.finished_at, cells=excluded.cells, peak_tps=excluded.peak_tps, success_rate=excluded.success_rate`,
-		e.ID, e.Dir, e.Model, e.Target, e.Engine, e.GPU, e.Status, e.Simulated,
-		e.StartedAt.Format(time.RFC3339Nano), e.FinishedAt.Format(time.RFC3339Nano), e.Cells, e.PeakThroughputTPS, e.SuccessRate)
-	return err
+	e.Host, _ = os.Hostname()
+	mb, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	rb, err := json.Marshal(res)
+	if err != nil {
+		return err
+	}
+	_, err = ix.db.ExecContext(ctx, ix.d.rebind(`INSERT INTO runs (id, dir, host, label, model, target, engine, gpu, status, simulated,
+		started_at, finished_at, cells, peak_tps, success_rate, manifest, results)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+		ON CONFLICT(id) DO UPDATE SET dir=excluded.dir, host=excluded.host, label=excluded.label, model=excluded.model,
+		target=excluded.target, engine=excluded.engine, gpu=excluded.gpu, status=excluded.status, simulated=excluded.simulated,
+		started_at=excluded.started_at, finished_at=excluded.finished_at, cells=excluded.cells, peak_tps=excluded.peak_tps,
+		success_rate=excluded.success_rate, manifest=excluded.manifest, results=excluded.results`),
+		e.ID, e.Dir, e.Host, e.Label, e.Model, e.Target, e.Engine, e.GPU, e.Status, e.Simulated,
+		ix.d.timeArg(e.StartedAt), ix.d.timeArg(e.FinishedAt), e.Cells, e.PeakThroughputTPS, e.SuccessRate,
+		ix.d.jsonArg(mb), ix.d.jsonArg(rb))
+	return ix.d.clean(err)
 }
 
 // Entry is the index entry of the run in dir: what it ran against (Manifest.TargetName,
@@ -100,7 +137,7 @@ func (ix *Index) Put(dir string, m servebench.Manifest, res servebench.Results) 
 // success rate (stats.RunSuccess). The benchmark pages list a run by the same entry.
 func Entry(dir string, m servebench.Manifest, res servebench.Results) IndexEntry {
 	e := IndexEntry{ID: m.ID, Dir: dir, Model: m.Plan.Target.Model, Target: m.TargetName(), Engine: m.EngineName(),
-		GPU: m.Plan.Metadata.GPU, Status: m.Status, Simulated: m.Simulated,
+		GPU: m.Plan.Metadata.GPU, Label: m.Plan.Metadata.Label, Status: m.Status, Simulated: m.Simulated,
 		StartedAt: m.StartedAt.UTC(), FinishedAt: m.FinishedAt.UTC(), Cells: len(res.Cells)}
 	if c := stats.Peak(res.Cells); c != nil {
 		e.PeakThroughputTPS = c.SystemOutputThroughputTPS
@@ -109,20 +146,37 @@ func Entry(dir string, m servebench.Manifest, res servebench.Results) IndexEntry
 	return e
 }
 
-const selectEntry = `SELECT id, dir, model, target, engine, gpu, status, simulated, started_at, finished_at, cells, peak_tps, success_rate FROM runs`
+const selectEntry = `SELECT id, dir, COALESCE(host, ''), COALESCE(label, ''), model, target, engine, gpu, status, simulated,
+	started_at, finished_at, cells, peak_tps, success_rate FROM runs`
+
+// timeCol scans a time column: RFC 3339 text in SQLite, timestamptz in PostgreSQL.
+type timeCol struct{ t *time.Time }
+
+func (c timeCol) Scan(v any) error {
+	switch v := v.(type) {
+	case nil:
+		*c.t = time.Time{}
+	case time.Time:
+		*c.t = v.UTC()
+	case string:
+		*c.t, _ = time.Parse(time.RFC3339Nano, v)
+	case []byte:
+		*c.t, _ = time.Parse(time.RFC3339Nano, string(v))
+	default:
+		return fmt.Errorf("a time column holds %T", v)
+	}
+	return nil
+}
 
 func scanEntries(rows *sql.Rows) ([]IndexEntry, error) {
 	defer rows.Close()
 	var out []IndexEntry
 	for rows.Next() {
 		var e IndexEntry
-		var started, finished string
-		if err := rows.Scan(&e.ID, &e.Dir, &e.Model, &e.Target, &e.Engine, &e.GPU, &e.Status, &e.Simulated,
-			&started, &finished, &e.Cells, &e.PeakThroughputTPS, &e.SuccessRate); err != nil {
+		if err := rows.Scan(&e.ID, &e.Dir, &e.Host, &e.Label, &e.Model, &e.Target, &e.Engine, &e.GPU, &e.Status, &e.Simulated,
+			timeCol{&e.StartedAt}, timeCol{&e.FinishedAt}, &e.Cells, &e.PeakThroughputTPS, &e.SuccessRate); err != nil {
 			return nil, err
 		}
-		e.StartedAt, _ = time.Parse(time.RFC3339Nano, started)
-		e.FinishedAt, _ = time.Parse(time.RFC3339Nano, finished)
 		out = append(out, e)
 	}
 	return out, rows.Err()
@@ -132,7 +186,7 @@ func scanEntries(rows *sql.Rows) ([]IndexEntry, error) {
 func (ix *Index) List(ctx context.Context) ([]IndexEntry, error) {
 	rows, err := ix.db.QueryContext(ctx, selectEntry+` ORDER BY started_at DESC, id DESC`)
 	if err != nil {
-		return nil, err
+		return nil, ix.d.clean(err)
 	}
 	return scanEntries(rows)
 }
@@ -140,9 +194,9 @@ func (ix *Index) List(ctx context.Context) ([]IndexEntry, error) {
 // Lookup finds a run by its id or a unique prefix of it.
 func (ix *Index) Lookup(ctx context.Context, idOrPrefix string) (IndexEntry, error) {
 	esc := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(idOrPrefix)
-	rows, err := ix.db.QueryContext(ctx, selectEntry+` WHERE id = ? OR id LIKE ? ESCAPE '\' ORDER BY id`, idOrPrefix, esc+"%")
+	rows, err := ix.db.QueryContext(ctx, ix.d.rebind(selectEntry+` WHERE id = ? OR id LIKE ? ESCAPE '\' ORDER BY id`), idOrPrefix, esc+"%")
 	if err != nil {
-		return IndexEntry{}, err
+		return IndexEntry{}, ix.d.clean(err)
 	}
 	list, err := scanEntries(rows)
 	if err != nil {
@@ -155,7 +209,7 @@ func (ix *Index) Lookup(ctx context.Context, idOrPrefix string) (IndexEntry, err
 	}
 	switch len(list) {
 	case 0:
-		return IndexEntry{}, fmt.Errorf("no run %q in the index (servebench runs lists them)", idOrPrefix)
+		return IndexEntry{}, fmt.Errorf("%w %q in the index (servebench runs lists them)", ErrNoRun, idOrPrefix)
 	case 1:
 		return list[0], nil
 	}
@@ -164,6 +218,48 @@ func (ix *Index) Lookup(ctx context.Context, idOrPrefix string) (IndexEntry, err
 		ids = append(ids, e.ID)
 	}
 	return IndexEntry{}, errors.New("run prefix " + idOrPrefix + " is ambiguous: " + strings.Join(ids, ", "))
+}
+
+// ErrNoRun is the error of Lookup and Latest when no run matches.
+var ErrNoRun = errors.New("no run")
+
+// Latest finds the newest run with label (the plan's metadata.label), by its start time.
+func (ix *Index) Latest(ctx context.Context, label string) (IndexEntry, error) {
+	rows, err := ix.db.QueryContext(ctx, ix.d.rebind(selectEntry+` WHERE label = ? ORDER BY started_at DESC, id DESC LIMIT 1`), label)
+	if err != nil {
+		return IndexEntry{}, ix.d.clean(err)
+	}
+	list, err := scanEntries(rows)
+	if err != nil {
+		return IndexEntry{}, err
+	}
+	if len(list) == 0 {
+		return IndexEntry{}, fmt.Errorf("%w labelled %q in the index (a run's label is metadata.label in its plan)", ErrNoRun, label)
+	}
+	return list[0], nil
+}
+
+// Documents returns a run's run.json and results.json as the index stored them when the run
+// was recorded. ok is false for a run recorded before the index kept them (only its entry).
+func (ix *Index) Documents(ctx context.Context, id string) (m servebench.Manifest, res servebench.Results, ok bool, err error) {
+	var mb, rb []byte
+	err = ix.db.QueryRowContext(ctx, ix.d.rebind(`SELECT manifest, results FROM runs WHERE id = ?`), id).Scan(&mb, &rb)
+	if errors.Is(err, sql.ErrNoRows) {
+		return m, res, false, fmt.Errorf("%w %q in the index (servebench runs lists them)", ErrNoRun, id)
+	}
+	if err != nil {
+		return m, res, false, ix.d.clean(err)
+	}
+	if len(mb) == 0 || len(rb) == 0 {
+		return m, res, false, nil
+	}
+	if err := json.Unmarshal(mb, &m); err != nil {
+		return m, res, false, fmt.Errorf("run %s: its stored run.json does not decode: %w", id, err)
+	}
+	if err := json.Unmarshal(rb, &res); err != nil {
+		return m, res, false, fmt.Errorf("run %s: its stored results.json does not decode: %w", id, err)
+	}
+	return m, res, true, nil
 }
 
 // Close closes the database.

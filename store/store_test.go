@@ -141,12 +141,18 @@ func TestReadRecordsLongLine(t *testing.T) {
 }
 
 func TestIndex(t *testing.T) {
+	eachBackend(t, func(t *testing.T, location string) {
+		ix, err := OpenIndex(location)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ix.Close()
+		testIndex(t, ix)
+	})
+}
+
+func testIndex(t *testing.T, ix *Index) {
 	ctx := context.Background()
-	ix, err := OpenIndex(filepath.Join(t.TempDir(), "sub", "runs.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
 	res := servebench.Results{Cells: []servebench.CellResult{
 		{SystemOutputThroughputTPS: 10, RequestsTotal: 10, RequestsSucceeded: 9},
 		{SystemOutputThroughputTPS: 30, RequestsTotal: 10, RequestsSucceeded: 10},

@@ -13,28 +13,33 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/servebench/servebench/report"
-	"github.com/servebench/servebench/store"
 )
 
 func newCompareCmd(e *env) *cobra.Command {
-	var out string
+	var out, index string
 	var prices []string
 	q := report.DefaultFrontierQuestion()
 	cmd := &cobra.Command{
-		Use:   "compare RUN_DIR... [--out FILE]",
+		Use:   "compare RUN... [--out FILE]",
 		Short: "Side-by-side report of several runs (HTML and Markdown)",
+		Long: `compare sets runs side by side. A run is named by its folder, or by its id (or a unique prefix
+of it) or its label in the runs index (the latest run with that label), so runs that other
+machines recorded into a shared store compare as well.`,
 		Example: `  servebench compare runs/b200 runs/h100 runs/a100 --out compare.html
-  # also writes compare.md next to it`,
+  # also writes compare.md next to it
+  servebench compare "H100 vLLM" 20261125-0930 --index postgres://bench@db/servebench`,
 		Args:              cobra.MinimumNArgs(2),
 		ValidArgsFunction: dirArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var ins []report.Input
-			for _, dir := range args {
-				man, res, _, err := store.Load(dir)
+			rr := &runResolver{e: e, index: index}
+			defer rr.close()
+			for _, name := range args {
+				r, err := rr.resolve(cmd.Context(), name)
 				if err != nil {
-					return withCode(exitUsage, fmt.Errorf("%s is not a readable run folder: %w", dir, err))
+					return err
 				}
-				ins = append(ins, report.Input{Manifest: man, Results: res})
+				ins = append(ins, report.Input{Manifest: r.Manifest, Results: r.Results})
 			}
 			cmp := report.Compare(ins)
 			if q.TargetPerUserTPS <= 0 || q.Users <= 0 {
@@ -73,6 +78,7 @@ func newCompareCmd(e *env) *cobra.Command {
 	cmd.Flags().IntVar(&q.Users, "users", q.Users, "concurrent users to size each run for at --target-speed")
 	cmd.Flags().StringArrayVar(&prices, "gpu-price", nil, "a run's price in USD per GPU-hour by its label, LABEL=USD (repeatable): --gpu-price A100=1.50; without it a run's own --gpu-price, else the public default for its GPU")
 	completeFiles(cmd, "out", "html")
+	registerIndex(cmd, &index, " (to find runs named by id or label)")
 	return cmd
 }
 

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -59,7 +58,7 @@ func newRunCmd(e *env) *cobra.Command {
 	fl.StringVar(&f.out, "out", "", "run folder to create (default runs/<run id>)")
 	fl.StringVar(&f.resume, "resume", "", "resume an interrupted run folder with its saved plan: measure only the cells it lacks")
 	fl.BoolVar(&f.resumeAnyway, "resume-anyway", false, "with --resume: continue even though the server's engine, model or maximum length changed")
-	fl.StringVar(&f.index, "index", "", "runs index database (default $SERVEBENCH_DATA_DIR/runs.db or ~/.local/share/servebench/runs.db; 'none' to skip)")
+	fl.StringVar(&f.index, "index", "", indexHelp+"; 'none' to skip")
 	fl.BoolVar(&f.quiet, "quiet", false, "no live progress, only the final summary")
 	fl.BoolVar(&f.noReport, "no-report", false, "do not render report.html and report.md at the end")
 	fl.StringVar(&f.formats, "format", "html,md", "report formats to render at the end: html,md,pdf,json")
@@ -195,6 +194,16 @@ func (s *session) resolvePlan(ov plan.Overrides) error {
 		return withCode(exitUsage, err)
 	}
 	s.formats = formats
+	if f.index != "none" {
+		// a runs index that cannot be named is refused before the run, not after it
+		loc, err := indexLocation(s.e, f.index)
+		if err != nil {
+			return err
+		}
+		if err := store.CheckLocation(loc); err != nil {
+			return withCode(exitUsage, err)
+		}
+	}
 	if f.resume != "" {
 		var given []string
 		if f.config != "" {
@@ -586,19 +595,7 @@ func indexRun(e *env, path, dir string, man servebench.Manifest, res servebench.
 	if path == "none" {
 		return
 	}
-	if path == "" {
-		p, err := store.DefaultIndexPath()
-		if err != nil {
-			fmt.Fprintln(e.stderr, "servebench: runs index skipped:", err)
-			return
-		}
-		path = p
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		fmt.Fprintln(e.stderr, "servebench: runs index skipped:", err)
-		return
-	}
-	ix, err := store.OpenIndex(path)
+	ix, err := openIndex(e, path)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "servebench: runs index skipped:", err)
 		return
@@ -606,6 +603,6 @@ func indexRun(e *env, path, dir string, man servebench.Manifest, res servebench.
 	defer ix.Close()
 	abs, _ := filepath.Abs(dir)
 	if err := ix.Put(abs, man, res); err != nil {
-		fmt.Fprintln(e.stderr, "servebench: runs index:", err)
+		fmt.Fprintf(e.stderr, "servebench: runs index %s: %v\n", ix.Where(), err)
 	}
 }

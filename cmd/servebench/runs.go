@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"text/tabwriter"
 
@@ -20,19 +21,12 @@ func newRunsCmd(e *env) *cobra.Command {
 		Short: "List the runs recorded in the runs index (newest first)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			path := index
-			if path == "" {
-				p, err := store.DefaultIndexPath()
-				if err != nil {
-					return withCode(exitError, err)
-				}
-				path = p
-			}
-			ix, err := store.OpenIndex(path)
+			ix, err := openIndex(e, index)
 			if err != nil {
-				return withCode(exitError, fmt.Errorf("runs index %s: %w", path, err))
+				return err
 			}
 			defer ix.Close()
+			path := ix.Where()
 			list, err := ix.List(cmd.Context())
 			if err != nil {
 				return withCode(exitError, err)
@@ -51,7 +45,10 @@ func newRunsCmd(e *env) *cobra.Command {
 					kind = "SIMULATED"
 				}
 				dir := servebench.TerminalText(r.Dir, 0, false)
-				if state := folderState(r.Dir, r.ID); state != "" {
+				if elsewhere(r.Host) {
+					dir = servebench.TerminalText(r.Host, 60, false) + ":" + dir
+				}
+				if state := folderState(r.Dir, r.ID); state != "" && !elsewhere(r.Host) {
 					dir = state + " " + dir
 					missing++
 				}
@@ -66,9 +63,15 @@ func newRunsCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&index, "index", "", "runs index database (default $SERVEBENCH_DATA_DIR/runs.db or ~/.local/share/servebench/runs.db)")
-	completeFiles(cmd, "index", "db")
+	registerIndex(cmd, &index, "")
 	return cmd
+}
+
+// elsewhere says whether a run was recorded on another machine (into a shared store): its
+// folder is there, and the pages show it from the documents the store keeps.
+func elsewhere(host string) bool {
+	me, err := os.Hostname()
+	return host != "" && err == nil && host != me
 }
 
 // folderState says whether a run's folder still holds it: "" when it does, "MISSING" when the

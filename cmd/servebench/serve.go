@@ -12,29 +12,24 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/servebench/servebench/page"
-	"github.com/servebench/servebench/store"
 )
 
 // pagesFlags are the flags serve and site share.
-type pagesFlags struct{ index string }
+type pagesFlags struct {
+	e     *env
+	index string
+}
 
 func (f *pagesFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.index, "index", "", "runs index database (default $SERVEBENCH_DATA_DIR/runs.db or ~/.local/share/servebench/runs.db)")
-	completeFiles(cmd, "index", "db")
+	registerIndex(cmd, &f.index, "")
 }
 
 // pages opens the runs index and returns the pages over it and the run folders dirs; close
 // releases the index.
 func (f *pagesFlags) pages(dirs []string) (p *page.Pages, close func(), err error) {
-	path := f.index
-	if path == "" {
-		if path, err = store.DefaultIndexPath(); err != nil {
-			return nil, nil, withCode(exitError, err)
-		}
-	}
-	ix, err := store.OpenIndex(path)
+	ix, err := openIndex(f.e, f.index)
 	if err != nil {
-		return nil, nil, withCode(exitError, fmt.Errorf("runs index %s: %w", path, err))
+		return nil, nil, err
 	}
 	p = &page.Pages{Source: page.Source{Index: ix, Dirs: dirs}, Version: version}
 	if _, err := p.Source.List(context.Background()); err != nil {
@@ -45,7 +40,7 @@ func (f *pagesFlags) pages(dirs []string) (p *page.Pages, close func(), err erro
 }
 
 func newServeCmd(e *env) *cobra.Command {
-	var f pagesFlags
+	f := pagesFlags{e: e}
 	var listen string
 	cmd := &cobra.Command{
 		Use:   "serve [RUN_DIR...] [--listen 127.0.0.1:8080]",

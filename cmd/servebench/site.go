@@ -8,7 +8,7 @@ import (
 )
 
 func newSiteCmd(e *env) *cobra.Command {
-	var f pagesFlags
+	f := pagesFlags{e: e}
 	cmd := &cobra.Command{
 		Use:   "site OUT_DIR [RUN_DIR...]",
 		Short: "Write the benchmark pages of every recorded run as a static site",
