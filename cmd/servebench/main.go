@@ -22,6 +22,7 @@ const (
 	exitUsage       = 2 // bad flags or plan
 	exitUnreachable = 3 // the target could not be reached or described
 	exitFailures    = 4 // completed, but the failure rate is above --max-failure-rate
+	exitRegression  = 5 // gate: the candidate is worse than the baseline beyond the uncertainty and a threshold
 	exitInterrupted = 130
 )
 
@@ -135,7 +136,7 @@ Without --url it runs against the built-in simulated engine (every output is mar
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return withCode(exitUsage, fmt.Errorf("%w (see %s --help)", err, c.CommandPath()))
 	})
-	root.AddCommand(newRunCmd(e), simWithValidate(e), newReportCmd(e), newCompareCmd(e), newRunsCmd(e), newVersionCmd(e), newServeCmd(e), newSiteCmd(e), newSelfcheckCmd(e), newWorkerCmd(e), newK8sCmd(e))
+	root.AddCommand(newRunCmd(e), simWithValidate(e), newReportCmd(e), newCompareCmd(e), newRunsCmd(e), newGateCmd(e), newVersionCmd(e), newServeCmd(e), newSiteCmd(e), newSelfcheckCmd(e), newWorkerCmd(e), newK8sCmd(e))
 	return root
 }
 
