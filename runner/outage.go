@@ -149,7 +149,7 @@ func (r *Runner) addOutage(o servebench.Outage) {
 // outageNote states an outage with its times for the report.
 func (r *Runner) outageNote(o servebench.Outage) string {
 	if o.Worker != "" {
-		return fmt.Sprintf("Worker lost: worker %s died or disconnected at %s UTC during cell %s (%s). Its %d request(s) in flight are recorded as failed (error class %s); the attempt's %d request(s) stay in requests.jsonl as discarded attempt %d (cell_attempt %d), and the cell was measured again from its start with the workers that remained.",
+		return fmt.Sprintf("Worker lost: worker %s dropped out at %s UTC during cell %s (%s). Its %d request(s) in flight are recorded as failed (error class %s); the attempt's %d request(s) stay in requests.jsonl as discarded attempt %d (cell_attempt %d), and the cell was measured again from its start with the workers that remained.",
 			o.Worker, o.StartedAt.Format("15:04:05.000"), o.Cell.ID(), clipCause(o.Cause), o.Failed, servebench.ErrWorkerLost, o.Requests, o.Attempt, o.Attempt)
 	}
 	note := fmt.Sprintf("Outage: the server stopped answering at %s UTC during cell %s (%s)", o.StartedAt.Format("15:04:05.000"), o.Cell.ID(), clipCause(o.Cause))
