@@ -136,7 +136,7 @@ Without --url it runs against the built-in simulated engine (every output is mar
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return withCode(exitUsage, fmt.Errorf("%w (see %s --help)", err, c.CommandPath()))
 	})
-	root.AddCommand(newRunCmd(e), simWithValidate(e), newReportCmd(e), newCompareCmd(e), newRunsCmd(e), newGateCmd(e), newVersionCmd(e), newServeCmd(e), newSiteCmd(e), newSelfcheckCmd(e), newWorkerCmd(e), newK8sCmd(e))
+	root.AddCommand(newRunCmd(e), simWithValidate(e), newReportCmd(e), newCompareCmd(e), newRunsCmd(e), newGateCmd(e), newExportCmd(e), newVersionCmd(e), newServeCmd(e), newSiteCmd(e), newSelfcheckCmd(e), newWorkerCmd(e), newK8sCmd(e))
 	return root
 }
 
