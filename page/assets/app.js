@@ -24,6 +24,22 @@
   }
   function pct(v) { return num(100 * v, 1) + "%"; }
 
+  // runID is the pattern of a run id, as the server checks it (page's safeID; a test holds the
+  // two equal): an id from the URL that does not match is refused, never made into a path, so
+  // "../../evil" cannot load a script from elsewhere on the site.
+  var runID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+  // runIDs splits the ids of a URL's runs=a,b into those that are run ids and those refused
+  // (kept as written when a %-escape does not decode).
+  function runIDs(list) {
+    var ok = [], bad = [];
+    list.split(",").filter(Boolean).forEach(function (raw) {
+      var id;
+      try { id = decodeURIComponent(raw); } catch (e) { id = null; }
+      if (id !== null && runID.test(id)) ok.push(id); else bad.push(id === null ? raw : id);
+    });
+    return { ok: ok, bad: bad };
+  }
+
   // ---- the list of runs ----------------------------------------------------------------
   function initIndex() {
     var table = $("runs");
@@ -409,7 +425,7 @@
 
   // follow a run in progress: reload its data file, and the page when a cell finished
   function follow(id, doc) {
-    if (doc.run.status !== "running" || location.protocol.indexOf("http") !== 0) return;
+    if (doc.run.status !== "running" || location.protocol.indexOf("http") !== 0 || !runID.test(id)) return;
     var cells = doc.run.cells;
     window.servebenchLoaded = function (got) {
       var d = window.servebenchRuns[got];
@@ -443,8 +459,12 @@
   // ---- comparison -----------------------------------------------------------------------
   function initCompare() {
     var m = /runs=([^&]*)/.exec(location.hash);
-    var ids = m ? m[1].split(",").filter(Boolean).map(decodeURIComponent) : [];
+    var got = runIDs(m ? m[1] : ""), ids = got.ok;
     var out = $("cmp");
+    if (got.bad.length) {
+      out.appendChild(el("p", { "class": "error" }, "Not a run id (a run id is letters, digits, '.', '_' and '-', starting with a letter or digit): " +
+        got.bad.join(", ") + ". Pick runs on the list of runs instead."));
+    }
     if (!ids.length) return;
     $("cmp-help").textContent = "Comparing " + ids.length + " run" + (ids.length > 1 ? "s" : "") + ".";
     var pending = ids.length, failed = [];
