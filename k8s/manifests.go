@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 
 	"github.com/goccy/go-yaml"
 )
@@ -91,8 +92,15 @@ func Manifests(o Options) ([]byte, error) {
 	labels := func(role string) map[string]any {
 		return map[string]any{"app.kubernetes.io/name": "servebench", "app.kubernetes.io/instance": o.Name, "servebench/role": role}
 	}
-	runArgs := append([]any{"servebench", "run", "--config", "/plan/plan.yaml", "--workers", fmt.Sprint(o.Workers), "--listen", fmt.Sprintf("0.0.0.0:%d", o.Port),
-		"--out", "/runs/" + o.Name, "--index", "none", "--quiet", "--join-timeout", "10m"}, anys(o.ExtraArgs)...)
+	runArgs := []any{"servebench", "run", "--config", "/plan/plan.yaml", "--workers", fmt.Sprint(o.Workers), "--listen", fmt.Sprintf("0.0.0.0:%d", o.Port),
+		"--out", "/runs/" + o.Name, "--index", "none", "--quiet", "--join-timeout", "10m"}
+	workerArgs := []any{"servebench", "worker", "--coordinator", fmt.Sprintf("tcp://%s:%d", coord, o.Port)}
+	if o.APIKeySecret != "" && o.APIKeyEnv != "OPENAI_API_KEY" && !strings.HasPrefix(o.APIKeyEnv, "SERVEBENCH_") {
+		// the plan may send a variable other than these only with the user's leave, given here
+		runArgs = append(runArgs, "--allow-env", o.APIKeyEnv)
+		workerArgs = append(workerArgs, "--allow-env", o.APIKeyEnv)
+	}
+	runArgs = append(runArgs, anys(o.ExtraArgs)...)
 	objs := []map[string]any{
 		{"apiVersion": "v1", "kind": "Secret", "metadata": meta(secret, "token"), "type": "Opaque",
 			"stringData": map[string]any{"token": o.Token}},
@@ -121,7 +129,7 @@ func Manifests(o Options) ([]byte, error) {
 					map[string]any{"weight": 100, "podAffinityTerm": map[string]any{"topologyKey": "kubernetes.io/hostname",
 						"labelSelector": map[string]any{"matchLabels": labels("worker")}}}}}},
 				"containers": []any{map[string]any{"name": "worker", "image": o.Image, "env": env,
-					"command": []any{"servebench", "worker", "--coordinator", fmt.Sprintf("tcp://%s:%d", coord, o.Port)}}}}}}},
+					"command": workerArgs}}}}}},
 	}
 	var b bytes.Buffer
 	b.WriteString("# servebench distributed run: apply with  kubectl apply --server-side -f FILE\n")

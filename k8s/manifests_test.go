@@ -79,3 +79,18 @@ func TestManifests(t *testing.T) {
 		}
 	}
 }
+
+// An API key in a variable other than OPENAI_API_KEY or SERVEBENCH_* is sent only with the
+// user's leave: naming it to servebench k8s gives it, so the coordinator and every worker are
+// started with --allow-env for it (and without, for the default).
+func TestManifestsAllowTheKeyVariable(t *testing.T) {
+	for env, want := range map[string]int{"MY_GATEWAY_KEY": 2, "OPENAI_API_KEY": 0, "SERVEBENCH_KEY": 0} {
+		y, err := Manifests(Options{Image: "reg/sb:1", Workers: 2, Plan: []byte("target: {url: http://x/v1}\n"), Token: "tok-123", APIKeySecret: "gw", APIKeyEnv: env})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(string(y), "--allow-env"); n != want || (want > 0 && strings.Count(string(y), "- --allow-env\n")+strings.Count(string(y), "- "+env+"\n") != 2*want) {
+			t.Errorf("%s: --allow-env %d times, want %d:\n%s", env, n, want, y)
+		}
+	}
+}

@@ -130,6 +130,7 @@ func (s *session) markerID() string {
 func newWorkerCmd(e *env) *cobra.Command {
 	var coordinator, name string
 	var connect time.Duration
+	var allowEnv []string
 	cmd := &cobra.Command{
 		Use:   "worker --coordinator tcp://HOST:PORT",
 		Short: "Generate part of a distributed run's load for a coordinator (servebench run --workers N)",
@@ -167,7 +168,7 @@ the run is over.`,
 			w := &dist.Worker{Coordinator: coordinator, Token: token, Name: name, Priority: prio, ConnectTimeout: connect,
 				Logf: func(format string, args ...any) { fmt.Fprintf(e.stderr, "servebench: "+format+"\n", args...) },
 				Open: func(ctx context.Context, plan servebench.Plan, marker string) (*dist.Target, error) {
-					s := &session{e: e.redacting(sec), sec: sec, plan: plan, marker: marker}
+					s := &session{e: e.redacting(sec), sec: sec, plan: plan, marker: marker, consent: newEnvConsent(allowEnv, nil)}
 					if err := s.openTarget(ctx); err != nil {
 						return nil, err
 					}
@@ -186,6 +187,7 @@ the run is over.`,
 	fl.StringVar(&coordinator, "coordinator", "", "the coordinator's address, tcp://HOST:PORT (or HOST:PORT): the host and port of its --listen")
 	fl.StringVar(&name, "name", "", "this worker's name in records and the report (default: host name, with the Kubernetes Job completion index when set)")
 	fl.DurationVar(&connect, "connect-timeout", 5*time.Minute, "how long to keep trying to reach the coordinator")
+	fl.StringArrayVar(&allowEnv, "allow-env", nil, "let the coordinator's plan send this environment variable of the worker (its api_key_env, ${NAME} in a header); OPENAI_API_KEY and SERVEBENCH_* need no leave (repeatable)")
 	return cmd
 }
 

@@ -38,6 +38,9 @@ type runFlags struct {
 	formats                    string
 	maxFailureRate             float64
 	dist                       distFlags
+	// allowEnv names the environment variables the plan may send beyond OPENAI_API_KEY and
+	// SERVEBENCH_* (see envConsent)
+	allowEnv []string
 }
 
 func newRunCmd(e *env) *cobra.Command {
@@ -64,6 +67,7 @@ func newRunCmd(e *env) *cobra.Command {
 	fl.StringVar(&f.formats, "format", "html,md", "report formats to render at the end: html,md,pdf,json")
 	fl.Float64Var(&f.maxFailureRate, "max-failure-rate", 0.05, "exit with code 4 when more than this fraction of measured requests failed")
 	addDistFlags(fl, &f.dist)
+	fl.StringArrayVar(&f.allowEnv, "allow-env", nil, "let the plan file or resumed run folder send this environment variable (api_key_env, ${NAME} in a header); OPENAI_API_KEY and SERVEBENCH_* need no leave (repeatable)")
 	for _, pf := range plan.Flags() {
 		switch pf.Kind {
 		case "int":
@@ -110,7 +114,7 @@ func newRunID() string {
 func runRun(ctx context.Context, e *env, f runFlags, ov plan.Overrides) error {
 	// every output of the run (terminal, folder, index) goes through the secrets
 	sec := &secrets{}
-	s := &session{e: e.redacting(sec), f: f, sec: sec}
+	s := &session{e: e.redacting(sec), f: f, sec: sec, consent: newEnvConsent(f.allowEnv, ov)}
 	if err := s.resolvePlan(ov); err != nil {
 		return err
 	}
@@ -144,6 +148,8 @@ type session struct {
 	e   *env
 	f   runFlags
 	sec *secrets
+	// consent is the environment variables the plan may read and send (nil: only the defaults)
+	consent envConsent
 
 	id      string
 	plan    servebench.Plan
@@ -305,6 +311,9 @@ func (s *session) openTarget(ctx context.Context) error {
 		tg.spec.MetricsURL, _, hide = splitURLCredentials(tg.spec.MetricsURL)
 		s.sec.add(hide...)
 		p.Target.MetricsURL = tg.spec.MetricsURL
+	}
+	if err := s.consent.check(*p); err != nil {
+		return withCode(exitUsage, err)
 	}
 	apiKey := ""
 	if tg.spec.APIKeyEnv != "" {
