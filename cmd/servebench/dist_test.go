@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -9,7 +10,12 @@ import (
 // A distributed run refuses a weak token before it listens, naming the command that makes a
 // good one and never quoting the token; so do a worker and the Kubernetes manifests.
 func TestWeakTokenRefusedAtStart(t *testing.T) {
+	plan := filepath.Join(t.TempDir(), "plan.yaml")
+	if err := os.WriteFile(plan, []byte("target:\n  url: http://10.0.0.9:8000/v1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, args := range [][]string{
+		{"k8s", "manifests", "--workers", "2", "--plan", plan, "--image", "registry.example/servebench:0.1", "--out", filepath.Join(t.TempDir(), "k.yaml")},
 		{"run", "--workers", "1", "--listen", "127.0.0.1:0", "--out", filepath.Join(t.TempDir(), "r"), "--quiet", "--index", "none"},
 		{"worker", "--coordinator", "tcp://127.0.0.1:9"},
 	} {
