@@ -110,5 +110,5 @@ func secs(s float64) string {
 	if s < 1 {
 		return fmt.Sprintf("%.0f ms", 1000*s)
 	}
-	return fmt.Sprintf("%.*f s", map[bool]int{true: 1, false: 0}[s < 10], math.Round(s*10)/10)
+	return fmt.Sprintf("%.*f s", map[bool]int{true: 1, false: 0}[s < 100], math.Round(s*10)/10)
 }

@@ -101,7 +101,7 @@ func (b *builder) sectionUsers() {
 			blocks = append(blocks, tableB(et))
 		}
 	}
-	blocks = append(blocks, note("Capacity Planning above sizes from the cold-prompt limits. Cache hit rate: the share of the measured requests' prompt tokens the server served from its prefix cache (usage cached_tokens, or its prefix-cache counters). KV cache: the server's KV-cache usage gauge, scraped every second while the population ran (warm-up included); preemptions: its counter's increase meanwhile."))
+	blocks = append(blocks, note("Capacity Planning above sizes from the cold-prompt limits. Cache hit rate: the share of the measured requests' prompt tokens the server served from its prefix cache (usage cached_tokens, or its prefix-cache counters). Queue wait: the server's per-request timings where it reports them; from its queue-time histogram otherwise, which covers the warm-up's requests too (the joining users' cold prompts), so it can exceed the measured TTFT. KV cache: the server's KV-cache usage gauge, scraped every second while the population ran (warm-up included); preemptions: its counter's increase meanwhile."))
 	b.add("users", "Capacity in Users", 1, blocks...)
 }
 
