@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -89,16 +90,35 @@ func interruptNote(args []string) string {
 // records what it has and writes its results and report); a second Ctrl-C exits at once.
 func interruptContext(note string) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(context.Background())
-	ch := make(chan os.Signal, 2)
+	ch := make(chan os.Signal, 4)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
-	go func() {
-		<-ch
+	go watchInterrupts(ch, func() {
 		fmt.Fprintln(os.Stderr, "\n"+note)
 		cancel()
-		<-ch
-		os.Exit(exitInterrupted)
-	}()
+	}, func() { os.Exit(exitInterrupted) })
 	return ctx, func() { signal.Stop(ch); cancel() }
+}
+
+// repeatWindow is how soon after the first interrupt another counts as the same one: `timeout
+// -s INT` and `kill -INT -PGID` signal the process and its group, so one interrupt arrives
+// twice within microseconds, and a terminal's Ctrl-C can reach a process twice the same way.
+// A person pressing Ctrl-C again to quit takes longer than this.
+const repeatWindow = time.Second
+
+// watchInterrupts calls first on the first signal from ch and second on a later one that comes
+// at least repeatWindow after it; signals within the window count as the first.
+func watchInterrupts(ch <-chan os.Signal, first, second func()) {
+	if _, ok := <-ch; !ok {
+		return
+	}
+	at := time.Now()
+	first()
+	for range ch {
+		if time.Since(at) >= repeatWindow {
+			second()
+			return
+		}
+	}
 }
 
 func execute(ctx context.Context, e *env, args []string) int {
