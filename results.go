@@ -327,9 +327,14 @@ type CapacityPoint struct {
 	// because its responses arrived in one piece, not streamed (ITL, generation speed): unknown,
 	// not failed on their merits.
 	NotStreamed []string `json:"not_streamed,omitempty"`
-	// Reused is set when the point came from a sweep cell instead of a capacity run.
-	Reused bool   `json:"reused,omitempty"`
-	CellID string `json:"cell_id"`
+	// Reused is set when the point came from a cell measured for something else at the use
+	// case's shape (a sweep cell, another use case's search level: CellID says which) instead
+	// of this search; it cost the search nothing.
+	Reused bool `json:"reused,omitempty"`
+	// Resumed is set when an earlier attempt of the run (before a --resume) measured this
+	// level of this search; RequestsSpent is what that attempt sent there.
+	Resumed bool   `json:"resumed,omitempty"`
+	CellID  string `json:"cell_id"`
 	// E2ESeconds is the level's mean end-to-end latency (s), used to estimate server time.
 	E2ESeconds float64 `json:"e2e_latency_seconds_mean,omitempty"`
 	// RequestsSpent and ServerSeconds are what measuring this level cost the search (0 when
@@ -380,6 +385,11 @@ type CapacityResult struct {
 	DenseGridServerSeconds float64 `json:"dense_grid_server_seconds,omitempty"`
 	Skipped                bool    `json:"skipped,omitempty"`
 	Note                   string  `json:"note,omitempty"`
+	// Interrupted is set when the search stopped before its verdict (Ctrl-C, a server that went
+	// away): Points holds the levels measured so far, and when one passed, Limit is the highest
+	// passing level below any failure, LimitKind "lower_bound" (the limit is at least Limit so
+	// far) and FirstFailing the lowest failing level, if any. A resume finishes the search.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // RunInfo identifies a run in results.json.

@@ -61,8 +61,8 @@ func DefaultRequestsAt(n int) int { return n + max(10, 3*n) }
 // the measured levels' costs (what measure reported; server time estimated as requests × mean
 // end-to-end latency / concurrency).
 //
-// On an error from measure or a canceled ctx, Search returns the points gathered so far (no
-// verdict) with the error.
+// On an error from measure or a canceled ctx, Search returns the points gathered so far with
+// the error, marked Interrupted: no verdict, only the limit so far (see interrupted).
 func Search(ctx context.Context, uc servebench.UseCase, cfg SearchConfig, measure Measure) (servebench.CapacityResult, error) {
 	res := servebench.CapacityResult{
 		UseCase: uc.Name, Title: uc.Title, ContextTokens: int(uc.ContextTokens), OutputTokens: int(uc.OutputTokens),
@@ -104,8 +104,7 @@ func Search(ctx context.Context, uc servebench.UseCase, cfg SearchConfig, measur
 			return res, fmt.Errorf("capacity search for %q: level %d proposed twice (internal error)", uc.Name, next)
 		}
 		if err := ctx.Err(); err != nil {
-			res.Points = sorted(points)
-			return res, err
+			return interrupted(res, points, 0), err
 		}
 		if measure == nil {
 			res.Points = sorted(points)
@@ -113,12 +112,7 @@ func Search(ctx context.Context, uc servebench.UseCase, cfg SearchConfig, measur
 		}
 		cell, spent, err := measure(ctx, next)
 		if err != nil {
-			res.Points = sorted(points)
-			for _, p := range res.Points {
-				res.RequestsSpent += p.RequestsSpent
-			}
-			res.RequestsSpent += spent
-			return res, err
+			return interrupted(res, points, spent), err
 		}
 		p := Evaluate(uc, cell)
 		p.Concurrency, p.RequestsSpent = next, spent
@@ -128,6 +122,29 @@ func Search(ctx context.Context, uc servebench.UseCase, cfg SearchConfig, measur
 		points[next] = p
 		moved = append(moved, p.Pass)
 	}
+}
+
+// interrupted is the result of a search stopped before its verdict: res (the use case's
+// fields) with the points measured so far, their requests and server time plus spent (what the
+// level that was stopped had sent), Interrupted set, and, when a level passed, the limit so
+// far: Limit = the highest passing level below the lowest failing one (LimitKind lower_bound:
+// at least that), FirstFailing = that failing level when one failed.
+func interrupted(res servebench.CapacityResult, points map[int]servebench.CapacityPoint, spent int) servebench.CapacityResult {
+	res.Interrupted = true
+	res.Points = sorted(points)
+	for _, p := range res.Points {
+		res.RequestsSpent += p.RequestsSpent
+		res.ServerSecondsSpent += p.ServerSeconds
+	}
+	res.RequestsSpent += spent
+	lo, hi := bounds(points)
+	if lo > 0 {
+		res.LimitKind, res.Limit = servebench.LimitLowerBound, servebench.Int(lo)
+	}
+	if hi > 0 {
+		res.FirstFailing = servebench.Int(hi)
+	}
+	return res
 }
 
 // nextLevel is the level Search measures next, or done when the limit is established (see

@@ -17,10 +17,17 @@ const (
 )
 
 // LimitLabel is the short form of a capacity limit for tables: "24" (measured), "~35"
-// (interpolated), "125+" (lower bound: the ceiling held), LabelNotViable (fails at 1 request or
+// (interpolated), "125+" (lower bound: the ceiling held), "≥8" (an interrupted search whose
+// highest passing level so far is 8), LabelNotViable (fails at 1 request or
 // the target cannot hold the use case's context), or LabelNotMeasured (no verdict: an
 // interrupted search or a use case skipped for another reason).
 func LimitLabel(r servebench.CapacityResult) string {
+	if r.Interrupted {
+		if r.Limit != nil && *r.Limit > 0 {
+			return "≥" + strconv.Itoa(*r.Limit)
+		}
+		return LabelNotMeasured
+	}
 	switch r.LimitKind {
 	case servebench.LimitNotViable:
 		return LabelNotViable
@@ -225,9 +232,20 @@ func lastPassingBelow(r servebench.CapacityResult, hi int) int {
 	return lo
 }
 
+// SearchInterrupted is what an interrupted search's limit says it is.
+const SearchInterrupted = "search interrupted"
+
 // LimitPhrase is the limit as a phrase: "24 concurrent requests", "1 request", "~35 concurrent
-// requests", "125+ concurrent requests", "not viable", "not measured".
+// requests", "125+ concurrent requests", "not viable", "not measured", and for an interrupted
+// search "at least 8 concurrent requests so far (search interrupted)" or "not measured (search
+// interrupted)".
 func LimitPhrase(r servebench.CapacityResult) string {
+	if r.Interrupted {
+		if r.Limit != nil && *r.Limit > 0 {
+			return "at least " + Requests(*r.Limit) + " so far (" + SearchInterrupted + ")"
+		}
+		return LabelNotMeasured + " (" + SearchInterrupted + ")"
+	}
 	switch l := LimitLabel(r); l {
 	case LabelNotViable, LabelNotMeasured:
 		return l
@@ -280,6 +298,9 @@ func Detail(r servebench.CapacityResult) string {
 // otherwise), the interpolation clause of an interpolated limit, and the sentences after.
 func verdictParts(r servebench.CapacityResult) (head, interp, rest string) {
 	uc := servebench.UseCase{Statistic: r.Statistic, Thresholds: r.Thresholds}
+	if r.Interrupted {
+		return Headline(r), "", interruptedText(uc, r)
+	}
 	if r.Skipped {
 		if r.Note == "" {
 			return Headline(r), "", ""
@@ -316,6 +337,46 @@ func verdictParts(r servebench.CapacityResult) (head, interp, rest string) {
 		return Headline(r), interp, rest
 	}
 	return Headline(r), "", ""
+}
+
+// interruptedText is what an interrupted search measured before it stopped: the levels, the
+// highest passing one and the lowest failing one, and how to finish it.
+func interruptedText(uc servebench.UseCase, r servebench.CapacityResult) string {
+	if len(r.Points) == 0 {
+		return "The search was interrupted before it measured a level. Resume the run (servebench run --resume RUN_DIR) to search this use case."
+	}
+	var levels []string
+	for _, p := range r.Points {
+		levels = append(levels, strconv.Itoa(p.Concurrency))
+	}
+	s := "The search was interrupted after measuring " + plural(len(levels), "level") + " (" + joinAnd(levels) + " concurrent requests)."
+	if r.Limit != nil && *r.Limit > 0 {
+		if p, ok := PointAt(r, *r.Limit); ok {
+			s += " At " + Requests(*r.Limit) + ", " + passing(uc, p, Checks(r.Thresholds)) + "."
+		}
+	}
+	if r.FirstFailing != nil {
+		if p, ok := PointAt(r, *r.FirstFailing); ok {
+			s += " At " + Requests(*r.FirstFailing) + ", " + failingText(uc, p) + "."
+		}
+	}
+	return s + " Resume the run (servebench run --resume RUN_DIR) to finish the search."
+}
+
+// plural writes n and noun, with an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+// joinAnd joins words as "a", "a and b", "a, b and c".
+func joinAnd(w []string) string {
+	if len(w) < 2 {
+		return strings.Join(w, "")
+	}
+	return strings.Join(w[:len(w)-1], ", ") + " and " + w[len(w)-1]
 }
 
 // failingText describes the failing metrics of p, joined with "; ".

@@ -74,6 +74,8 @@ func Reconsider(uc servebench.UseCase, ceiling int, cells []servebench.CellResul
 	if err == nil {
 		return Reconsidered{CapacityResult: res, Decided: true, Label: LimitLabel(res), KindWords: KindWords(res.LimitKind), Verdict: Verdict(res)}
 	}
+	// not an interruption: the levels were never measured, so there is no limit so far to state
+	res.Interrupted, res.LimitKind, res.Limit, res.FirstFailing = false, "", nil, nil
 	out := Reconsidered{CapacityResult: res, Label: LabelNotMeasured, KindWords: KindUndecidedByLevels, Verdict: sentence(err.Error())}
 	if !errors.Is(err, errUnmeasured) {
 		return out

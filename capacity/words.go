@@ -21,6 +21,19 @@ const (
 // bound: the highest level passed", LabelNotViable, or KindNotDecided when the search reached
 // no verdict. The report, the pages and the page's what-if all take it from here.
 func KindWords(k servebench.LimitKind) string {
+	return kindWords(k)
+}
+
+// KindWordsOf is KindWords of r's limit kind, and for an interrupted search "at least this so far:
+// the search was interrupted".
+func KindWordsOf(r servebench.CapacityResult) string {
+	if r.Interrupted {
+		return "at least this so far: the search was interrupted"
+	}
+	return kindWords(r.LimitKind)
+}
+
+func kindWords(k servebench.LimitKind) string {
 	switch k {
 	case servebench.LimitMeasured, servebench.LimitInterpolated:
 		return string(k)

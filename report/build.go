@@ -252,6 +252,15 @@ func (b *builder) headline() *Verdict {
 	return nil
 }
 
+// noCapacityWhy says why a run has no capacity result: the plan named no use case, or the run
+// stopped before its searches (then how to finish them).
+func (b *builder) noCapacityWhy() string {
+	if len(b.man.Plan.UseCases) > 0 && b.man.Status != "completed" {
+		return fmt.Sprintf("the run stopped before its capacity searches (%s planned; servebench run --resume RUN_DIR runs them)", plural(len(b.man.Plan.UseCases), "use case"))
+	}
+	return "no use case was analysed (--use-cases default)"
+}
+
 // measuredAny reports whether any sweep cell sent requests (succeeded or not).
 func (b *builder) measuredAny() bool {
 	for i := range b.res.Cells {
@@ -295,6 +304,9 @@ func (b *builder) highlights() {
 	}
 	if v := b.headline(); v != nil {
 		cond := "@ " + v.Context + " Context (" + v.Title + ")"
+		if v.Interrupted {
+			cond += ", At Least This So Far (Search Interrupted)"
+		}
 		if u := b.sizingOf(v.UseCase); u != nil && u.UsersPerReplica != nil && b.res.Sizing != nil {
 			cond += fmt.Sprintf(" ≈ %s at %s per request slot", counted(usersLabel(*u), "user"), fmtUsers(b.res.Sizing.UsersPerSlot))
 		}
@@ -305,7 +317,7 @@ func (b *builder) highlights() {
 		r.Highlights = append(r.Highlights, Highlight{Value: v.LimitLabel, Label: label, Condition: cond})
 	} else {
 		r.Highlights = append(r.Highlights, Highlight{Value: "—", Label: "Concurrent Requests",
-			Condition: "capacity not measured: no use case was analysed (--use-cases default)"})
+			Condition: "capacity not measured: " + b.noCapacityWhy()})
 	}
 }
 
@@ -396,7 +408,7 @@ func (b *builder) sectionExecutive() {
 	if v := b.headline(); v != nil {
 		row(v.Title+" Capacity", fmt.Sprintf("%s @ %s context", v.LimitPhrase, v.Context))
 	} else {
-		row("Capacity", "not measured: no use case was analysed (--use-cases default)")
+		row("Capacity", "not measured: "+b.noCapacityWhy())
 	}
 	if x, ctx, lo, hi, ok := b.scaling(); ok {
 		row("Throughput Scaling", fmt.Sprintf("%.1f× from %d to %d concurrent requests (%s context%s)", x, lo.Concurrency, hi.Concurrency, ctxLabel(ctx), inside(caveat(lo, hi))))

@@ -43,7 +43,7 @@ func (b *builder) verdicts() []Verdict {
 	var out []Verdict
 	for _, cr := range b.res.Capacity {
 		v := Verdict{UseCase: cr.UseCase, Title: useCaseTitle(cr), ContextTokens: cr.ContextTokens, Context: ctxLabel(cr.ContextTokens),
-			LimitLabel: capacity.LimitLabel(cr), LimitPhrase: capacity.LimitPhrase(cr), LimitKind: string(cr.LimitKind), LimitRange: cr.LimitRange}
+			LimitLabel: capacity.LimitLabel(cr), LimitPhrase: capacity.LimitPhrase(cr), LimitKind: string(cr.LimitKind), LimitRange: cr.LimitRange, Interrupted: cr.Interrupted}
 		v.Analysis, v.Sentence = verdictText(cr)
 		out = append(out, v)
 	}
@@ -81,6 +81,12 @@ func verdictText(cr servebench.CapacityResult) (analysis, sentence string) {
 	sentence = capacity.Verdict(cr)
 	if cr.Skipped {
 		return sentence, sentence
+	}
+	if cr.Interrupted {
+		if cr.Limit != nil && *cr.Limit > 0 {
+			return "At least " + capacity.Requests(*cr.Limit) + " so far (search interrupted): every threshold held up to there. Resume the run (servebench run --resume RUN_DIR) to finish the search.", sentence
+		}
+		return "Not measured (search interrupted before it measured a level). Resume the run (servebench run --resume RUN_DIR) to search this use case.", sentence
 	}
 	ex := capacity.Explain(cr)
 	switch ex.Kind {
@@ -175,6 +181,8 @@ func (b *builder) capacityUseCase(cr servebench.CapacityResult) {
 	}
 	var marker []Marker
 	switch {
+	case cr.Interrupted && cr.Limit != nil && *cr.Limit > 0:
+		marker = []Marker{{Name: "at least " + strconv.Itoa(*cr.Limit) + " so far (search interrupted)", X: float64(*cr.Limit)}}
 	case cr.Limit != nil && cr.LimitKind == servebench.LimitLowerBound:
 		marker = []Marker{{Name: fmt.Sprintf("limit %s (ceiling passes)", capacity.LimitLabel(cr)), X: float64(*cr.Limit)}}
 	case cr.Limit != nil && *cr.Limit > 0:
@@ -269,7 +277,7 @@ func (b *builder) capacityUseCase(cr servebench.CapacityResult) {
 	}
 	blocks = append(blocks, tableB(t), verdictB(capacity.Headline(cr)))
 	if d := capacity.Detail(cr); d != "" {
-		if cr.LimitKind == servebench.LimitLowerBound {
+		if cr.LimitKind == servebench.LimitLowerBound && !cr.Interrupted {
 			d += " Raise capacity.max_concurrency (--capacity-max) to search further."
 		}
 		blocks = append(blocks, para("%s", d))
@@ -277,13 +285,10 @@ func (b *builder) capacityUseCase(cr servebench.CapacityResult) {
 	if cr.Note != "" {
 		blocks = append(blocks, note(cr.Note))
 	}
-	reused := 0
-	for _, p := range pts {
-		if p.Reused {
-			reused++
-		}
+	if cr.Interrupted && len(pts) > 0 {
+		blocks = append(blocks, para("Before it was interrupted, the search measured %s%s and spent %s.", plural(len(pts), "concurrency level"), reusedText(pts), plural(cr.RequestsSpent, "request")))
 	}
-	if cr.DenseGridRequests > 0 && len(pts) > 0 {
+	if cr.DenseGridRequests > 0 && len(pts) > 0 && !cr.Interrupted {
 		top := cr.Ceiling
 		if cr.FirstFailing != nil {
 			top = *cr.FirstFailing
@@ -310,13 +315,46 @@ func (b *builder) capacityUseCase(cr servebench.CapacityResult) {
 			saved := 1 - float64(cr.RequestsSpent)/float64(cr.DenseGridRequests)
 			cost = fmt.Sprintf("measuring every level from 1 to %d would have cost %s%s (%s saved)", top, fmtInt(cr.DenseGridRequests), denseTime, fmtPct0(saved))
 		}
-		blocks = append(blocks, para("The search measured %s (%d reused from the sweep)%s and spent %s%s; %s.%s",
-			plural(len(pts), "concurrency level"), reused, how, plural(cr.RequestsSpent, "request"), spentTime, cost, sure))
+		blocks = append(blocks, para("The search measured %s%s%s and spent %s%s; %s.%s",
+			plural(len(pts), "concurrency level"), reusedText(pts), how, plural(cr.RequestsSpent, "request"), spentTime, cost, sure))
 	}
 	if cr.ContextTokens >= 32*1024 && b.man.Plan.Sweep.SharedPrefix == 0 {
 		blocks = append(blocks, note("About caching: users who build context incrementally (multi-turn chat, agents) hit the prefix cache on every turn when it is enabled, so only new tokens need prefill. These results are worst-case TTFT, with the whole context processed at once."))
 	}
 	b.add(id, useCaseHeading(cr), 2, blocks...)
+}
+
+// reusedText says where a search's levels came from, in parentheses: " (2 reused from the
+// sweep, 1 from the chatbot search; 3 measured before the run was resumed)". A level is reused
+// from the sweep only when its cell is a sweep cell (same context and output length); one from
+// another use case's search is named as such.
+func reusedText(pts []servebench.CapacityPoint) string {
+	sweep, resumed := 0, 0
+	var order []string
+	others := map[string]int{}
+	for _, p := range pts {
+		switch {
+		case p.Reused && strings.HasPrefix(p.CellID, sweepScenario+"/"):
+			sweep++
+		case p.Reused:
+			from, _, _ := strings.Cut(p.CellID, "/")
+			if others[from] == 0 {
+				order = append(order, from)
+			}
+			others[from]++
+		case p.Resumed:
+			resumed++
+		}
+	}
+	parts := []string{fmt.Sprintf("%d reused from the sweep", sweep)}
+	for _, from := range order {
+		parts = append(parts, fmt.Sprintf("%d from the %s search", others[from], from))
+	}
+	s := " (" + strings.Join(parts, ", ")
+	if resumed > 0 {
+		s += fmt.Sprintf("; %d measured before the run was resumed", resumed)
+	}
+	return s + ")"
 }
 
 // cell is the run's cell with the given ID (a capacity point's CellID), nil when the results

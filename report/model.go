@@ -109,6 +109,9 @@ type Verdict struct {
 	// thresholds."); Sentence is the longer verdict with the values at the limit.
 	Analysis string `json:"analysis"`
 	Sentence string `json:"sentence"`
+	// Interrupted is set when the search stopped before its verdict: LimitLabel ("≥8") is the
+	// limit so far.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // Section is one chapter or subsection of the report. Level 0 is a part heading ("Technical

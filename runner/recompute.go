@@ -85,6 +85,16 @@ func Recompute(man servebench.Manifest, recs []servebench.Record, logs []servebe
 			levels[l.Cell] = l
 		}
 	}
+	// the levels a resumed run's earlier attempts measured (numbered below the last attempt's
+	// first request)
+	if n := len(man.Attempts); n > 1 {
+		r.earlier = map[string]bool{}
+		for k, l := range levels {
+			if l.FirstSeq < man.Attempts[n-1].FirstSeq {
+				r.earlier[k.ID()] = true
+			}
+		}
+	}
 	// the rate searches decide again over the cells they measured
 	if err := r.searchRates(context.Background(), done, func(context.Context, servebench.CellKey) (servebench.CellResult, error) {
 		return servebench.CellResult{}, errNotMeasured
@@ -110,6 +120,8 @@ func Recompute(man servebench.Manifest, recs []servebench.Record, logs []servebe
 		if err := r.searchUsers(context.Background(), done); err != nil && !errors.Is(err, errNotMeasured) {
 			return servebench.Results{}, err
 		}
+	} else { // an interrupted run: the searches it never reached are said, not lost
+		r.unsearched()
 	}
 	return r.Results(), nil
 }

@@ -191,11 +191,14 @@ type Runner struct {
 	mu    sync.Mutex
 	cells []servebench.CellResult
 	caps  []servebench.CapacityResult
-	notes []string
-	outs  []servebench.Outage
-	conv  *conversations   // the multi-turn sessions of the level being measured
-	pop   *load.Population // the population of users being measured
-	users []servebench.UsersCapacity
+	// earlier holds the IDs of the cells an earlier attempt of the run measured, when Recompute
+	// reads them from the cell logs (Run takes them from Done).
+	earlier map[string]bool
+	notes   []string
+	outs    []servebench.Outage
+	conv    *conversations   // the multi-turn sessions of the level being measured
+	pop     *load.Population // the population of users being measured
+	users   []servebench.UsersCapacity
 	// finished, when set, is the run's end for Results (Recompute); otherwise now.
 	finished time.Time
 	short    atomic.Int64
@@ -366,10 +369,15 @@ const SweepScenario = servebench.SweepScenario
 // Run measures the sweep, the dedicated scenarios and the capacity searches. It writes results
 // after every cell, so an interrupted run keeps everything it measured. A canceled ctx stops
 // new requests; Run then returns ctx's error and Results still holds the finished cells.
-func (r *Runner) Run(ctx context.Context) error {
+func (r *Runner) Run(ctx context.Context) (err error) {
 	if r.Plan.Users != nil && r.Load != nil {
 		return errDistributedUsers
 	}
+	defer func() {
+		if err != nil {
+			r.unsearched()
+		}
+	}()
 	done := map[servebench.CellKey]servebench.CellResult{}
 	for _, c := range r.Done {
 		c.CellKey = withKind(c.CellKey)
@@ -527,9 +535,15 @@ func (r *Runner) searchCapacity(ctx context.Context, done map[servebench.CellKey
 			r.emit(Event{Kind: EventNote, Phase: servebench.CapacityPhase(uc.Name), Message: fmt.Sprintf("not searched: %d context + %d output tokens exceed the target's maximum model length of %d tokens", uc.ContextTokens, uc.OutputTokens, maxLen)})
 			continue
 		}
+		// Known levels are cells measured for something else at this use case's shape (the
+		// sweep's, another use case's search): reused, costing nothing. This use case's own
+		// levels from an earlier attempt of the run are not reuse: the search asks for them
+		// again and gets them back below, with what they cost.
 		measured := make([]servebench.CellResult, 0, len(done))
 		for _, c := range done {
-			measured = append(measured, c)
+			if !ownLevel(c.CellKey, uc) {
+				measured = append(measured, c)
+			}
 		}
 		cfg := capacity.SearchConfig{Ceiling: r.Plan.Capacity.MaxConcurrency, Known: capacity.KnownCells(measured, uc), RequestsAt: r.levelCost}
 		r.search = searchState{useCasesLeft: len(r.Plan.UseCases) - i, points: len(cfg.Known)}
@@ -537,7 +551,8 @@ func (r *Runner) searchCapacity(ctx context.Context, done map[servebench.CellKey
 		res, err := capacity.Search(ctx, uc, cfg, func(ctx context.Context, n int) (servebench.CellResult, int, error) {
 			key := servebench.CellKey{Kind: servebench.KindCapacity, Scenario: uc.Name, LoadMode: servebench.ModeSustained, ContextTokens: ctxTok, OutputTokens: outTok, Concurrency: n}
 			if c, ok := done[key]; ok {
-				return c, 0, nil
+				// measured by an earlier attempt of this run: it cost what it sent then
+				return c, c.RequestsTotal + c.WarmupRequests, nil
 			}
 			c, sent, err := level(ctx, uc, key)
 			if err != nil {
@@ -554,12 +569,65 @@ func (r *Runner) searchCapacity(ctx context.Context, done map[servebench.CellKey
 			res = r.budgetDecide(uc, cfg.Ceiling, res.Points)
 			err = nil
 		}
+		r.markResumed(&res)
 		if err != nil {
+			r.addCapacity(res) // marked Interrupted: the levels so far and the limit so far
 			return err
 		}
 		r.addCapacity(res)
 	}
 	return nil
+}
+
+// ownLevel reports whether cell k is a level of uc's own capacity search.
+func ownLevel(k servebench.CellKey, uc servebench.UseCase) bool {
+	return withKind(k).Kind == servebench.KindCapacity && k.Scenario == uc.Name
+}
+
+// markResumed sets Resumed on the points of res that an earlier attempt of the run measured
+// (r.Done holds that attempt's cells; a recomputation sets r.earlier from the cell logs).
+func (r *Runner) markResumed(res *servebench.CapacityResult) {
+	earlier := r.earlier
+	if earlier == nil {
+		earlier = map[string]bool{}
+		for _, c := range r.Done {
+			earlier[c.ID()] = true
+		}
+	}
+	for i := range res.Points {
+		if p := &res.Points[i]; !p.Reused && earlier[p.CellID] {
+			p.Resumed = true
+		}
+	}
+}
+
+// unsearched adds, after a run that stopped early, an interrupted capacity result with no levels
+// for every use case of the plan that has none yet, so each still appears in the results and
+// the report ("not measured (search interrupted)") instead of vanishing.
+func (r *Runner) unsearched() {
+	r.mu.Lock()
+	have := map[string]bool{}
+	for _, c := range r.caps {
+		have[c.UseCase] = true
+	}
+	added := false
+	for _, uc := range r.Plan.UseCases {
+		if have[uc.Name] {
+			continue
+		}
+		st := uc.Statistic
+		if st == "" {
+			st = servebench.StatMean
+		}
+		r.caps = append(r.caps, servebench.CapacityResult{UseCase: uc.Name, Title: uc.Title, ContextTokens: int(uc.ContextTokens),
+			OutputTokens: int(uc.OutputTokens), Statistic: st, Thresholds: uc.Thresholds, Ceiling: r.Plan.Capacity.MaxConcurrency,
+			Interrupted: true, Note: "the run stopped before this use case's search measured a level"})
+		added = true
+	}
+	r.mu.Unlock()
+	if added {
+		r.flush()
+	}
 }
 
 // keep appends l to the run folder's cells.jsonl; a failure stops the run like a failed record
