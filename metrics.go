@@ -29,13 +29,9 @@ type Timing struct {
 // they are left at zero and excluded from statistics (see Measurable). Token counts come from the
 // server's usage, so multi-token chunks (speculative decoding) are counted correctly.
 //
-// A response is not streamed (Record.NotStreamed) when its token events arrived together:
-//
-//	chunks ≥ 2 and decode_seconds < NotStreamedGapSeconds × (chunks − 1)
-//
-// (a mean gap between token events under 0.1 ms, faster than any engine's decode step: a
-// buffering proxy delivered the whole answer in one write). Its ITL and generation speed are
-// unknown, left at zero and excluded from statistics like those of a one-token answer.
+// A response is not streamed (Record.NotStreamed, see NotStreamed) when its tokens arrived
+// together: a buffering proxy delivered the whole answer in one write. Its ITL and generation
+// speed are unknown, left at zero and excluded from statistics like those of a one-token answer.
 func Derive(rec *Record, t Timing) {
 	rec.TTFTSeconds = t.FirstToken.Seconds()
 	rec.FirstContentSeconds = t.FirstContent.Seconds()
@@ -46,7 +42,7 @@ func Derive(rec *Record, t Timing) {
 	if t.LastToken > t.FirstToken {
 		rec.DecodeSeconds = (t.LastToken - t.FirstToken).Seconds()
 	}
-	rec.NotStreamed = rec.Chunks >= 2 && rec.DecodeSeconds < NotStreamedGapSeconds*float64(rec.Chunks-1)
+	rec.NotStreamed = NotStreamed(rec)
 	if rec.OutputTokens > 1 && rec.DecodeSeconds > 0 && !rec.NotStreamed {
 		n := float64(rec.OutputTokens - 1)
 		rec.ITLSeconds = rec.DecodeSeconds / n
@@ -91,8 +87,23 @@ func MeetsSLO(rec *Record, slo Thresholds) bool {
 }
 
 // NotStreamedGapSeconds is the mean gap between token events below which a response was not
-// streamed (see Derive): 0.1 ms.
+// streamed (see NotStreamed): 0.1 ms.
 const NotStreamedGapSeconds = 100e-6
+
+// NotStreamed reports whether rec's tokens arrived together instead of streamed:
+//
+//	output_tokens ≥ 2 and chunks = 1   (every token in one event), or
+//	chunks ≥ 2 and decode_seconds < NotStreamedGapSeconds × (chunks − 1)
+//
+// (a mean gap between token events under 0.1 ms, faster than any engine's decode step). A proxy
+// that flushes a held answer in bursts spaced like decode steps cannot be told from a fast
+// server this way.
+func NotStreamed(rec *Record) bool {
+	if rec.Chunks == 1 {
+		return rec.OutputTokens >= 2
+	}
+	return rec.Chunks >= 2 && rec.DecodeSeconds < NotStreamedGapSeconds*float64(rec.Chunks-1)
+}
 
 // Measurable reports whether rec's ITL and generation speed are defined (a successful, streamed
 // request with at least two output tokens and a positive decode time).

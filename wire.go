@@ -230,6 +230,7 @@ func (r *Record) Flag(v Violation, note string) {
 // formulas of Derive).
 func (r *Record) rederive() {
 	r.ITLSeconds, r.GenerationSpeedTPS, r.TokensPerChunk = 0, 0, 0
+	r.NotStreamed = NotStreamed(r)
 	if r.OutputTokens > 1 && r.DecodeSeconds > 0 && !r.NotStreamed {
 		n := float64(r.OutputTokens - 1)
 		r.ITLSeconds = r.DecodeSeconds / n

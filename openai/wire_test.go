@@ -3,10 +3,12 @@ package openai
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -440,6 +442,55 @@ func TestNotStreamed(t *testing.T) {
 		}
 		if rec.TTFTSeconds < 0.2 || rec.OutputTokens != 16 {
 			t.Errorf("TTFT %g (the whole answer's wait, ≥ 0.2 s), output %d", rec.TTFTSeconds, rec.OutputTokens)
+		}
+	})
+}
+
+// TestDoneEndsTheRequestHTTPS is TestDoneEndsTheRequest on the https:// path (net/http): the
+// request ends with [DONE] although the body stays open, and the one after it works.
+func TestDoneEndsTheRequestHTTPS(t *testing.T) {
+	ts := httptest.NewTLSServer(http.NotFoundHandler())
+	serverTLS := ts.TLS.Clone()
+	ts.Close()
+	synctest.Test(t, func(t *testing.T) {
+		c, err := New(Config{BaseURL: "https://lying.invalid/v1", Model: "m", MaxConnections: 1, UserClock: true,
+			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				a, b := net.Pipe()
+				go func() {
+					tc := tls.Server(b, serverTLS)
+					defer tc.Close()
+					br := bufio.NewReader(tc)
+					for {
+						req, err := http.ReadRequest(br)
+						if err != nil {
+							return
+						}
+						_, _ = io.Copy(io.Discard, req.Body)
+						p := &pipeConn{c: tc}
+						p.head()
+						p.tokens(4, "a", 10*time.Millisecond)
+						p.send(fmt.Sprintf(usageEvent, 11, 4) + doneEvent)
+						time.Sleep(time.Hour) // the body stays open
+						return
+					}
+				}()
+				return a, nil
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: true}
+		defer func() { time.Sleep(2 * time.Hour); c.Close() }()
+		for i := range 2 {
+			start := time.Now()
+			rec := c.Do(context.Background(), testRequest())
+			took := time.Since(start)
+			if !rec.OK() {
+				t.Fatalf("request %d: %s %s", i, rec.ErrorClass, rec.Error)
+			}
+			if took > 100*time.Millisecond {
+				t.Errorf("request %d took %v; it ends with [DONE], whatever the connection does", i, took)
+			}
 		}
 	})
 }

@@ -77,12 +77,11 @@ func assessWire(v *servebench.Validity, recs []servebench.Record) {
 			fmt.Sprintf("%d of %d responses claimed what cannot be true (%s); the client's own counts replaced the claims, impossible server timings were dropped", n, measured, strings.Join(kinds, ", ")))
 	}
 	if ns > 0 {
-		level := servebench.VerdictLowConfidence
 		what := "their ITL and generation speed are unknown"
 		if ok == 0 {
 			what = "ITL and generation speed are unknown"
 		}
-		v.Add(servebench.ReasonNotStreamed, level,
+		v.Add(servebench.ReasonNotStreamed, servebench.VerdictLowConfidence,
 			fmt.Sprintf("%d of %d successful responses arrived in one piece, not streamed (a buffering proxy between client and server?): %s, and TTFT is the wait for the whole answer", ns, ns+ok, what))
 	}
 }

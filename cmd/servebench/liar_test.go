@@ -202,6 +202,9 @@ func TestRunAgainstLyingServers(t *testing.T) {
 				t.Errorf("the run took %v: slots wait for the body's end after [DONE]", took)
 			}
 			report := string(mustRead(t, filepath.Join(dir, "report.md")))
+			if os.Getenv("LIAR_KEEP") != "" {
+				_ = os.WriteFile(filepath.Join(os.Getenv("LIAR_KEEP"), l.name+".md"), []byte(report), 0o644)
+			}
 			if l.reportSays != "" && !strings.Contains(report, l.reportSays) {
 				t.Errorf("report.md does not say what the server did (%q)", l.reportSays)
 			}
