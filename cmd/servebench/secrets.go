@@ -170,7 +170,7 @@ func (c envConsent) check(p servebench.Plan) error {
 	if to == "" {
 		to = "the target"
 	}
-	return fmt.Errorf("the plan names the environment variable%s %s, whose value%s would be sent to %s: a plan file or run folder may name only OPENAI_API_KEY and SERVEBENCH_* variables unless you allow more; if you mean it, pass --allow-env %s (or name the variable yourself with --api-key-env or --header), or put the value in a SERVEBENCH_* variable",
+	return fmt.Errorf("the plan names the environment variable%s %s, whose value%s would be sent to %s: a plan file or run folder may name only OPENAI_API_KEY and SERVEBENCH_* variables unless you allow more; if you mean it, pass --allow-env %s (a new run may instead name it itself with --api-key-env or --header), or put the value in a SERVEBENCH_* variable",
 		map[bool]string{false: "", true: "s"}[len(refused) > 1], strings.Join(where, ", "), map[bool]string{false: "", true: "s"}[len(refused) > 1], to, strings.Join(refused, ","))
 }
 
