@@ -31,7 +31,8 @@ func Build(in Input) *Report {
 	if b.sweep.empty() {
 		// A run without sweep cells (capacity only): show whatever sustained cells exist.
 		b.sweep = newGrid(in.Results.Cells, func(c *servebench.CellResult) bool {
-			return c.LoadMode != servebench.ModeDedicated && !openLoop(c) && !sessionCell(c)
+			// a dataset's cells have their own rows (workloadSummaryRows)
+			return c.LoadMode != servebench.ModeDedicated && !openLoop(c) && !sessionCell(c) && c.Scenario != "dataset"
 		})
 	}
 	b.rep = &Report{SchemaVersion: servebench.SchemaVersion, Simulated: IsSimulated(in.Manifest, in.Results)}

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/servebench/servebench"
 )
@@ -34,7 +35,7 @@ func (p Profile) Metadata(m servebench.Metadata) servebench.Metadata {
 			*dst = v
 		}
 	}
-	set(&m.ModelOrg, "servebench (simulated)")
+	set(&m.ModelOrg, modelOrg(p.Model.Name))
 	set(&m.ModelName, p.Model.Name)
 	set(&m.Parameters, fmt.Sprintf("%gB", p.Model.TotalParams/1e9))
 	arch := "Dense"
@@ -60,4 +61,21 @@ func (p Profile) Metadata(m servebench.Metadata) servebench.Metadata {
 	}
 	set(&m.SpeculativeDecoding, spec)
 	return m
+}
+
+// modelOrgs names the organisations behind the Hugging Face owners of the simulated models.
+var modelOrgs = map[string]string{"zai-org": "Z.ai", "meta-llama": "Meta", "Qwen": "Qwen (Alibaba)", "stepfun-ai": "StepFun"}
+
+// modelOrg is the organisation that published model (a Hugging Face id "owner/name"): the
+// owner's name from modelOrgs, else the owner as written; "servebench (imaginary model)" for a
+// model without an owner (the fast profile's).
+func modelOrg(model string) string {
+	owner, _, ok := strings.Cut(model, "/")
+	if !ok || owner == "" {
+		return "servebench (imaginary model)"
+	}
+	if org, known := modelOrgs[owner]; known {
+		return org
+	}
+	return owner
 }

@@ -299,7 +299,7 @@ var vllmDefaults = func() EngineSpec {
 // more than its 8 s time to first token, a limit the capacity search finds in two levels.
 var FastProfile = Profile{
 	Name:        "fast",
-	Description: "imaginary small GPU + 0.5B dense model, tuned so a short demo shows every effect",
+	Description: "imaginary small GPU + 0.5B dense model, fast to simulate: every effect in seconds (tests)",
 	GPU: GPUSpec{Name: "servebench-sim fast GPU", Count: 1, PeakFLOPS: 360e12, MemBandwidth: 9e12,
 		MemoryBytes: 2.205e9, IdleWatts: 40, MaxWatts: 300},
 	Model: ModelSpec{Name: "servebench-sim-0.5b", TotalParams: 0.5e9, ActiveParams: 0.5e9,

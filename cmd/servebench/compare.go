@@ -28,7 +28,7 @@ machines recorded into a shared store compare as well.`,
 		Example: `  servebench compare runs/b200 runs/h100 runs/a100 --out compare.html
   # also writes compare.md next to it
   servebench compare "H100 vLLM" 20261125-0930 --index postgres://bench@db/servebench`,
-		Args:              cobra.MinimumNArgs(2),
+		Args:              needArgs(2, -1, "run"),
 		ValidArgsFunction: dirArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var ins []report.Input

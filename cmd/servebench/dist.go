@@ -146,7 +146,7 @@ plan names with --api-key-env must be set in the worker's environment too. The w
 the run is over.`,
 		Example: `  # the token the coordinator was started with (made there by: openssl rand -hex 16)
   SERVEBENCH_TOKEN=6f1c0e9a4b7d2358e0c4a91f7b3d5e28 servebench worker --coordinator tcp://10.0.0.5:7070`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if coordinator == "" {
 				return withCode(exitUsage, errors.New("--coordinator is required: the address the coordinator listens on (its --listen), as tcp://HOST:PORT"))

@@ -17,7 +17,7 @@ func newK8sCmd(e *env) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "k8s",
 		Short: "Kubernetes: the manifests of a distributed run",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 	}
 	var o k8s.Options
 	var planPath, out string
@@ -35,7 +35,7 @@ The plan must name its target (target.url): the workers reach the server from th
 Apply with  kubectl apply --server-side -f FILE ; see docs/distributed.md.`,
 		Example: `  servebench k8s manifests --workers 4 --plan plan.yaml --image registry.example/servebench:0.1 > servebench.yaml
   kubectl apply --server-side -f servebench.yaml`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if planPath == "" {
 				return withCode(exitUsage, fmt.Errorf("--plan is required: the plan file the coordinator runs"))

@@ -153,9 +153,7 @@ Without --url it runs against the built-in simulated engine (every output is mar
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return withCode(exitUsage, fmt.Errorf("%w (see %s --help)", err, c.CommandPath()))
-	})
+	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newRunCmd(e), simWithValidate(e), newReportCmd(e), newCompareCmd(e), newRunsCmd(e), newGateCmd(e), newExportCmd(e), newVersionCmd(e), newServeCmd(e), newSiteCmd(e), newSelfcheckCmd(e), newWorkerCmd(e), newK8sCmd(e))
 	return root
 }
@@ -164,7 +162,7 @@ func newVersionCmd(e *env) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fmt.Fprintln(e.stdout, "servebench", version)
 			return nil

@@ -30,7 +30,7 @@ With --recompute, results.json is first computed again from what the folder keep
 run.json (the plan and the server), requests.jsonl (every request) and cells.jsonl (each cell's
 window and the server and GPU telemetry around it) — by the code that computed it during the
 run, and written over the folder's results.json.`,
-		Args:              cobra.ExactArgs(1),
+		Args:              needArgs(1, 1, "run folder"),
 		ValidArgsFunction: dirArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			fs, err := parseFormats(formats)

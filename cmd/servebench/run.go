@@ -51,7 +51,7 @@ func newRunCmd(e *env) *cobra.Command {
 		Example: `  servebench run                                   # demo against the built-in simulator
   servebench run --url http://127.0.0.1:8000/v1 --contexts 1k,8k,32k --concurrency 1-5
   servebench run --config plan.yaml --out runs/h100-qwen`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runRun(cmd.Context(), e, f, planOverrides(cmd))
 		},

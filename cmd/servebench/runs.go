@@ -19,7 +19,7 @@ func newRunsCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "runs",
 		Short: "List the runs recorded in the runs index (newest first)",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ix, err := openIndex(e, index)
 			if err != nil {

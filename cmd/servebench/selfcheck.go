@@ -21,7 +21,7 @@ the server's write returned), how long its goroutines wait to run, and how much 
 It exits 1 when this machine cannot measure that load to the millisecond. The server shares the
 process, so the check is pessimistic: a real run carries only the client.`,
 		Example: `  servebench selfcheck --concurrency 256 --events-per-second 5000`,
-		Args:    cobra.NoArgs,
+		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			prio := host.PrepareClient() // as a run does
 			res, err := selfcheck.Run(cmd.Context(), cfg)

@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
-	"text/tabwriter"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -25,15 +27,10 @@ func newSimCmd(e *env) *cobra.Command {
   servebench sim --reasoning-tokens 256          # a reasoning model: thinks before it answers
   servebench sim --list
   servebench sim validate                        # the simulator against published measurements`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if list {
-				tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-				fmt.Fprintln(tw, "PROFILE\tVALIDATED ERROR (held-out published points)\tDESCRIPTION")
-				for _, p := range sim.Profiles() {
-					fmt.Fprintf(tw, "%s\t%s\t%s\n", p.Name, p.Validation.Summary(), p.Description)
-				}
-				return tw.Flush()
+				return listProfiles(e.stdout)
 			}
 			prof, err := sim.LookupProfile(profile)
 			if err != nil {
@@ -88,4 +85,56 @@ func newSimCmd(e *env) *cobra.Command {
 	completeValues(cmd, "profile", false, profileNames)
 	completeValues(cmd, "reasoning-field", false, fixed("reasoning_content", "reasoning"))
 	return cmd
+}
+
+// listWidth is the width sim --list fits in (columns).
+const listWidth = 100
+
+// listProfiles writes every simulator profile in listWidth columns: its name, then indented its
+// description and how far it is from published measurements — its own, or, for a profile never
+// measured itself, those of the validated kind it borrows its fit from, said as such.
+func listProfiles(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString("Simulator profiles (servebench run --sim-profile NAME); error = held-out published points\n")
+	for _, p := range sim.Profiles() {
+		v := p.Validation
+		line := "not validated against published measurements: read its figures as trends"
+		if v.Points > 0 {
+			line = "validated: " + v.Summary()
+			if ref, borrowed := strings.CutSuffix(v.Reference, " (nearest validated kind)"); borrowed {
+				v.Reference = ref
+				line = "not measured itself; fitted as the validated " + ref + ": " + v.Summary()
+			}
+		}
+		b.WriteString("\n" + p.Name + "\n")
+		for _, para := range []string{p.Description, line} {
+			for _, l := range wrap(para, listWidth-4, listWidth-6) {
+				b.WriteString(l + "\n")
+			}
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// wrap breaks s at spaces into lines of at most first columns (the first, indented by 4) and
+// rest columns (the others, indented by 6); a word longer than a line stands alone.
+func wrap(s string, first, rest int) []string {
+	var out []string
+	width, indent := first, "    "
+	cur := ""
+	for _, word := range strings.Fields(s) {
+		if cur != "" && utf8.RuneCountInString(cur)+1+utf8.RuneCountInString(word) > width {
+			out = append(out, indent+cur)
+			cur, width, indent = "", rest, "      "
+		}
+		if cur != "" {
+			cur += " "
+		}
+		cur += word
+	}
+	if cur != "" {
+		out = append(out, indent+cur)
+	}
+	return out
 }

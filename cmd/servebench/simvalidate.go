@@ -25,7 +25,7 @@ speed and system throughput, and every capacity limit within 25% (or the same "N
 viable" kind). It exits 1 when a target is missed, naming it.`,
 		Example: `  servebench sim validate
   servebench sim validate --summary`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			pts, err := validation.Points()
 			if err != nil {
