@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"context"
+	pdfprint "github.com/servebench/servebench/report/pdf"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,7 +22,7 @@ func requireChromium(t *testing.T) string {
 	if _, err := os.Stat("/usr/bin/chromium"); err == nil {
 		return "/usr/bin/chromium"
 	}
-	exe, err := findBrowser()
+	exe, err := pdfprint.FindBrowser()
 	if err != nil {
 		t.Skipf("skipping browser test: %v", err)
 	}
@@ -39,11 +40,11 @@ func openInBrowser(t *testing.T, page string, listen func(ev any)) (context.Cont
 	if err := os.WriteFile(htmlPath, []byte(page), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	u, err := fileURL(htmlPath)
+	u, err := pdfprint.FileURL(htmlPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := browserContext(context.Background(), exe, filepath.Join(dir, "profile"), listen)
+	ctx, cancel := pdfprint.BrowserContext(context.Background(), exe, filepath.Join(dir, "profile"), listen)
 	t.Cleanup(cancel)
 	if err := chromedp.Do(ctx); err != nil {
 		t.Fatalf("starting %s: %v", exe, err)
@@ -83,7 +84,7 @@ func TestHTMLInBrowser(t *testing.T) {
 		}),
 		chromedp.EmulateViewport(1280, 900),
 		chromedp.Navigate(u),
-		waitCharts(),
+		pdfprint.WaitCharts(),
 		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 			var err error
 			containers, err = chromedp.Evaluate[int](`document.querySelectorAll("div.chart").length`)(ctx, tg)
@@ -160,7 +161,7 @@ func TestPDF(t *testing.T) {
 	if err := os.WriteFile(htmlPath, []byte(renderHTML(t, nil)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := PDF(context.Background(), htmlPath, pdfPath); err != nil {
+	if err := pdfprint.Print(context.Background(), htmlPath, pdfPath); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(pdfPath)
@@ -183,7 +184,7 @@ func TestPDFWithoutBrowser(t *testing.T) {
 	if err := os.WriteFile(htmlPath, []byte("<html></html>"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	err := PDF(context.Background(), htmlPath, filepath.Join(dir, "report.pdf"))
+	err := pdfprint.Print(context.Background(), htmlPath, filepath.Join(dir, "report.pdf"))
 	if err == nil || !strings.Contains(err.Error(), "apt-get install chromium") {
 		t.Fatalf("want an error naming apt-get install chromium, got %v", err)
 	}
@@ -204,7 +205,7 @@ func TestChartMarksInBrowser(t *testing.T) {
 		Caption string `json:"caption"`
 	}
 	var states []chartState
-	err := chromedp.Do(tctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(u), waitCharts(),
+	err := chromedp.Do(tctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(u), pdfprint.WaitCharts(),
 		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 			var err error
 			states, err = chromedp.Evaluate[[]chartState](`Array.from(document.querySelectorAll("div.chart")).map(function (el) {

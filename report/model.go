@@ -9,7 +9,7 @@
 //	rep := report.Build(report.Input{Manifest: man, Results: res, Samples: samples})
 //	report.Markdown(os.Stdout, rep)
 //	report.HTML(f, rep)                     // offline: ECharts and data inlined
-//	report.PDF(ctx, "report.html", "report.pdf") // headless Chromium
+//	pdf.Print(ctx, "report.html", "report.pdf") // package report/pdf: headless Chromium
 //
 // Every sentence of narrative is generated from the data. A section whose data is missing says
 // what would fill it (for example "pass --metrics-url").

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	pdfprint "github.com/servebench/servebench/report/pdf"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,7 +28,7 @@ func TestPDFEveryPageSimulatedAndNumbered(t *testing.T) {
 	if err := os.WriteFile(htmlPath, []byte(page), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := PDF(context.Background(), htmlPath, pdfPath); err != nil {
+	if err := pdfprint.Print(context.Background(), htmlPath, pdfPath); err != nil {
 		t.Fatal(err)
 	}
 	out, err := exec.Command(pdftotext, "-layout", pdfPath, "-").Output()
@@ -72,7 +73,7 @@ func TestPrintFromScreenKeepsXAxis(t *testing.T) {
 	pdfPath := filepath.Join(t.TempDir(), "report.pdf")
 	var pdf []byte
 	// a screen layout (no print emulation before loading), as a reader's browser has it
-	if err := chromedp.Do(tctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(u), waitCharts(), printPage(&pdf)); err != nil {
+	if err := chromedp.Do(tctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(u), pdfprint.WaitCharts(), pdfprint.PrintPage(&pdf)); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(pdfPath, pdf, 0o644); err != nil {

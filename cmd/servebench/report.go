@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -14,6 +15,7 @@ import (
 	"github.com/servebench/servebench"
 	"github.com/servebench/servebench/capacity"
 	"github.com/servebench/servebench/report"
+	pdfprint "github.com/servebench/servebench/report/pdf"
 	"github.com/servebench/servebench/runner"
 	"github.com/servebench/servebench/store"
 )
@@ -128,7 +130,7 @@ func renderRun(ctx context.Context, e *env, dir string, man servebench.Manifest,
 	wantHTML := false
 	for _, f := range formats {
 		switch f {
-		case "html", "pdf":
+		case "html":
 			wantHTML = true
 		case "md":
 			write("report.md", func(b *bytes.Buffer) error { return report.Markdown(b, rep) })
@@ -150,14 +152,9 @@ func renderRun(ctx context.Context, e *env, dir string, man servebench.Manifest,
 	if wantHTML {
 		write("report.html", func(b *bytes.Buffer) error { return report.HTML(b, rep) })
 	}
-	for _, f := range formats {
-		if f == "pdf" {
-			pdf := filepath.Join(dir, "report.pdf")
-			if err := report.PDF(ctx, filepath.Join(dir, "report.html"), pdf); err != nil {
-				errs = append(errs, fmt.Errorf("pdf: %w", err))
-			} else {
-				fmt.Fprintf(e.stderr, "wrote %s\n", pdf)
-			}
+	if slices.Contains(formats, "pdf") {
+		if err := writePDF(ctx, e, dir, rep, wantHTML); err != nil {
+			errs = append(errs, fmt.Errorf("pdf: %w", err))
 		}
 	}
 	return errors.Join(errs...)
@@ -177,4 +174,32 @@ func withSizing(res *servebench.Results, p servebench.Plan) {
 		sz := capacity.Size(res.Capacity, capacity.SizingInput{Plan: p.Sizing, DeclaredGPU: p.Metadata.GPU, Cells: res.Cells})
 		res.Sizing = &sz
 	}
+}
+
+// writePDF prints rep to dir/report.pdf from its HTML: the report.html just written when html
+// was asked for too, else a copy rendered in a temporary folder, so asking for the PDF alone
+// writes nothing else into the run folder.
+func writePDF(ctx context.Context, e *env, dir string, rep *report.Report, htmlWritten bool) error {
+	src := filepath.Join(dir, "report.html")
+	if !htmlWritten {
+		tmp, err := os.MkdirTemp("", "servebench-pdf-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		var b bytes.Buffer
+		if err := report.HTML(&b, rep); err != nil {
+			return err
+		}
+		src = filepath.Join(tmp, "report.html")
+		if err := os.WriteFile(src, b.Bytes(), 0o644); err != nil {
+			return err
+		}
+	}
+	out := filepath.Join(dir, "report.pdf")
+	if err := pdfprint.Print(ctx, src, out); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stderr, "wrote %s\n", out)
+	return nil
 }

@@ -1,4 +1,7 @@
-package report
+// Package pdf prints a report's HTML to PDF in headless Chromium. It is the only importer of
+// the browser-driving library, so what serves or renders reports without printing (package
+// page, report) does not carry it.
+package pdf
 
 import (
 	"context"
@@ -18,9 +21,9 @@ import (
 // browserNames are the executables PDF looks for on PATH, in order.
 var browserNames = []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "headless-shell"}
 
-// findBrowser returns the path of a Chromium-family browser, or an error naming what to
+// FindBrowser returns the path of a Chromium-family browser, or an error naming what to
 // install.
-func findBrowser() (string, error) {
+func FindBrowser() (string, error) {
 	for _, n := range browserNames {
 		if p, err := exec.LookPath(n); err == nil {
 			return p, nil
@@ -29,9 +32,9 @@ func findBrowser() (string, error) {
 	return "", fmt.Errorf("no headless Chromium found on PATH (looked for %v): install it (Debian/Ubuntu: apt-get install chromium) to print PDF reports; report.html opens in any browser meanwhile", browserNames)
 }
 
-// browserContext starts a headless browser that makes no background connections, with a
+// BrowserContext starts a headless browser that makes no background connections, with a
 // throw-away profile in userDataDir. Cancel the returned func to stop it.
-func browserContext(parent context.Context, exe, userDataDir string, listen func(ev any)) (context.Context, context.CancelFunc) {
+func BrowserContext(parent context.Context, exe, userDataDir string, listen func(ev any)) (context.Context, context.CancelFunc) {
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(exe),
 		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
@@ -52,8 +55,8 @@ func browserContext(parent context.Context, exe, userDataDir string, listen func
 	return ctx, func() { cancelC(); cancelA() }
 }
 
-// fileURL turns a path into a file:// URL.
-func fileURL(path string) (string, error) {
+// FileURL turns a path into a file:// URL.
+func FileURL(path string) (string, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return "", err
@@ -61,8 +64,8 @@ func fileURL(path string) (string, error) {
 	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String(), nil
 }
 
-// waitCharts polls until the report's script has initialised its charts.
-func waitCharts() chromedp.Action[chromedp.Void] {
+// WaitCharts polls until the report's script has initialised its charts.
+func WaitCharts() chromedp.Action[chromedp.Void] {
 	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
 		_, err := chromedp.Poll[bool](`document.documentElement.getAttribute("data-charts-ready") !== null`)(ctx, t)
 		return err
@@ -83,19 +86,19 @@ func pageTemplates(running string, simulated bool) (header, footer string) {
 	return header, footer
 }
 
-// PDF prints the HTML report at htmlPath to pdfPath on A4 with headless Chromium (found on PATH
+// Print prints the HTML report at htmlPath to pdfPath on A4 with headless Chromium (found on PATH
 // as chromium, chromium-browser or google-chrome). The page is laid out for print media before
 // the charts are drawn, so they are sized for the page. Without a browser it returns an error
 // naming the package to install.
-func PDF(ctx context.Context, htmlPath, pdfPath string) error {
+func Print(ctx context.Context, htmlPath, pdfPath string) error {
 	if _, err := os.Stat(htmlPath); err != nil {
 		return fmt.Errorf("printing PDF: %w (render the HTML report first)", err)
 	}
-	exe, err := findBrowser()
+	exe, err := FindBrowser()
 	if err != nil {
 		return err
 	}
-	u, err := fileURL(htmlPath)
+	u, err := FileURL(htmlPath)
 	if err != nil {
 		return err
 	}
@@ -104,7 +107,7 @@ func PDF(ctx context.Context, htmlPath, pdfPath string) error {
 		return err
 	}
 	defer os.RemoveAll(profile)
-	bctx, cancel := browserContext(ctx, exe, profile, nil)
+	bctx, cancel := BrowserContext(ctx, exe, profile, nil)
 	defer cancel()
 	if err := chromedp.Do(bctx); err != nil { // start the browser without a deadline
 		return fmt.Errorf("starting %s: %w", exe, err)
@@ -119,8 +122,8 @@ func PDF(ctx context.Context, htmlPath, pdfPath string) error {
 		}),
 		chromedp.EmulateViewport(794, 1123), // A4 at 96 dpi
 		chromedp.Navigate(u),
-		waitCharts(),
-		printPage(&pdf),
+		WaitCharts(),
+		PrintPage(&pdf),
 	)
 	if err != nil {
 		return fmt.Errorf("printing %s to PDF with %s: %w", htmlPath, exe, err)
@@ -131,9 +134,9 @@ func PDF(ctx context.Context, htmlPath, pdfPath string) error {
 	return nil
 }
 
-// printPage prints the loaded report to *pdf on A4, with the running header and page numbers
+// PrintPage prints the loaded report to *pdf on A4, with the running header and page numbers
 // read from the page's meta tags.
-func printPage(pdf *[]byte) chromedp.Action[chromedp.Void] {
+func PrintPage(pdf *[]byte) chromedp.Action[chromedp.Void] {
 	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
 		head, err := chromedp.Evaluate[[]string](`(function(){var m=function(n){var e=document.querySelector('meta[name="'+n+'"]');return e?e.content:"";};return [m("servebench-running-header"), m("servebench-simulated")];})()`)(ctx, t)
 		if err != nil || len(head) != 2 {
