@@ -44,6 +44,8 @@ type Run struct {
 	telemetry appendFile
 	cells     appendFile
 	redact    func(string) string
+	// lock is the folder's lock (DirLock), held from Create or Reopen until Close.
+	lock *DirLock
 	// failed is the first append that failed: after it nothing more is appended (a disk that
 	// frees up again must not get lines after a torn one), every later append returns it.
 	failed error
@@ -87,11 +89,17 @@ func Create(dir string, m servebench.Manifest) (*Run, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	r := &Run{dir: dir}
+	lk, err := Lock(dir)
+	if err != nil {
+		return nil, err
+	}
+	r := &Run{dir: dir, lock: lk}
 	if err := r.WriteManifest(m); err != nil {
+		lk.Release()
 		return nil, err
 	}
 	if err := r.open(); err != nil {
+		lk.Release()
 		return nil, err
 	}
 	return r, nil
@@ -154,6 +162,20 @@ func ReadForResume(dir string) (servebench.Manifest, []servebench.Record, error)
 // write) is cut away, and a torn line in the middle repaired, so appends continue on a clean
 // line.
 func Reopen(dir string) (*Run, error) {
+	lk, err := Lock(dir)
+	if err != nil {
+		return nil, err
+	}
+	r, err := ReopenLocked(dir, lk)
+	if err != nil {
+		lk.Release()
+	}
+	return r, err
+}
+
+// ReopenLocked is Reopen of a folder whose lock the caller already holds (taken before it read
+// the folder, so nothing could write it in between); the Run releases lk when it closes.
+func ReopenLocked(dir string, lk *DirLock) (*Run, error) {
 	path := filepath.Join(dir, RecordsFile)
 	_, good, torn, err := readRecords(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -172,7 +194,7 @@ func Reopen(dir string) (*Run, error) {
 			}
 		}
 	}
-	r := &Run{dir: dir}
+	r := &Run{dir: dir, lock: lk}
 	if err := r.open(); err != nil {
 		return nil, err
 	}
@@ -267,7 +289,7 @@ func SaveResults(dir string, res servebench.Results) error {
 func (r *Run) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return errors.Join(r.records.Close(), r.telemetry.Close(), r.cells.Close())
+	return errors.Join(r.records.Close(), r.telemetry.Close(), r.cells.Close(), r.lock.Release())
 }
 
 func writeAtomic(path string, v any, clean func([]byte) []byte) error {

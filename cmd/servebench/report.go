@@ -22,7 +22,7 @@ import (
 
 func newReportCmd(e *env) *cobra.Command {
 	var formats string
-	var recompute bool
+	var recompute, force bool
 	cmd := &cobra.Command{
 		Use:   "report RUN_DIR",
 		Short: "Re-render the report of a run folder (html, md, pdf, json) and print its summary",
@@ -40,7 +40,7 @@ run, and written over the folder's results.json.`,
 				return withCode(exitUsage, err)
 			}
 			if recompute {
-				if err := recomputeRun(e, args[0]); err != nil {
+				if err := recomputeRun(e, args[0], force); err != nil {
 					return err
 				}
 			}
@@ -57,16 +57,33 @@ run, and written over the folder's results.json.`,
 		},
 	}
 	cmd.Flags().BoolVar(&recompute, "recompute", false, "compute results.json again from run.json, requests.jsonl and cells.jsonl before rendering")
+	cmd.Flags().BoolVar(&force, "force", false, "with --recompute: replace results.json even when the recomputed results cover fewer measured requests than it does")
 	cmd.Flags().StringVar(&formats, "format", "html,md", "formats to write: html, md, pdf, json, csv (cells.csv: one row per cell; requests.csv: one row per request; frontier.csv: one row per measured level on the buyer's axes) (comma separated)")
 	completeValues(cmd, "format", true, fixed(knownFormats...))
 	return cmd
 }
 
 // recomputeRun writes dir's results.json computed again from the run's records and cell logs.
-func recomputeRun(e *env, dir string) error {
-	man, recs, err := store.ReadForResume(dir)
+// It holds the folder's lock (no run is writing it meanwhile), says how many lines of
+// requests.jsonl gave no record, and refuses, unless force, to replace results that cover more
+// measured requests than the recomputed ones.
+func recomputeRun(e *env, dir string, force bool) error {
+	man, _, err := store.ReadForResume(dir)
 	if err != nil {
 		return withCode(exitUsage, fmt.Errorf("cannot recompute %s: %w", dir, err))
+	}
+	lk, err := store.Lock(dir)
+	if err != nil {
+		return withCode(exitUsage, fmt.Errorf("cannot recompute %s: %w", dir, err))
+	}
+	defer lk.Release()
+	recsPath := filepath.Join(dir, store.RecordsFile)
+	recs, lines, bad, err := store.ReadRecordsChecked(recsPath)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return withCode(exitError, fmt.Errorf("cannot recompute %s: %w", dir, err))
+	}
+	if bad > 0 {
+		fmt.Fprintf(e.stderr, "servebench: %s: %d of %d lines hold no readable record (torn, or not a servebench record) and are left out\n", recsPath, bad, lines)
 	}
 	logs, err := store.ReadCellLogs(filepath.Join(dir, store.CellsFile))
 	if errors.Is(err, os.ErrNotExist) {
@@ -79,11 +96,32 @@ func recomputeRun(e *env, dir string) error {
 	if err != nil {
 		return withCode(exitUsage, fmt.Errorf("cannot recompute %s: %w", dir, err))
 	}
+	if _, old, _, lerr := store.Load(dir); lerr == nil && !force {
+		if was, now := measuredRequests(old), measuredRequests(res); now < was {
+			why := ""
+			if bad > 0 {
+				why = fmt.Sprintf(" (%d lines of %s hold no readable record)", bad, store.RecordsFile)
+			}
+			return withCode(exitError, fmt.Errorf("not recomputing %s: its results.json covers %d measured requests, the recomputed results only %d%s; results.json is left as it was. Pass --force to replace it anyway",
+				dir, was, now, why))
+		}
+	}
 	if err := store.SaveResults(dir, res); err != nil {
 		return withCode(exitError, err)
 	}
 	fmt.Fprintf(e.stderr, "recomputed %s from %d records and %d cell logs\n", filepath.Join(dir, store.ResultsFile), len(recs), len(logs))
 	return nil
+}
+
+// measuredRequests counts the requests res's cells measured, warm-up included.
+func measuredRequests(res servebench.Results) int {
+	n := 0
+	for _, c := range res.Cells {
+		if !c.Skipped {
+			n += c.RequestsTotal + c.WarmupRequests
+		}
+	}
+	return n
 }
 
 var knownFormats = []string{"html", "md", "pdf", "json", "csv"}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -118,6 +119,9 @@ func runRun(ctx context.Context, e *env, f runFlags, ov plan.Overrides) error {
 	if err := s.resolvePlan(ov); err != nil {
 		return err
 	}
+	if s.resume != nil {
+		defer s.resume.lock.Release() // held since resolvePlan read the folder; the run folder's Close releases it too
+	}
 	if err := s.openTarget(ctx); err != nil {
 		return err
 	}
@@ -171,6 +175,9 @@ type session struct {
 // resumedRun is a run folder being resumed: nothing is written into it before every check passed.
 type resumedRun struct {
 	resumeState
+	// lock is the folder's lock, taken before it was read so that no other process writes it
+	// until this one ends (two resumes of one folder would mix their requests).
+	lock *store.DirLock
 	done []servebench.CellResult // cells already measured
 	// outages are those earlier attempts recorded
 	outages []servebench.Outage
@@ -222,11 +229,21 @@ func (s *session) resolvePlan(ov plan.Overrides) error {
 		if len(given) > 0 {
 			return withCode(exitUsage, fmt.Errorf("--resume continues the run with the plan saved in its run.json, so it takes no plan flags: drop %s (or start a new run)", strings.Join(given, ", ")))
 		}
-		m, recs, err := store.ReadForResume(f.resume)
+		if _, err := os.Stat(filepath.Join(f.resume, store.ManifestFile)); err != nil {
+			if _, _, err := store.ReadForResume(f.resume); err != nil { // its message names what is wrong
+				return withCode(exitUsage, fmt.Errorf("cannot resume %s: %w", f.resume, err))
+			}
+		}
+		lk, err := store.Lock(f.resume)
 		if err != nil {
 			return withCode(exitUsage, fmt.Errorf("cannot resume %s: %w", f.resume, err))
 		}
-		s.resume = &resumedRun{resumeState: newResumeState(m, recs)}
+		m, recs, err := store.ReadForResume(f.resume)
+		if err != nil {
+			lk.Release()
+			return withCode(exitUsage, fmt.Errorf("cannot resume %s: %w", f.resume, err))
+		}
+		s.resume = &resumedRun{resumeState: newResumeState(m, recs), lock: lk}
 		if _, prev, _, err := store.Load(f.resume); err == nil {
 			s.resume.outages = prev.Outages
 			for _, c := range prev.Cells {
@@ -422,7 +439,7 @@ func (s *session) openRunFolder() error {
 	man.Attempts = append(man.Attempts, this)
 	s.man = redactValue(s.sec, man)
 	if s.resume != nil {
-		run, err := store.Reopen(s.f.resume)
+		run, err := store.ReopenLocked(s.f.resume, s.resume.lock)
 		if err != nil {
 			return withCode(exitError, fmt.Errorf("cannot resume %s: %w", s.f.resume, err))
 		}
