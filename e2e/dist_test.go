@@ -127,11 +127,11 @@ type fleet struct {
 	netns  bool
 	mu     sync.Mutex
 	procs  map[string]*exec.Cmd
-	output map[string]*bytes.Buffer
+	output map[string]*lockedBuffer
 }
 
 func newFleet(t *testing.T, ports ...string) *fleet {
-	f := &fleet{t: t, dir: t.TempDir(), ports: ports, procs: map[string]*exec.Cmd{}, output: map[string]*bytes.Buffer{}}
+	f := &fleet{t: t, dir: t.TempDir(), ports: ports, procs: map[string]*exec.Cmd{}, output: map[string]*lockedBuffer{}}
 	var why string
 	if f.netns, why = netnsAvailable(); !f.netns {
 		t.Logf("workers share the test's network namespace: %s", why)
@@ -169,13 +169,13 @@ func (f *fleet) spawn(name string, args ...string) {
 		cmd.Env = append(cmd.Env, "SERVEBENCH_TEST_BRIDGE="+strings.Join(pairs, ","))
 		cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET}
 	}
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	out := new(lockedBuffer)
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		f.t.Fatal(err)
 	}
 	f.mu.Lock()
-	f.procs[name], f.output[name] = cmd, &out
+	f.procs[name], f.output[name] = cmd, out
 	f.mu.Unlock()
 }
 
@@ -207,6 +207,25 @@ func (f *fleet) wait() map[string]int {
 		codes[name] = cmd.ProcessState.ExitCode()
 	}
 	return codes
+}
+
+// lockedBuffer is a child's output: written by the goroutine that copies the child's pipe while
+// the test may read it (logs) before the child has ended.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func (f *fleet) logs() string {
