@@ -128,10 +128,18 @@ func rangeLabel(lo, hi string) string {
 
 func ptr(v float64) *float64 { return &v }
 
-// plusMinus writes a relative half-width as " ±4%" ("" when there is none).
+// plusMinus writes a relative half-width as " ±4%" ("" when there is none). A half-width that
+// would round to ±0% is never written so: exactly 0 (every sample alike, as from a
+// deterministic server) is said as " (no spread)", and a non-zero one under 0.5% as " ±<1%",
+// so a reader never takes a rounded figure for certainty.
 func plusMinus(rel float64) string {
-	if math.IsInf(rel, 0) || math.IsNaN(rel) {
+	switch {
+	case math.IsInf(rel, 0) || math.IsNaN(rel):
 		return ""
+	case rel == 0:
+		return " (no spread)"
+	case rel < 0.005:
+		return " ±<1%"
 	}
 	return " ±" + fmtPct0(rel)
 }

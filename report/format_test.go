@@ -1,6 +1,7 @@
 package report
 
 import (
+	"math"
 	"testing"
 
 	"github.com/servebench/servebench"
@@ -69,6 +70,28 @@ func TestCaveatNamesTheWorstVerdict(t *testing.T) {
 		}
 		if a, i := after(caveat(tc.cells...)), inside(caveat(tc.cells...)); (tc.want == "") != (a == "" && i == "") || (tc.want != "" && (a != " ("+tc.want+")" || i != ", "+tc.want)) {
 			t.Errorf("%s: after %q, inside %q", tc.name, a, i)
+		}
+	}
+}
+
+// A 95% interval is written relative to its value, and a width that would round to ±0% is never
+// written so: a server whose every sample was alike says so, and a tiny width says it is tiny.
+func TestPlusMinusNeverPrintsZero(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		iv     *servebench.Interval
+		center float64
+		want   string
+	}{
+		{"no interval", nil, 10, ""},
+		{"unbounded", &servebench.Interval{Low: math.Inf(-1), High: 12}, 10, ""},
+		{"a usual width", &servebench.Interval{Low: 9.6, High: 10.4}, 10, " ±4%"},
+		{"every sample alike (a deterministic server)", &servebench.Interval{Low: 10, High: 10}, 10, " (no spread)"},
+		{"under half a percent", &servebench.Interval{Low: 9.99, High: 10.01}, 10, " ±<1%"},
+		{"half a percent rounds as usual", &servebench.Interval{Low: 9.95, High: 10.05}, 10, " ±1%"},
+	} {
+		if got := PlusMinus(tc.iv, tc.center); got != tc.want {
+			t.Errorf("%s: PlusMinus = %q, want %q", tc.name, got, tc.want)
 		}
 	}
 }

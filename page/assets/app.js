@@ -373,8 +373,14 @@
     return s;
   }
   function tilde(r, s) { return r.kind === "interpolated" && s !== "—" ? "~" + s : s; }
+  // plusMinusOf writes a 95% interval around v as the reports do (report.plusMinus): " ±4%",
+  // " (no spread)" for a zero width, " ±<1%" below half a percent, "" when there is none.
   function plusMinusOf(iv, v) {
-    return iv && v > 0 && iv[0] != null && iv[1] != null ? " ±" + Math.round((iv[1] - iv[0]) / 2 / v * 100) + "%" : "";
+    if (!(iv && v > 0 && iv[0] != null && iv[1] != null)) return "";
+    var rel = (iv[1] - iv[0]) / 2 / v;
+    if (rel === 0) return " (no spread)";
+    if (rel < 0.005) return " ±<1%";
+    return " ±" + Math.round(rel * 100) + "%";
   }
   // answerCells are one answer's cells, in the order of answerHeads; each td carries the raw
   // value it shows (data-value) so a reader (or a test) can check it against the report's.
@@ -505,8 +511,7 @@
       row("Peak throughput", function (d) {
         var v = d.run.peak_throughput_tps, iv = d.run.peak_throughput_tps_ci95;
         // ± the peak cell's 95% interval, relative, as the reports write it
-        var pm = iv && v > 0 && iv[0] != null && iv[1] != null ? " ±" + Math.round((iv[1] - iv[0]) / 2 / v * 100) + "%" : "";
-        return num(v, 1) + " tok/s" + pm;
+        return num(v, 1) + " tok/s" + plusMinusOf(iv, v);
       });
       row("Success rate", function (d) { return pct(d.run.success_rate); });
       var ucs = [];
