@@ -216,6 +216,26 @@ func (d *driver) oneSeq(ctx context.Context, seq int64, warmup bool, scheduled t
 // before the window; waiting for the last warm-up instead, 4,096 streams on an overloaded client
 // (warm-up requests ending between 4 and 12 s) started 14,704 measured requests before the
 // window and 21,988 in all against --max-requests 8,192.
+// enough reports whether a window opened at ws has measured enough after measured requests
+// were taken (e2eN of them finished, their end-to-end latencies summing to e2eSum seconds): by
+// Until where the spec has one, else by the sizing rule over the window's progress. It is the
+// one rule of a measured window's end, for the sustained cell and the population alike.
+func (d *driver) enough(n int, ws float64, measured int, e2eSum float64, e2eN int) bool {
+	if d.spec.Until != nil {
+		return d.spec.Until()
+	}
+	now := d.now()
+	p := Progress{}
+	if d.spec.Judge != nil {
+		p = d.spec.Judge(ws, now)
+	}
+	p.Measured, p.WindowSeconds = measured, now-ws
+	if e2eN > 0 {
+		p.MeanE2ESeconds = e2eSum / float64(e2eN)
+	}
+	return d.spec.Sizing.Enough(n, p)
+}
+
 func (d *driver) sustained(ctx context.Context) (Outcome, error) {
 	n := d.spec.Key.Concurrency
 	var tickets atomic.Int64
@@ -246,22 +266,7 @@ func (d *driver) sustained(ctx context.Context) (Outcome, error) {
 		if stopped {
 			return false
 		}
-		if d.spec.Until != nil {
-			if stopped = d.spec.Until(); !stopped {
-				measured++
-			}
-			return !stopped
-		}
-		now := d.now()
-		p := Progress{}
-		if d.spec.Judge != nil {
-			p = d.spec.Judge(ws, now)
-		}
-		p.Measured, p.WindowSeconds = measured, now-ws
-		if e2eN > 0 {
-			p.MeanE2ESeconds = e2eSum / float64(e2eN)
-		}
-		if stopped = d.spec.Sizing.Enough(n, p); !stopped {
+		if stopped = d.enough(n, ws, measured, e2eSum, e2eN); !stopped {
 			measured++
 		}
 		return !stopped

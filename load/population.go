@@ -78,22 +78,7 @@ func (d *driver) population(ctx context.Context) (Outcome, error) {
 			stopped = true
 			return false, false
 		}
-		if d.spec.Until != nil {
-			if stopped = d.spec.Until(); !stopped {
-				measured++
-			}
-			return false, !stopped
-		}
-		now := d.now()
-		p := Progress{}
-		if d.spec.Judge != nil {
-			p = d.spec.Judge(ws, now)
-		}
-		p.Measured, p.WindowSeconds = measured, now-ws
-		if e2eN > 0 {
-			p.MeanE2ESeconds = e2eSum / float64(e2eN)
-		}
-		if stopped = d.spec.Sizing.Enough(n, p); !stopped {
+		if stopped = d.enough(n, ws, measured, e2eSum, e2eN); !stopped {
 			measured++
 		}
 		return false, !stopped
