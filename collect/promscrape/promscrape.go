@@ -290,15 +290,23 @@ func (s *Snapshot) Finished() (float64, bool) {
 
 // KVCacheUsage is the server's KV-cache usage gauge (0..1: the share of its KV blocks held by
 // running requests), when it has one.
+// A value outside [0, 1] (or not a number) is no reading: the server's text is not believed.
 func (s *Snapshot) KVCacheUsage() (float64, bool) {
 	v, _, ok := s.value(engines[s.Engine].kvUsage)
-	return v, ok
+	if !ok || math.IsNaN(v) || v < 0 || v > 1 {
+		return 0, false
+	}
+	return v, true
 }
 
 // Preemptions is the server's cumulative count of preempted requests, when it has one.
+// A negative, infinite or not-a-number count is no reading.
 func (s *Snapshot) Preemptions() (float64, bool) {
 	v, _, ok := s.value(engines[s.Engine].preemptions)
-	return v, ok
+	if !ok || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+		return 0, false
+	}
+	return v, true
 }
 
 // WaitFinished scrapes until the finished-request counter has moved by at least n since before,

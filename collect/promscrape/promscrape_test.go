@@ -204,3 +204,35 @@ func attribute(before, after *Snapshot) attribution {
 	d := Delta(before, after)
 	return attribution{stats.ServerMean(d.QueueWait), stats.ServerMean(d.Prefill), d.PrefixCacheQueries, d.PrefixCacheHits, d.Unavailable}
 }
+
+// A server's KV-cache gauge and preemption counter are believed only where they could be true:
+// usage a share in [0, 1], preemptions a finite count of at least 0. Anything else is no reading,
+// so a lying /metrics never becomes "the KV cache was 5e20% used" in a users' limit's why.
+func TestKVUsageAndPreemptionsMustBePossible(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		usage, preem string
+		okUsage      bool
+		okPreem      bool
+	}{
+		{"honest", "0.42", "7", true, true},
+		{"usage above 1", "5e18", "7", false, true},
+		{"negative usage and preemptions", "-0.3", "-4", false, false},
+		{"NaN and +Inf", "NaN", "+Inf", false, false},
+	} {
+		text := "# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc " + tc.usage +
+			"\n# TYPE vllm:num_preemptions_total counter\nvllm:num_preemptions_total " + tc.preem +
+			"\n# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running 1\n"
+		fams, err := Parse(strings.NewReader(text), "text/plain; version=0.0.4")
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		s := &Snapshot{Engine: "vllm", fams: fams}
+		if _, ok := s.KVCacheUsage(); ok != tc.okUsage {
+			t.Errorf("%s: KV-cache usage %s read: %v, want %v", tc.name, tc.usage, ok, tc.okUsage)
+		}
+		if _, ok := s.Preemptions(); ok != tc.okPreem {
+			t.Errorf("%s: preemptions %s read: %v, want %v", tc.name, tc.preem, ok, tc.okPreem)
+		}
+	}
+}
