@@ -138,28 +138,8 @@ func (r *Runner) awaitServer(ctx context.Context) (time.Time, error) {
 
 // addOutage records an outage and states it in the run's notes (the report shows them).
 func (r *Runner) addOutage(o servebench.Outage) {
-	note := r.outageNote(o)
-	r.mu.Lock()
-	r.outs = append(r.outs, o)
-	r.notes = append(r.notes, note)
-	r.mu.Unlock()
+	r.res.AddOutage(o)
 	r.flush()
-}
-
-// outageNote states an outage with its times for the report.
-func (r *Runner) outageNote(o servebench.Outage) string {
-	if o.Worker != "" {
-		return fmt.Sprintf("Worker lost: worker %s dropped out at %s UTC during cell %s (%s). Its %d request(s) in flight are recorded as failed (error class %s); the attempt's %d request(s) stay in requests.jsonl as discarded attempt %d (cell_attempt %d), and the cell was measured again from its start with the workers that remained.",
-			o.Worker, o.StartedAt.Format("15:04:05.000"), o.Cell.ID(), clipCause(o.Cause), o.Failed, servebench.ErrWorkerLost, o.Requests, o.Attempt, o.Attempt)
-	}
-	note := fmt.Sprintf("Outage: the server stopped answering at %s UTC during cell %s (%s)", o.StartedAt.Format("15:04:05.000"), o.Cell.ID(), clipCause(o.Cause))
-	if o.Recovered {
-		note += fmt.Sprintf(" and answered again at %s UTC, %.1f s later. ", o.EndedAt.Format("15:04:05.000"), o.DownSeconds)
-		note += fmt.Sprintf("The %d request(s) of that attempt (%d failed) stay in requests.jsonl as discarded attempt %d (cell_attempt %d); the cell was measured again from its start.", o.Requests, o.Failed, o.Attempt, o.Attempt)
-	} else {
-		note += fmt.Sprintf(" and did not answer again within %.0f s; the run stopped there (a --resume continues it).", o.DownSeconds)
-	}
-	return note
 }
 
 func clipCause(s string) string { return servebench.TerminalText(s, 160, false) }

@@ -241,9 +241,7 @@ func (r *Runner) searchUsers(ctx context.Context, done map[servebench.CellKey]se
 			}
 		}
 		out.Why, out.WhyText = capacity.UsersWhy(res, out.Points)
-		r.mu.Lock()
-		r.users = append(r.users, out)
-		r.mu.Unlock()
+		r.res.AddUsers(out)
 		r.flush()
 	}
 	return nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/servebench/servebench"
@@ -76,7 +75,7 @@ func Recompute(man servebench.Manifest, recs []servebench.Record, logs []servebe
 			r.addCell(skippedCell(l.Cell, l.Note))
 		case l.Event == servebench.LogCell && sweep:
 			if _, again := done[l.Cell]; again {
-				r.cells = slices.DeleteFunc(r.cells, func(c servebench.CellResult) bool { return c.CellKey == l.Cell })
+				r.res.DropCells(func(k servebench.CellKey) bool { return k == l.Cell })
 			}
 			c := r.cellFrom(l, recordsOf(l))
 			done[l.Cell] = c

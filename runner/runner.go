@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,6 +21,7 @@ import (
 	"github.com/servebench/servebench/collect/promscrape"
 	"github.com/servebench/servebench/host"
 	"github.com/servebench/servebench/load"
+	"github.com/servebench/servebench/results"
 	"github.com/servebench/servebench/stats"
 )
 
@@ -189,20 +189,16 @@ type Runner struct {
 	clock atomic.Pointer[cellClock]
 	costs []cellCost
 	mu    sync.Mutex
-	cells []servebench.CellResult
-	caps  []servebench.CapacityResult
+	// res folds the cells, decisions and notes into Results (Recompute folds the same values
+	// read back from the run folder).
+	res results.Builder
 	// earlier holds the IDs of the cells an earlier attempt of the run measured, when Recompute
 	// reads them from the cell logs (Run takes them from Done).
 	earlier map[string]bool
-	notes   []string
-	outs    []servebench.Outage
 	conv    *conversations   // the multi-turn sessions of the level being measured
 	pop     *load.Population // the population of users being measured
-	users   []servebench.UsersCapacity
 	// finished, when set, is the run's end for Results (Recompute); otherwise now.
 	finished time.Time
-	short    atomic.Int64
-	searches []servebench.RateSearchResult // --rate auto's results
 	// bud keeps the plan's time budget (nil without one); search is the capacity search in
 	// progress as the budget sees it
 	bud    *budget
@@ -296,71 +292,20 @@ func (r *Runner) family(k servebench.CellKey) []cellCost {
 
 // Results returns what has been computed so far (also after an interrupted Run).
 func (r *Runner) Results() servebench.Results {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	cells := append([]servebench.CellResult(nil), r.cells...)
-	sortCells(cells)
-	stats.ScalingEfficiency(cells)
-	notes := append(append([]string(nil), r.Notes...), r.notes...)
-	if n := r.short.Load(); n > 0 && !r.Server.ForcesOutputLength {
-		notes = append(notes, fmt.Sprintf("The server cannot be forced to produce an exact output length (no ignore_eos): %d request(s) stopped short of the requested output tokens.", n))
-	} else if n > 0 {
-		notes = append(notes, fmt.Sprintf("%d request(s) returned a different number of output tokens than requested although ignore_eos and min_tokens were sent.", n))
-	}
 	info := r.RunInfo
 	info.FinishedAt = r.finishedAt()
-	res := servebench.Results{
-		SchemaVersion: servebench.SchemaVersion,
-		Run:           info,
-		Cells:         cells,
-		Capacity:      append([]servebench.CapacityResult(nil), r.caps...),
-		Notes:         notes,
-		Outages:       append([]servebench.Outage(nil), r.outs...),
-		RateSearches:  append([]servebench.RateSearchResult(nil), r.searches...),
-		Users:         append([]servebench.UsersCapacity(nil), r.users...),
-	}
+	run := results.Run{Plan: r.Plan, Server: r.Server, Info: info, Notes: r.Notes}
 	if f, ok := r.Load.(Fleet); ok {
-		res.Workers = f.Workers()
+		run.Workers = f.Workers()
 	}
-	if len(res.Capacity) > 0 {
-		sz := capacity.Size(res.Capacity, capacity.SizingInput{Plan: r.Plan.Sizing, DeclaredGPU: r.Plan.Metadata.GPU, Cells: cells})
-		res.Sizing = &sz
-	}
-	return res
+	return r.res.Results(run)
 }
 
 // tally counts a finished request: in the run, and among those that stopped short of (or ran
 // past) the output length asked for.
 func (r *Runner) tally(rec servebench.Record) {
 	r.total.Add(1)
-	if rec.OK() && rec.LengthMismatch && !rec.Warmup {
-		r.short.Add(1)
-	}
-}
-
-func sortCells(cells []servebench.CellResult) {
-	sort.SliceStable(cells, func(i, j int) bool {
-		a, b := cells[i].CellKey, cells[j].CellKey
-		if a.Scenario != b.Scenario {
-			return a.Scenario < b.Scenario
-		}
-		if a.LoadMode != b.LoadMode {
-			return a.LoadMode < b.LoadMode
-		}
-		if a.ContextTokens != b.ContextTokens {
-			return a.ContextTokens < b.ContextTokens
-		}
-		if a.OutputTokens != b.OutputTokens {
-			return a.OutputTokens < b.OutputTokens
-		}
-		if a.Concurrency != b.Concurrency {
-			return a.Concurrency < b.Concurrency
-		}
-		if a.RatePerSecond != b.RatePerSecond {
-			return a.RatePerSecond < b.RatePerSecond
-		}
-		return a.Turn < b.Turn
-	})
+	r.res.Count(rec)
 }
 
 // SweepScenario is the scenario name of the sweep's cells.
@@ -382,11 +327,10 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 	for _, c := range r.Done {
 		c.CellKey = withKind(c.CellKey)
 		done[c.CellKey] = c
-		r.cells = append(r.cells, c)
+		r.res.AddCell(c)
 	}
 	for _, o := range r.PastOutages {
-		r.outs = append(r.outs, o)
-		r.notes = append(r.notes, r.outageNote(o))
+		r.res.AddOutage(o)
 	}
 	info := r.RunInfo
 	if err := r.keep(servebench.CellLog{Event: servebench.LogSession, Notes: r.Notes, Run: &info}); err != nil {
@@ -396,9 +340,7 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 	r.bud = newBudget(time.Duration(r.Plan.Sweep.MaxTime), time.Now())
 	defer func() {
 		if n := r.bud.note(r.Plan.Sweep); n != "" {
-			r.mu.Lock()
-			r.notes = append(r.notes, n)
-			r.mu.Unlock()
+			r.res.AddNote(n)
 			r.flush()
 		}
 	}()
@@ -602,30 +544,9 @@ func (r *Runner) markResumed(res *servebench.CapacityResult) {
 }
 
 // unsearched adds, after a run that stopped early, an interrupted capacity result with no levels
-// for every use case of the plan that has none yet, so each still appears in the results and
-// the report ("not measured (search interrupted)") instead of vanishing.
+// for every use case of the plan that has none yet (results.Builder.Unsearched).
 func (r *Runner) unsearched() {
-	r.mu.Lock()
-	have := map[string]bool{}
-	for _, c := range r.caps {
-		have[c.UseCase] = true
-	}
-	added := false
-	for _, uc := range r.Plan.UseCases {
-		if have[uc.Name] {
-			continue
-		}
-		st := uc.Statistic
-		if st == "" {
-			st = servebench.StatMean
-		}
-		r.caps = append(r.caps, servebench.CapacityResult{UseCase: uc.Name, Title: uc.Title, ContextTokens: int(uc.ContextTokens),
-			OutputTokens: int(uc.OutputTokens), Statistic: st, Thresholds: uc.Thresholds, Ceiling: r.Plan.Capacity.MaxConcurrency,
-			Interrupted: true, Note: "the run stopped before this use case's search measured a level"})
-		added = true
-	}
-	r.mu.Unlock()
-	if added {
+	if r.res.Unsearched(r.Plan) {
 		r.flush()
 	}
 }
@@ -685,16 +606,12 @@ func (r *Runner) planned(key servebench.CellKey) int {
 }
 
 func (r *Runner) addCell(c servebench.CellResult) {
-	r.mu.Lock()
-	r.cells = append(r.cells, c)
-	r.mu.Unlock()
+	r.res.AddCell(c)
 	r.flush()
 }
 
 func (r *Runner) addCapacity(c servebench.CapacityResult) {
-	r.mu.Lock()
-	r.caps = append(r.caps, c)
-	r.mu.Unlock()
+	r.res.AddCapacity(c)
 	r.flush()
 }
 
@@ -892,39 +809,10 @@ func (r *Runner) readServer(ctx context.Context, l *servebench.CellLog, recs []s
 	}
 }
 
-// cellFrom computes a measured cell from its records and what the run kept of it (l): the
-// only path from records to a CellResult, for a cell just measured and for one Recompute
-// reads back from the run folder. It adds the cell's run-level notes (saturation, cache
-// contamination).
+// cellFrom computes a measured cell from its records and what the run kept of it (l):
+// results.Cell under the run's plan.
 func (r *Runner) cellFrom(l servebench.CellLog, recs []servebench.Record) servebench.CellResult {
-	recs = stats.Sanitize(recs) // no value a server claimed that cannot be true enters the cell
-	key := l.Cell
-	w := stats.Window{Start: l.WindowStartSeconds, End: l.WindowEndSeconds}
-	cell := stats.Cell(key, recs, w)
-	cell.Attempt = l.Attempt
-	// how the cell was timed, and whether the client kept up
-	var sched servebench.Histogram
-	if l.SchedLatency != nil {
-		sched = *l.SchedLatency
-	}
-	ct := stats.ClientTiming(recs, sched)
-	cell.Client = &ct
-	if bound, note := stats.ClientBound(ct, cell.LateSends); bound {
-		cell.Validity.Add(servebench.ReasonClientBound, servebench.VerdictLowConfidence, note)
-	}
-	cell.Unavailable = map[string]string{}
-	r.judgeWorkload(&cell, recs)
-
-	// server-side queue wait and prefill: per-request timings first, histograms otherwise
-	r.attributeServer(&cell, recs, l)
-	// GPU power and energy over the measured window
-	r.attributePower(&cell, l, w)
-	// how far the numbers can be trusted
-	stats.Assess(&cell, recs, w, r.Plan.Sweep.Precision)
-	if len(cell.Unavailable) == 0 {
-		cell.Unavailable = nil
-	}
-	return cell
+	return results.Cell(r.Plan, l, recs)
 }
 
 // localLoad is the Generator of a local run: load.Run with the runner's Client.
@@ -941,131 +829,6 @@ func (l localLoad) Run(ctx context.Context, spec load.Spec, next load.Source, si
 		}
 	}
 	return load.Run(ctx, spec, l.r.Client, next, sink)
-}
-
-func (r *Runner) attributeServer(cell *servebench.CellResult, recs []servebench.Record, l servebench.CellLog) {
-	var qSum, pSum float64
-	var qN, pN int
-	var src string
-	var cached int
-	var sawCached bool
-	for i := range recs {
-		rec := &recs[i]
-		if rec.Warmup || !rec.OK() {
-			continue
-		}
-		if rec.CachedTokens != nil {
-			sawCached = true
-			cached += *rec.CachedTokens
-		}
-		if st := rec.Server; st != nil {
-			src = st.Source
-			if st.QueueSeconds != nil {
-				qSum += *st.QueueSeconds
-				qN++
-			}
-			if st.PrefillSeconds != nil {
-				pSum += *st.PrefillSeconds
-				pN++
-			}
-			if st.CachedTokens != nil {
-				sawCached = true
-				cached += *st.CachedTokens
-			}
-		}
-	}
-	if qN > 0 {
-		cell.QueueWaitSeconds = &servebench.ServerValue{Mean: qSum / float64(qN), Source: "server-timings:" + src, Requests: qN}
-	}
-	if pN > 0 {
-		cell.PrefillSeconds = &servebench.ServerValue{Mean: pSum / float64(pN), Source: "server-timings:" + src, Requests: pN}
-	}
-	stats.CachedTokens(cell, recs)
-	restarted := "" // why the server evidently restarted between the scrapes
-	if d := l.Metrics; d != nil {
-		restarted = d.Restarted
-	}
-	if d := l.Metrics; d != nil && restarted == "" {
-		// The histograms cover warm-up requests too; per-request timings (above) are exact
-		// for the measured requests and win when present.
-		if cell.QueueWaitSeconds == nil {
-			cell.QueueWaitSeconds = stats.ServerMean(d.QueueWait)
-		}
-		if cell.PrefillSeconds == nil {
-			cell.PrefillSeconds = stats.ServerMean(d.Prefill)
-		}
-		if d.PrefixCacheHits != nil {
-			stats.CachedFromCounter(cell, float64(*d.PrefixCacheHits))
-			sawCached = true
-			if int(*d.PrefixCacheHits) > cached {
-				cached = int(*d.PrefixCacheHits)
-			}
-		}
-		for k, v := range d.Unavailable {
-			cell.Unavailable[k] = v
-		}
-	}
-	reason := l.ServerNote
-	if reason == "" {
-		reason = "the server reported neither per-request timings nor Prometheus histograms for it"
-	}
-	if cell.QueueWaitSeconds == nil {
-		setDefault(cell.Unavailable, "queue_wait_seconds", reason)
-	}
-	if cell.PrefillSeconds == nil {
-		setDefault(cell.Unavailable, "prefill_seconds", reason)
-		setDefault(cell.Unavailable, "prefill_speed_tps", "needs prefill_seconds: "+reason)
-	} else if cell.PrefillSeconds.Mean > 0 {
-		cell.PrefillSpeedTPS = &servebench.ServerValue{Mean: stats.PrefillSpeedTPS(cell.InputTokensMean, cell.PrefillSeconds.Mean),
-			Source: cell.PrefillSeconds.Source, Requests: cell.PrefillSeconds.Requests}
-		delete(cell.Unavailable, "prefill_speed_tps")
-	}
-	if restarted != "" {
-		// numbers from before and after a restart do not describe the cell's requests
-		cell.QueueWaitSeconds, cell.PrefillSeconds, cell.PrefillSpeedTPS = nil, nil, nil
-		for _, k := range []string{"queue_wait_seconds", "prefill_seconds", "prefill_speed_tps"} {
-			cell.Unavailable[k] = restarted
-		}
-		cell.Validity.Add(servebench.ReasonServerRestart, servebench.VerdictInvalid, restarted)
-		sawCached = false
-	}
-	if sawCached {
-		cell.CacheHitTokens = servebench.Int(cached)
-		if cached > 0 && r.Plan.Sweep.SharedPrefix == 0 && r.Plan.Dataset == nil && r.Plan.Trace == nil && cell.Scenario != stats.SessionScenario && cell.Kind != servebench.KindUsers {
-			cell.CacheContaminated = true
-			r.mu.Lock()
-			r.notes = append(r.notes, fmt.Sprintf("Cell %s is cache-contaminated: the server served %d input tokens from its prefix cache although every prompt was meant to be unique; its TTFT is optimistic.", cell.ID(), cached))
-			r.mu.Unlock()
-		}
-	}
-}
-
-func setDefault(m map[string]string, k, v string) {
-	if _, ok := m[k]; !ok {
-		m[k] = v
-	}
-}
-
-func (r *Runner) attributePower(cell *servebench.CellResult, l servebench.CellLog, w stats.Window) {
-	if l.PowerSource == "" {
-		reason := l.PowerNote
-		if reason == "" {
-			reason = "no GPU telemetry source (pass --gpu nvml, dcgm=URL or nvidia-smi)"
-		}
-		cell.Unavailable["gpu_power_watts"] = reason
-		cell.Unavailable["energy_joules"] = reason
-		return
-	}
-	in := stats.WindowReadings(l.Power, w.Start, w.End)
-	outTok := int(cell.SystemOutputThroughputTPS*cell.WindowSeconds + 0.5)
-	p, e, why := stats.Power(in, time.Duration(cell.WindowSeconds*float64(time.Second)), outTok, r.Plan.Metadata.ElectricityUSDPerKWh, l.PowerSource)
-	cell.GPUPowerWatts, cell.EnergyJoules = p, e
-	if p == nil {
-		cell.Unavailable["gpu_power_watts"] = why
-	}
-	if e == nil {
-		cell.Unavailable["energy_joules"] = why
-	}
 }
 
 // judge reports a sustained cell's statistical progress to its driver (load.Spec.Judge) from

@@ -311,9 +311,7 @@ func (r *Runner) dropLevel(done map[servebench.CellKey]servebench.CellResult, n 
 			delete(done, k)
 		}
 	}
-	r.mu.Lock()
-	r.cells = slices.DeleteFunc(r.cells, func(c servebench.CellResult) bool { return of(c.CellKey) })
-	r.mu.Unlock()
+	r.res.DropCells(of)
 }
 
 // sessionCell reports whether key is a session or fresh-prompt cell (sized by the sessions).

@@ -3,13 +3,11 @@ package runner
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math"
 	"time"
 
 	"github.com/servebench/servebench"
 	"github.com/servebench/servebench/capacity"
-	"github.com/servebench/servebench/stats"
 )
 
 // Replayer hands out dataset entries in order, cycling: FillNext sets a request's conversation,
@@ -101,21 +99,6 @@ func (r *Runner) openLoopRequests(key servebench.CellKey) int {
 	return int(math.Ceil(key.RatePerSecond * float64(s.Duration) / 1e9))
 }
 
-// judgeWorkload adds the plan's objectives (goodput) and the open-loop verdicts to a measured
-// cell, and a note when an open-loop cell was past saturation.
-func (r *Runner) judgeWorkload(cell *servebench.CellResult, recs []servebench.Record) {
-	if r.Plan.SLO != nil {
-		stats.Goodput(cell, recs, *r.Plan.SLO)
-	}
-	stats.OpenLoop(cell, recs)
-	if cell.Saturated {
-		r.mu.Lock()
-		r.notes = append(r.notes, fmt.Sprintf("Cell %s is past saturation: %g requests/s were asked for, %.2f/s were sent and %.2f/s completed (%d late sends); the queue grew during the cell, so its latencies measure queue growth, not a steady state.",
-			cell.ID(), cell.RatePerSecond, cell.AchievedRatePerSecond, cell.RequestThroughputRPS, cell.LateSends))
-		r.mu.Unlock()
-	}
-}
-
 // searchRates runs --rate auto: at each context, open-loop cells at the rates capacity.NextRate
 // picks, until the highest rate whose goodput stays at or above the target is bracketed
 // (capacity.DecideRate). Cells already in done (a resumed run's) are reused; level measures the
@@ -151,9 +134,7 @@ func (r *Runner) searchRates(ctx context.Context, done map[servebench.CellKey]se
 			order = append(order, rate)
 		}
 		res := capacity.DecideRate(points, order, s.GoodputTarget, s.MaxRate, int(c), int(s.OutputTokens))
-		r.mu.Lock()
-		r.searches = append(r.searches, res)
-		r.mu.Unlock()
+		r.res.AddRateSearch(res)
 		r.flush()
 	}
 	return nil
