@@ -103,6 +103,10 @@ type MetricsDelta struct {
 	// Restarted says why the server evidently restarted between the scrapes; "" when nothing
 	// says it did. A restart makes every value of the delta meaningless.
 	Restarted string `json:"restarted,omitempty"`
+	// Wait says when the scrape after the cell was taken and why then: at once (the figures
+	// needed no histograms, or the server has none), once the histograms counted the cell's
+	// requests, or when they stopped moving (the figures may then miss requests).
+	Wait string `json:"wait,omitempty"`
 }
 
 // HistogramDelta is the change of one Prometheus histogram (or summary) between two scrapes.

@@ -46,11 +46,11 @@ type Recorder interface {
 }
 
 // ServerMetrics reads the target's Prometheus metrics around a cell: a snapshot before it, and
-// one after it once the server counts n more finished requests (or timeout passes).
-// *promscrape.Scraper is one.
+// one after it once it holds what the cell's figures need, or once it is known that it will
+// not (the reason is kept in the cell's log). *promscrape.Scraper is one.
 type ServerMetrics interface {
 	Scrape(ctx context.Context) (*promscrape.Snapshot, error)
-	WaitFinished(ctx context.Context, before *promscrape.Snapshot, n int, timeout time.Duration) (*promscrape.Snapshot, error)
+	After(ctx context.Context, before *promscrape.Snapshot, w promscrape.Wait) (*promscrape.Snapshot, string, error)
 }
 
 // GPUReader reads every GPU once; the runner samples it during each cell. gpu.Source is one.
@@ -786,18 +786,15 @@ func (r *Runner) measureOnce(ctx context.Context, key servebench.CellKey, phase 
 }
 
 // readServer completes l with what the server's metrics say about the cell's requests: a
-// scrape after the server counts them finished, compared with before (or why there is none).
+// scrape after the cell, compared with before (or why there is none). The scrape waits for the
+// server's histograms only when some request lacked the server's own timings, and for at most
+// 5% of the cell's span (serverWait) while they do not move.
 func (r *Runner) readServer(ctx context.Context, l *servebench.CellLog, recs []servebench.Record, before *promscrape.Snapshot, scrapeErr error) {
 	if r.Metrics != nil && before != nil {
-		n := 0
-		for i := range recs {
-			if recs[i].OK() {
-				n++
-			}
-		}
-		after, err := r.Metrics.WaitFinished(ctx, before, n, 10*time.Second)
+		after, why, err := r.Metrics.After(ctx, before, serverWait(recs))
 		if err == nil && after != nil {
 			d := promscrape.Delta(before, after)
+			d.Wait = why
 			l.Metrics = &d
 		} else if err != nil {
 			scrapeErr = err
@@ -807,6 +804,32 @@ func (r *Runner) readServer(ctx context.Context, l *servebench.CellLog, recs []s
 	if scrapeErr != nil {
 		l.ServerNote = "the server's metrics could not be read: " + scrapeErr.Error()
 	}
+}
+
+// serverWait is what the scrape after a cell needs: the histograms when some finished request
+// came without the server's queue and prefill timings, waited for while they move and for at
+// most Quiet = 5% of the cell's span (first start to last end; at least 100 ms, at most 2 s)
+// while they do not, and 10 s in all.
+func serverWait(recs []servebench.Record) promscrape.Wait {
+	w := promscrape.Wait{Timeout: 10 * time.Second}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for i := range recs {
+		rec := &recs[i]
+		lo, hi = min(lo, rec.StartOffsetSeconds), max(hi, rec.EndOffsetSeconds)
+		if !rec.OK() {
+			continue
+		}
+		w.Requests++
+		if st := rec.Server; st == nil || st.QueueSeconds == nil || st.PrefillSeconds == nil {
+			w.Histograms = true
+		}
+	}
+	span := time.Duration(0)
+	if hi > lo {
+		span = time.Duration((hi - lo) * float64(time.Second))
+	}
+	w.Quiet = min(max(span/20, 100*time.Millisecond), 2*time.Second)
+	return w
 }
 
 // cellFrom computes a measured cell from its records and what the run kept of it (l):

@@ -86,6 +86,8 @@ type vllmMetrics struct {
 	prefixQueries, prefixHits      int64
 	running, waiting               int
 	kvUsage                        float64
+	// uncounted: finished requests are not recorded (Options.UncountedMetrics).
+	uncounted bool
 }
 
 func newVLLMMetrics(model string, maxModelLen int) *vllmMetrics {
@@ -105,6 +107,9 @@ func newVLLMMetrics(model string, maxModelLen int) *vllmMetrics {
 }
 
 func (m *vllmMetrics) finish(s *seq, queue, prefill, decode float64) {
+	if m.uncounted {
+		return
+	}
 	m.queue.observe(queue)
 	m.prefill.observe(prefill)
 	m.decode.observe(decode)

@@ -28,6 +28,11 @@ type Options struct {
 	// ReasoningField names the delta field of reasoning text: "reasoning_content" (DeepSeek's API
 	// and vLLM's reasoning parsers, the default) or "reasoning" (newer vLLM, OpenRouter).
 	ReasoningField string
+	// UncountedMetrics keeps /metrics from counting finished requests: the request histograms
+	// (queue, prefill, decode, TTFT, end-to-end …) and request_success_total never move, as
+	// behind a gateway that exposes its own metrics in front of other replicas. Token, cache and
+	// load series move as usual.
+	UncountedMetrics bool
 }
 
 // Reasoning delta field names (Options.ReasoningField).
@@ -84,6 +89,7 @@ func New(p Profile, o Options) *Server {
 		c:    newCore(p, model),
 		wake: make(chan struct{}, 1),
 	}
+	s.c.metrics.uncounted = o.UncountedMetrics
 	s.mux = http.NewServeMux()
 	s.routes()
 	return s

@@ -20,6 +20,7 @@ import (
 	"math"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
@@ -33,6 +34,9 @@ import (
 type Scraper struct {
 	url string
 	hc  *http.Client
+	// uncounted, once set, says why the server is known not to count this run's requests in
+	// its histograms (After).
+	uncounted atomic.Pointer[string]
 }
 
 // New returns a scraper of url.
@@ -309,28 +313,109 @@ func (s *Snapshot) Preemptions() (float64, bool) {
 	return v, true
 }
 
-// WaitFinished scrapes until the finished-request counter has moved by at least n since before,
-// so the "after" scrape includes every request of the cell. When the server has no such counter
-// it returns the first scrape; on timeout it returns the last scrape (the attribution is then
-// over what the server had recorded).
-func (s *Scraper) WaitFinished(ctx context.Context, before *Snapshot, n int, timeout time.Duration) (*Snapshot, error) {
-	deadline := time.Now().Add(timeout)
-	b0, hasCounter := before.Finished()
-	for {
+// Wait is what a cell's server-side figures need from the scrape after the cell (After).
+type Wait struct {
+	// Requests is how many of the cell's requests finished: the server's histograms should
+	// count that many more than before.
+	Requests int
+	// Histograms says the queue and prefill histograms are needed: some finished request came
+	// without the server's per-request timings. Without it the first scrape serves at once (the
+	// prefix-cache counters count at scheduling, before the cell ended; it still shows a restart).
+	Histograms bool
+	// Quiet is how long the wait goes on while the histograms do not move: the most idle time
+	// the cell's server-side figures are worth (the runner gives 5% of the cell's span).
+	Quiet time.Duration
+	// Timeout bounds the whole wait, however the histograms move.
+	Timeout time.Duration
+}
+
+// Scrape intervals of After: the first scrape again after afterFirstPoll, each interval twice
+// the one before, at most afterMaxPoll (few scrapes while a slow server catches up: each
+// costs a parse of the whole exposition).
+const (
+	afterFirstPoll = 20 * time.Millisecond
+	afterMaxPoll   = 400 * time.Millisecond
+)
+
+// After returns the scrape after a cell once it holds what w says the cell's figures need, or
+// as soon as it is known that it will not, with the reason either way (why, for the cell's
+// log). It scrapes at once; it then waits only while the figures need the histograms, they
+// exist, and they have not yet counted w.Requests more requests than before. It stops when they
+// have, when a histogram went down (a restart), when nothing moved for w.Quiet (a server that
+// counts differently, a gateway in front of other replicas) or after w.Timeout. A wait in which
+// the histograms counted none of the cell's requests teaches the scraper that the server does
+// not count this run's requests: later calls take one scrape and wait only if it shows the
+// histograms moving.
+func (s *Scraper) After(ctx context.Context, before *Snapshot, w Wait) (snap *Snapshot, why string, err error) {
+	start := time.Now()
+	poll := afterFirstPoll
+	last, lastMove := -1.0, start
+	for first := true; ; first = false {
 		snap, err := s.Scrape(ctx)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
-		v, ok := snap.Finished()
-		if !hasCounter || !ok || v-b0 >= float64(n) || v < b0 || time.Now().After(deadline) {
-			return snap, nil
+		if !w.Histograms {
+			return snap, "not waited for: every request of the cell carried the server's own timings", nil
 		}
+		got, ok := counted(before, snap)
+		switch {
+		case !ok:
+			return snap, "not waited for: the server has no queue or prefill histogram", nil
+		case got < 0:
+			return snap, "a histogram went down between the scrapes (a restart)", nil
+		case got >= float64(w.Requests):
+			s.uncounted.Store(nil)
+			if first {
+				return snap, fmt.Sprintf("the server's histograms counted the cell's %d requests at the first scrape", w.Requests), nil
+			}
+			return snap, fmt.Sprintf("the server's histograms counted the cell's %d requests %.2f s after the cell", w.Requests, time.Since(start).Seconds()), nil
+		case first && got == 0:
+			if u := s.uncounted.Load(); u != nil {
+				return snap, "not waited for: " + *u, nil
+			}
+		}
+		now := time.Now()
+		if got != last {
+			last, lastMove = got, now
+		}
+		if idle := now.Sub(lastMove); idle >= w.Quiet || now.Sub(start) >= w.Timeout {
+			if got == 0 {
+				u := fmt.Sprintf("the server's histograms counted none of the %d requests of an earlier cell in %.2f s", w.Requests, now.Sub(start).Seconds())
+				s.uncounted.Store(&u)
+			}
+			return snap, fmt.Sprintf("the server's histograms counted %.0f of the cell's %d requests and did not move for %.2f s: stopped waiting (its queue and prefill figures may miss requests)",
+				got, w.Requests, idle.Seconds()), nil
+		}
+		wait := min(poll, w.Quiet-now.Sub(lastMove), w.Timeout-now.Sub(start))
+		poll = min(2*poll, afterMaxPoll)
+		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
-			return snap, nil
-		case <-time.After(50 * time.Millisecond):
+			t.Stop()
+			return snap, "the run was stopped while waiting for the server's histograms", nil
+		case <-t.C:
 		}
 	}
+}
+
+// counted is how many more observations than before the queue and prefill histograms hold
+// (the fewer of the two, where both exist); negative when one went down; ok false when the
+// server has neither.
+func counted(before, after *Snapshot) (n float64, ok bool) {
+	eng, known := engines[after.Engine]
+	if !known || before.Engine != after.Engine {
+		return 0, false
+	}
+	n = math.Inf(1)
+	for _, sels := range [][]selector{eng.queue, eng.prefill} {
+		_, c1, _, ok1 := after.histogram(sels)
+		_, c0, _, ok0 := before.histogram(sels)
+		if ok1 && ok0 {
+			n, ok = min(n, c1-c0), true
+		}
+	}
+	return n, ok
 }
 
 // Delta is what the server's metrics say about the requests of a cell: how its queue-time and

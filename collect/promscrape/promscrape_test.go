@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/servebench/servebench"
 	"github.com/servebench/servebench/sim"
@@ -177,9 +178,9 @@ func TestAgainstSimulatorTruth(t *testing.T) {
 	for range 3 {
 		<-done
 	}
-	after, err := sc.WaitFinished(ctx, before, 3, 5e9)
-	if err != nil {
-		t.Fatal(err)
+	after, why, err := sc.After(ctx, before, Wait{Requests: 3, Histograms: true, Quiet: time.Second, Timeout: 5 * time.Second})
+	if err != nil || !strings.Contains(why, "counted the cell's 3 requests") {
+		t.Fatalf("after: %v (why: %q)", err, why)
 	}
 	t1 := s.Truth()
 	at := attribute(before, after)
