@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/stats"
 )
 
 // Point is one measured concurrency level of a workload, on the buyer's axes.
@@ -21,6 +22,12 @@ type Point struct {
 	// per GPU), with its 95% interval divided alike.
 	OutputTPSPerGPU     float64              `json:"output_tps_per_gpu"`
 	OutputTPSPerGPUCI95 *servebench.Interval `json:"output_tps_per_gpu_ci95,omitempty"`
+	// PerUserCI95Withheld and OutputCI95Withheld are set where the cell had that interval but
+	// fewer requests behind it than stats.MinIntervalSamples (the mean's values; the window's
+	// successful requests for throughput): the interval is then left out (nil) and written
+	// "n<min", as a percentile from too small a sample is.
+	PerUserCI95Withheld bool `json:"per_user_tps_ci95_withheld,omitempty"`
+	OutputCI95Withheld  bool `json:"output_tps_per_gpu_ci95_withheld,omitempty"`
 	// InputTPSPerGPU is (total − output throughput) ÷ GPUs: prompt tokens/s per GPU.
 	InputTPSPerGPU float64 `json:"input_tps_per_gpu"`
 	// TTFTSeconds is the mean time to first token (s).
@@ -155,11 +162,22 @@ func Curves(cells []servebench.CellResult, h Hardware) []Curve {
 }
 
 func point(c *servebench.CellResult, h Hardware) Point {
-	p := Point{CellID: c.ID(), Concurrency: c.Concurrency, PerUserTPS: c.GenerationSpeedTPS.Mean, PerUserTPSCI95: c.GenerationSpeedTPS.CI95,
+	p := Point{CellID: c.ID(), Concurrency: c.Concurrency, PerUserTPS: c.GenerationSpeedTPS.Mean,
 		OutputTPSPerGPU: PerGPU(c.SystemOutputThroughputTPS, h.GPUs), InputTPSPerGPU: PerGPU(math.Max(0, c.TotalThroughputTPS-c.SystemOutputThroughputTPS), h.GPUs),
 		TTFTSeconds: c.TTFTSeconds.Mean, Verdict: c.Validity.Verdict}
+	if iv := c.GenerationSpeedTPS.CI95; iv != nil {
+		if stats.IntervalShown(c.GenerationSpeedTPS.Count) {
+			p.PerUserTPSCI95 = iv
+		} else {
+			p.PerUserCI95Withheld = true
+		}
+	}
 	if iv := c.SystemOutputThroughputCI95; iv != nil {
-		p.OutputTPSPerGPUCI95 = &servebench.Interval{Low: PerGPU(iv.Low, h.GPUs), High: PerGPU(iv.High, h.GPUs)}
+		if stats.IntervalShown(c.RequestsSucceeded) {
+			p.OutputTPSPerGPUCI95 = &servebench.Interval{Low: PerGPU(iv.Low, h.GPUs), High: PerGPU(iv.High, h.GPUs)}
+		} else {
+			p.OutputCI95Withheld = true
+		}
 	}
 	if e := c.EnergyJoules; e != nil && e.JoulesPerOutputToken > 0 {
 		p.MeasuredJoulesPerOutputToken = e.JoulesPerOutputToken
@@ -215,7 +233,10 @@ type Reading struct {
 	// throughput) and Above (faster, less), the interval's ends interpolated alike.
 	OutputTPSPerGPU     float64              `json:"output_tps_per_gpu,omitempty"`
 	OutputTPSPerGPUCI95 *servebench.Interval `json:"output_tps_per_gpu_ci95,omitempty"`
-	InputTPSPerGPU      float64              `json:"input_tps_per_gpu,omitempty"`
+	// OutputCI95Withheld is set when a point the reading rests on had its interval withheld
+	// (Point.OutputCI95Withheld): the reading then has none either, and says "n<min".
+	OutputCI95Withheld bool    `json:"output_tps_per_gpu_ci95_withheld,omitempty"`
+	InputTPSPerGPU     float64 `json:"input_tps_per_gpu,omitempty"`
 	// UsersPerReplica is the concurrency level the reading stands for: the measured point's, or
 	// interpolated between Below's and Above's like the throughput (concurrent users one
 	// replica holds at the target speed).
@@ -255,6 +276,7 @@ func (c Curve) At(targetTPS float64, h Hardware) Reading {
 	if i == 0 || hi.PerUserTPS == targetTPS {
 		r.Kind = ReadMeasured
 		r.OutputTPSPerGPU, r.OutputTPSPerGPUCI95, r.InputTPSPerGPU, r.Verdict = hi.OutputTPSPerGPU, hi.OutputTPSPerGPUCI95, hi.InputTPSPerGPU, hi.Verdict
+		r.OutputCI95Withheld = hi.OutputCI95Withheld
 		r.UsersPerReplica = float64(hi.Concurrency)
 		r.Economics = h.Economics(r.OutputTPSPerGPU, r.InputTPSPerGPU)
 		return r
@@ -265,6 +287,7 @@ func (c Curve) At(targetTPS float64, h Hardware) Reading {
 	r.OutputTPSPerGPU = Lerp(lo.OutputTPSPerGPU, hi.OutputTPSPerGPU, t)
 	r.InputTPSPerGPU = Lerp(lo.InputTPSPerGPU, hi.InputTPSPerGPU, t)
 	r.UsersPerReplica = Lerp(float64(lo.Concurrency), float64(hi.Concurrency), t)
+	r.OutputCI95Withheld = lo.OutputCI95Withheld || hi.OutputCI95Withheld
 	if lo.OutputTPSPerGPUCI95 != nil && hi.OutputTPSPerGPUCI95 != nil {
 		r.OutputTPSPerGPUCI95 = &servebench.Interval{Low: Lerp(lo.OutputTPSPerGPUCI95.Low, hi.OutputTPSPerGPUCI95.Low, t), High: Lerp(lo.OutputTPSPerGPUCI95.High, hi.OutputTPSPerGPUCI95.High, t)}
 	}

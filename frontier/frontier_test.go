@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/stats"
 )
 
 // cell is a sweep cell at 8K in / 2K out with the given level, mean per-user speed, system
@@ -202,5 +203,43 @@ func TestPopulationCurve(t *testing.T) {
 	}
 	if tier == nil || tier.UseCase != "chat" || tier.TTFTCeilingSecond != 2 || tier.Users != 40 {
 		t.Errorf("population tier = %+v", tier)
+	}
+}
+
+// A point whose cell had fewer successful requests than stats.MinIntervalSamples keeps its
+// value but not its intervals (withheld, written "n<min"), and a reading resting on it says so,
+// measured or interpolated; a point with enough requests keeps both.
+func TestIntervalsWithheldBelowMinimumSamples(t *testing.T) {
+	cells := testCells()
+	for i := range cells {
+		cells[i].GenerationSpeedTPS.CI95 = &servebench.Interval{Low: cells[i].GenerationSpeedTPS.Mean * 0.999, High: cells[i].GenerationSpeedTPS.Mean * 1.001}
+	}
+	few := &cells[1] // c=4: on the frontier, between c=1 and c=8
+	n := stats.MinIntervalSamples - 1
+	few.RequestsSucceeded, few.GenerationSpeedTPS.Count = n, n
+	h := Resolve(servebench.SizingPlan{}, "4x B200")
+	cv := Curves(cells, h)[0]
+	for _, p := range cv.Points {
+		withheld := p.Concurrency == 4
+		if withheld != (p.OutputTPSPerGPUCI95 == nil) || withheld != p.OutputCI95Withheld ||
+			withheld != (p.PerUserTPSCI95 == nil) || withheld != p.PerUserCI95Withheld {
+			t.Errorf("c=%d (withheld %v): output interval %v withheld %v, per-user interval %v withheld %v",
+				p.Concurrency, withheld, p.OutputTPSPerGPUCI95, p.OutputCI95Withheld, p.PerUserTPSCI95, p.PerUserCI95Withheld)
+		}
+	}
+	for _, tc := range []struct {
+		speed    float64
+		kind     ReadingKind
+		withheld bool
+	}{
+		{150, ReadMeasured, true},     // the c=4 point itself
+		{125, ReadInterpolated, true}, // between c=8 and c=4
+		{175, ReadInterpolated, true}, // between c=4 and c=1
+		{80, ReadInterpolated, false}, // between c=16 and c=8: both with enough requests
+	} {
+		r := cv.At(tc.speed, h)
+		if r.Kind != tc.kind || r.OutputCI95Withheld != tc.withheld || (r.OutputTPSPerGPUCI95 == nil) != tc.withheld {
+			t.Errorf("at %v tok/s: %s, interval %v withheld %v; want %s, withheld %v", tc.speed, r.Kind, r.OutputTPSPerGPUCI95, r.OutputCI95Withheld, tc.kind, tc.withheld)
+		}
 	}
 }

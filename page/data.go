@@ -56,6 +56,9 @@ type RunSummary struct {
 	// list of runs is read from the index, which does not keep it), and absent when the cell
 	// has none.
 	PeakThroughputCI95 *servebench.Interval `json:"peak_throughput_tps_ci95,omitempty"`
+	// PeakThroughputCI95Withheld is set instead when that cell had an interval from fewer
+	// successful requests than stats.MinIntervalSamples: written "n<min".
+	PeakThroughputCI95Withheld bool `json:"peak_throughput_tps_ci95_withheld,omitempty"`
 	// SuccessRate is the run's success rate over its measured requests (stats.RunSuccess).
 	SuccessRate float64 `json:"success_rate"`
 	// Capacity is each use case's limit as the run decided it.
@@ -205,7 +208,11 @@ func (s Source) load(ctx context.Context, id string, r run) (RunDoc, error) {
 	}
 	sum := summary(store.Entry(r.dir, m, res))
 	if pc := stats.Peak(res.Cells); pc != nil {
-		sum.PeakThroughputCI95 = pc.SystemOutputThroughputCI95
+		if stats.IntervalShown(pc.RequestsSucceeded) {
+			sum.PeakThroughputCI95 = pc.SystemOutputThroughputCI95
+		} else {
+			sum.PeakThroughputCI95Withheld = pc.SystemOutputThroughputCI95 != nil
+		}
 	}
 	m.Server.Raw = nil // the raw bodies the server returned: large, and not for the pages
 	for _, c := range res.Capacity {

@@ -32,7 +32,7 @@ var assetFS embed.FS
 var tmpl = template.Must(template.New("pages").Funcs(template.FuncMap{
 	"utc":        func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") },
 	"pct":        func(v float64) string { return fmt.Sprintf("%.1f%%", 100*v) },
-	"plusMinus":  report.PlusMinus,
+	"plusMinus":  report.PlusMinusOrWithheld,
 	"seconds":    seconds,
 	"limitLabel": capacity.LimitLabel,
 	"verdict":    capacity.Verdict,

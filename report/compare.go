@@ -230,18 +230,18 @@ func compareHeadline(labels []string, idx []map[cmpKey]*servebench.CellResult, k
 		t.Rows = append(t.Rows, r)
 	}
 	row(tp, "Output generation (tok/s)", func(c *servebench.CellResult) string {
-		return fmtInt(int(c.SystemOutputThroughputTPS+0.5)) + PlusMinus(c.SystemOutputThroughputCI95, c.SystemOutputThroughputTPS)
+		return fmtInt(int(c.SystemOutputThroughputTPS+0.5)) + throughputPlusMinus(c)
 	})
 	row(tp, "Total, input & output (tok/s)", func(c *servebench.CellResult) string {
-		return fmtInt(int(c.TotalThroughputTPS+0.5)) + PlusMinus(c.TotalThroughputCI95, c.TotalThroughputTPS)
+		return fmtInt(int(c.TotalThroughputTPS+0.5)) + plusMinusN(c.TotalThroughputCI95, c.TotalThroughputTPS, c.RequestsSucceeded)
 	})
 	row(tp, "Per-user generation (tok/s)", func(c *servebench.CellResult) string {
-		return fmtNum(c.GenerationSpeedTPS.Mean, 1) + PlusMinus(c.GenerationSpeedTPS.CI95, c.GenerationSpeedTPS.Mean)
+		return fmtNum(c.GenerationSpeedTPS.Mean, 1) + meanPlusMinus(c.GenerationSpeedTPS)
 	})
 	row(tp, "Success rate", func(c *servebench.CellResult) string { return fmtPct(c.SuccessRate) })
 	row(tp, "Validity", func(c *servebench.CellResult) string { return validityLabel(c.Validity) })
 	pair := func(s servebench.Summary) string {
-		return fmtNum(s.Mean*1000, 1) + PlusMinus(s.CI95, s.Mean) + " / " + fmtOpt(s.P99, func(v float64) string { return fmtNum(v*1000, 1) })
+		return fmtNum(s.Mean*1000, 1) + meanPlusMinus(s) + " / " + fmtOpt(s.P99, func(v float64) string { return fmtNum(v*1000, 1) })
 	}
 	row(lat, "Time to first token", func(c *servebench.CellResult) string { return pair(c.TTFTSeconds) })
 	row(lat, "ITL (per token; vLLM's TPOT)", func(c *servebench.CellResult) string { return pair(c.ITLSeconds) })
@@ -275,6 +275,10 @@ func throughputVerdict(labels []string, idx []map[cmpKey]*servebench.CellResult,
 	values := fmt.Sprintf("%s vs %s", fmtTPS(hi.SystemOutputThroughputTPS), fmtTPS(lo.SystemOutputThroughputTPS))
 	iv, ok := stats.DifferenceCI95(hi.SystemOutputThroughputTPS, hi.SystemOutputThroughputCI95, lo.SystemOutputThroughputTPS, lo.SystemOutputThroughputCI95)
 	ratio := hi.SystemOutputThroughputTPS / lo.SystemOutputThroughputTPS
+	if few := min(hi.RequestsSucceeded, lo.RequestsSucceeded); ok && !stats.IntervalShown(few) {
+		return fmt.Sprintf("%s generates %.2f× the output throughput of %s at this workload (%s); one of the two rests on %s, fewer than the %d an interval needs, so whether the difference is more than noise is not known.",
+			labels[best], ratio, labels[worst], values, plural(few, "successful request"), stats.MinIntervalSamples)
+	}
 	if !ok {
 		return fmt.Sprintf("%s generates %.2f× the output throughput of %s at this workload (%s); at least one of the two has no 95%% interval for it (a window shorter than two request lifetimes, or a run folder from before servebench reported intervals), so whether the difference is more than noise is not known.",
 			labels[best], ratio, labels[worst], values)
@@ -298,8 +302,8 @@ func compareAllCells(labels []string, idx []map[cmpKey]*servebench.CellResult, c
 		r := []string{fmt.Sprintf("%s %s/%d c=%d", k.scenario, ctxLabel(k.ctx), k.out, k.conc)}
 		for _, m := range idx {
 			c := m[k]
-			r = append(r, fmtNum(c.SystemOutputThroughputTPS, 1)+PlusMinus(c.SystemOutputThroughputCI95, c.SystemOutputThroughputTPS)+after(caveat(c)),
-				fmtDur(c.TTFTSeconds.Mean)+PlusMinus(c.TTFTSeconds.CI95, c.TTFTSeconds.Mean))
+			r = append(r, fmtNum(c.SystemOutputThroughputTPS, 1)+throughputPlusMinus(c)+after(caveat(c)),
+				fmtDur(c.TTFTSeconds.Mean)+meanPlusMinus(c.TTFTSeconds))
 		}
 		t.Rows = append(t.Rows, r)
 	}

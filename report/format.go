@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	servebench "github.com/servebench/servebench"
+	"github.com/servebench/servebench/stats"
 )
 
 // ctxLabel writes a token count as "8K" when it is a whole multiple of 1024.
@@ -151,6 +152,35 @@ func PlusMinus(iv *servebench.Interval, center float64) string {
 		return ""
 	}
 	return plusMinus(iv.RelHalfWidth(center))
+}
+
+// plusMinusN is PlusMinus for an interval resting on n measured requests: " (n<min)" when n is
+// under stats.MinIntervalSamples (the interval is withheld, as a percentile from too small a
+// sample is), else PlusMinus.
+func plusMinusN(iv *servebench.Interval, center float64, n int) string {
+	if iv != nil && !stats.IntervalShown(n) {
+		return " (" + withheldMark + ")"
+	}
+	return PlusMinus(iv, center)
+}
+
+// PlusMinusOrWithheld is PlusMinus, or " (n<min)" where the interval was withheld for resting on
+// fewer than stats.MinIntervalSamples requests (a frontier point's, a page's peak): how the
+// reports and the benchmark pages write a value whose interval may be withheld.
+func PlusMinusOrWithheld(iv *servebench.Interval, center float64, withheld bool) string {
+	if withheld {
+		return " (" + withheldMark + ")"
+	}
+	return PlusMinus(iv, center)
+}
+
+// meanPlusMinus writes a summary's mean interval (plusMinusN over its Count values).
+func meanPlusMinus(s servebench.Summary) string { return plusMinusN(s.CI95, s.Mean, s.Count) }
+
+// throughputPlusMinus writes a cell's output throughput interval (batch means over the window
+// its successful requests make: plusMinusN over them).
+func throughputPlusMinus(c *servebench.CellResult) string {
+	return plusMinusN(c.SystemOutputThroughputCI95, c.SystemOutputThroughputTPS, c.RequestsSucceeded)
 }
 
 // caveat is what a finding resting on cells adds when one of them is not valid: "invalid" when

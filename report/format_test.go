@@ -1,10 +1,14 @@
 package report
 
 import (
+	"bytes"
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/stats"
 )
 
 func TestFmtUSD(t *testing.T) {
@@ -93,5 +97,92 @@ func TestPlusMinusNeverPrintsZero(t *testing.T) {
 		if got := PlusMinus(tc.iv, tc.center); got != tc.want {
 			t.Errorf("%s: PlusMinus = %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// An interval resting on fewer requests than stats.MinIntervalSamples is never written as a
+// width (the bug report's "TTFT 8.80s ±0%" from 2–6 samples beside rows at ±86%): the sweep
+// summary (the terminal's), the frontier table and compare write "n<min" in its place, as a
+// percentile from too small a sample is; a cell with enough requests keeps its ±.
+func TestIntervalsNeedTheirMinimumSamples(t *testing.T) {
+	in := loadFixture(t)
+	var few, many *servebench.CellResult
+	for i := range in.Results.Cells {
+		c := &in.Results.Cells[i]
+		if !c.OnSweepGrid() || c.LoadMode != servebench.ModeSustained || c.RequestsSucceeded == 0 {
+			continue
+		}
+		switch {
+		case few == nil:
+			few = c
+		case many == nil && c.ContextTokens == few.ContextTokens:
+			many = c
+		}
+	}
+	if few == nil || many == nil {
+		t.Fatal("the fixture needs two measured sustained sweep cells at one context")
+	}
+	// Nine requests that happen to agree: widths under half a percent, from too few of them.
+	n := stats.MinIntervalSamples - 1
+	few.RequestsSucceeded, few.TTFTSeconds.Count, few.GenerationSpeedTPS.Count = n, n, n
+	few.TTFTSeconds.CI95 = &servebench.Interval{Low: few.TTFTSeconds.Mean * 0.999, High: few.TTFTSeconds.Mean * 1.001}
+	few.GenerationSpeedTPS.CI95 = &servebench.Interval{Low: few.GenerationSpeedTPS.Mean * 0.999, High: few.GenerationSpeedTPS.Mean * 1.001}
+	few.SystemOutputThroughputCI95 = &servebench.Interval{Low: few.SystemOutputThroughputTPS * 0.999, High: few.SystemOutputThroughputTPS * 1.001}
+	m := stats.MinIntervalSamples
+	many.RequestsSucceeded, many.TTFTSeconds.Count, many.GenerationSpeedTPS.Count = max(many.RequestsSucceeded, m), max(many.TTFTSeconds.Count, m), max(many.GenerationSpeedTPS.Count, m)
+	many.TTFTSeconds.CI95 = &servebench.Interval{Low: many.TTFTSeconds.Mean * 0.9, High: many.TTFTSeconds.Mean * 1.1}
+	many.SystemOutputThroughputCI95 = &servebench.Interval{Low: many.SystemOutputThroughputTPS * 0.95, High: many.SystemOutputThroughputTPS * 1.05}
+	r := Build(in)
+	for _, row := range r.Summary.Rows {
+		if row[0] != ctxLabel(few.ContextTokens) {
+			continue
+		}
+		l := strings.Join(row, " | ")
+		switch row[1] {
+		case fmt.Sprint(few.Concurrency):
+			if strings.Contains(l, "±") || strings.Count(l, "(n<min)") != 2 {
+				t.Errorf("a %d-request cell writes its intervals in the sweep summary: %q, want TTFT and throughput as (n<min)", n, l)
+			}
+		case fmt.Sprint(many.Concurrency):
+			if strings.Count(l, "±") != 2 {
+				t.Errorf("a %d-request cell lost its intervals in the sweep summary: %q", many.RequestsSucceeded, l)
+			}
+		}
+	}
+	var md bytes.Buffer
+	if err := Markdown(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	// the frontier's table of every measured level: "| 1 | 188.7 (n<min) | 186.9 (n<min) | …"
+	frontierRow := "| " + fmt.Sprint(few.Concurrency) + " | " + fmtNum(few.GenerationSpeedTPS.Mean, 1) + " "
+	const mdMark = "(n&lt;min)" // Markdown escapes the "<"
+	found := false
+	for _, l := range strings.Split(md.String(), "\n") {
+		if strings.HasPrefix(l, frontierRow) {
+			found = found || strings.Count(l, mdMark) == 2
+			if strings.Contains(l, "±") {
+				t.Errorf("the frontier table writes a %d-request cell's intervals: %q", n, l)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no frontier row %q with both intervals as n<min in the report", frontierRow)
+	}
+	var cmp bytes.Buffer
+	if err := CompareMarkdown(&cmp, Compare([]Input{in, loadFixture(t)})); err != nil {
+		t.Fatal(err)
+	}
+	cellRow := "| " + few.Scenario + " " + ctxLabel(few.ContextTokens) + "/" + fmt.Sprint(few.OutputTokens) + " c=" + fmt.Sprint(few.Concurrency) + " |"
+	found = false
+	for _, l := range strings.Split(cmp.String(), "\n") {
+		if strings.HasPrefix(l, cellRow) {
+			found = true
+			if strings.Contains(l, "±") || strings.Count(l, mdMark) != 2 {
+				t.Errorf("compare writes the %d-request cell's intervals: %q", n, l)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no compare row %q in:\n%s", cellRow, cmp.String())
 	}
 }

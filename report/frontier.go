@@ -173,7 +173,7 @@ func readingPerGPU(r frontier.Reading) string {
 	if r.Kind == frontier.ReadOutOfRange {
 		return "—"
 	}
-	s := fmtTPS(r.OutputTPSPerGPU) + PlusMinus(r.OutputTPSPerGPUCI95, r.OutputTPSPerGPU)
+	s := fmtTPS(r.OutputTPSPerGPU) + PlusMinusOrWithheld(r.OutputTPSPerGPUCI95, r.OutputTPSPerGPU, r.OutputCI95Withheld)
 	if r.Kind == frontier.ReadInterpolated {
 		s = "~" + s
 	}
@@ -293,7 +293,7 @@ func frontierBlocks(h frontier.Hardware, w frontier.Workload, users []int, named
 	head = append(head, "J / TOKEN MEASURED", "VALIDITY")
 	t := &Table{Caption: caption("Every measured level, slowest per user first (" + wl + ")."), Header: head}
 	for _, p := range w.Points {
-		row := []string{fmtInt(p.Concurrency), fmtNum(p.PerUserTPS, 1) + PlusMinus(p.PerUserTPSCI95, p.PerUserTPS), fmtNum(p.OutputTPSPerGPU, 1) + PlusMinus(p.OutputTPSPerGPUCI95, p.OutputTPSPerGPU),
+		row := []string{fmtInt(p.Concurrency), fmtNum(p.PerUserTPS, 1) + PlusMinusOrWithheld(p.PerUserTPSCI95, p.PerUserTPS, p.PerUserCI95Withheld), fmtNum(p.OutputTPSPerGPU, 1) + PlusMinusOrWithheld(p.OutputTPSPerGPUCI95, p.OutputTPSPerGPU, p.OutputCI95Withheld),
 			fmtDur(p.TTFTSeconds), map[bool]string{true: "yes", false: "no"}[p.Pareto]}
 		for _, c := range p.Economics.Costs {
 			row = append(row, fmtUSD(c.USDPerMillionOutputTokens))
@@ -382,7 +382,7 @@ func frontierBlocks(h frontier.Hardware, w frontier.Workload, users []int, named
 		if p.Verdict != "" && p.Verdict != servebench.VerdictValid {
 			cell += " (" + string(p.Verdict) + ")"
 		}
-		row = append(row, cell, fmtDur(p.TTFTSeconds), fmtNum(p.PerUserTPS, 1), fmtNum(p.OutputTPSPerGPU, 1)+PlusMinus(p.OutputTPSPerGPUCI95, p.OutputTPSPerGPU))
+		row = append(row, cell, fmtDur(p.TTFTSeconds), fmtNum(p.PerUserTPS, 1), fmtNum(p.OutputTPSPerGPU, 1)+PlusMinusOrWithheld(p.OutputTPSPerGPUCI95, p.OutputTPSPerGPU, p.OutputCI95Withheld))
 		if c, ok := primaryCost(p.Economics); ok {
 			row = append(row, fmtUSD(c.USDPerMillionOutputTokens))
 		}

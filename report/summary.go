@@ -114,8 +114,8 @@ func (b *builder) highlights() {
 func (b *builder) summaryTable() {
 	t := Table{Caption: "Sweep summary (means unless noted; ± is the 95% interval)", Header: []string{"CONTEXT", "CONC", "TTFT MEAN", "TTFT P99", "SPEED/USER", "SYSTEM TOK/S", "SUCCESS", "VALIDITY"}}
 	for _, c := range b.sweep.ordered() {
-		t.Rows = append(t.Rows, []string{ctxLabel(c.ContextTokens), fmt.Sprint(c.Concurrency), fmtDur(c.TTFTSeconds.Mean) + plusMinus(c.TTFTSeconds.CI95RelHalfWidth()), fmtOpt(c.TTFTSeconds.P99, fmtDur),
-			fmtTPS(c.GenerationSpeedTPS.Mean), fmtTPS(c.SystemOutputThroughputTPS) + PlusMinus(c.SystemOutputThroughputCI95, c.SystemOutputThroughputTPS), fmtPct(c.SuccessRate), validityLabel(c.Validity)})
+		t.Rows = append(t.Rows, []string{ctxLabel(c.ContextTokens), fmt.Sprint(c.Concurrency), fmtDur(c.TTFTSeconds.Mean) + meanPlusMinus(c.TTFTSeconds), fmtOpt(c.TTFTSeconds.P99, fmtDur),
+			fmtTPS(c.GenerationSpeedTPS.Mean), fmtTPS(c.SystemOutputThroughputTPS) + throughputPlusMinus(c), fmtPct(c.SuccessRate), validityLabel(c.Validity)})
 	}
 	b.workloadSummaryRows(&t)
 	b.rep.Summary = t

@@ -122,8 +122,8 @@ func (b *builder) workloadSummaryRows(t *Table) {
 		if sessionCell(c) {
 			ctx = sessionLabel(c) + ", " + fmtNum(c.InputTokensMean, 0)
 		}
-		t.Rows = append(t.Rows, []string{ctx, loadLabel(c), fmtDur(c.TTFTSeconds.Mean) + plusMinus(c.TTFTSeconds.CI95RelHalfWidth()), fmtOpt(c.TTFTSeconds.P99, fmtDur),
-			fmtTPS(c.GenerationSpeedTPS.Mean), fmtTPS(c.SystemOutputThroughputTPS) + PlusMinus(c.SystemOutputThroughputCI95, c.SystemOutputThroughputTPS), fmtPct(c.SuccessRate), validityLabel(c.Validity)})
+		t.Rows = append(t.Rows, []string{ctx, loadLabel(c), fmtDur(c.TTFTSeconds.Mean) + meanPlusMinus(c.TTFTSeconds), fmtOpt(c.TTFTSeconds.P99, fmtDur),
+			fmtTPS(c.GenerationSpeedTPS.Mean), fmtTPS(c.SystemOutputThroughputTPS) + throughputPlusMinus(c), fmtPct(c.SuccessRate), validityLabel(c.Validity)})
 	}
 }
 

@@ -28,6 +28,22 @@ func MinSamples(q float64) int {
 	return int(math.Ceil(1/(1-q) - 1e-9))
 }
 
+// MinIntervalSamples is the fewest measured requests a 95% interval of a mean (MeanCI95 over the
+// requests' values) or of a throughput (batch means over the window, which the window's
+// successful requests make) is reported from: 10. Below that the interval's own width is a poor
+// estimate — the sample standard deviation's relative standard error, ≈ 1/√(2(n − 1)) for normal
+// values and more for the skewed ones latencies are, exceeds 24%, so two or three close values
+// read "±0%" where the next cell reads ±86% — and on exponential-shaped latencies the t interval
+// covers the true mean in under 90% of samples (88% at n = 5, 90% at n = 10; see
+// TestMinIntervalSamplesCoverage). Every report, page and comparison writes "n<min" in its place,
+// as it does for a percentile below MinSamples(q). It equals the default sweep floor
+// (min_requests 10), so a default sustained cell always has its intervals.
+const MinIntervalSamples = 10
+
+// IntervalShown reports whether an interval resting on n measured requests is reported
+// (n ≥ MinIntervalSamples): the one test every renderer applies.
+func IntervalShown(n int) bool { return n >= MinIntervalSamples }
+
 // MeanCI95 is the 95% confidence interval of the mean of values by Student's t:
 //
 //	mean ± t(0.975, n − 1) · s / √n,   s = sample standard deviation (n − 1 denominator)

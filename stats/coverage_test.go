@@ -89,3 +89,34 @@ func TestThroughputIntervalCovers(t *testing.T) {
 		t.Errorf("throughput interval covered the true rate in %.1f%% of %d cells, want about 95%%", 100*c, have)
 	}
 }
+
+// MinIntervalSamples is where the mean's t interval starts to say what it claims on skewed,
+// latency-like values (exponential, mean 1): from MinIntervalSamples requests it covers the true
+// mean in at least 89% of samples, while just below the minimum (5 values) it covers it in
+// under 89%.
+func TestMinIntervalSamplesCoverage(t *testing.T) {
+	cover := func(n int) float64 {
+		const reps = 20000
+		rng := rand.New(rand.NewPCG(uint64(n), 17))
+		hit := 0
+		x := make([]float64, n)
+		for range reps {
+			for i := range x {
+				x[i] = rng.ExpFloat64()
+			}
+			if iv, ok := stats.MeanCI95(x); ok && iv.Low <= 1 && 1 <= iv.High {
+				hit++
+			}
+		}
+		return float64(hit) / reps // standard error about 0.2%
+	}
+	if c := cover(stats.MinIntervalSamples); c < 0.89 {
+		t.Errorf("at the minimum (%d values) the mean interval covered the truth in %.1f%%, want at least 89%%", stats.MinIntervalSamples, 100*c)
+	}
+	if c := cover(5); c >= 0.89 {
+		t.Errorf("at 5 values the mean interval covered the truth in %.1f%%: the minimum of %d is then not needed", 100*c, stats.MinIntervalSamples)
+	}
+	if stats.IntervalShown(stats.MinIntervalSamples-1) || !stats.IntervalShown(stats.MinIntervalSamples) {
+		t.Errorf("IntervalShown must start at MinIntervalSamples (%d)", stats.MinIntervalSamples)
+	}
+}

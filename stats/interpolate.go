@@ -32,10 +32,22 @@ type Reading struct {
 // Value is a read value and its 95% interval: the cell's own interval for a measured point;
 // for an interpolated one, each end interpolated like the value (an indication of the
 // neighbours' uncertainty, not an interval computed for the point). CI95 is nil when a cell
-// used has none; an unbounded end stays unbounded.
+// used has none; an unbounded end stays unbounded. CI95Withheld is set (and CI95 nil) when a
+// cell used had the interval but fewer requests behind it than MinIntervalSamples: written
+// "n<min".
 type Value struct {
-	Value float64              `json:"value"`
-	CI95  *servebench.Interval `json:"ci95"`
+	Value        float64              `json:"value"`
+	CI95         *servebench.Interval `json:"ci95"`
+	CI95Withheld bool                 `json:"ci95_withheld,omitempty"`
+}
+
+// shownValue is v with its interval iv, which rests on n requests: iv itself when
+// IntervalShown(n), else none and CI95Withheld.
+func shownValue(v float64, iv *servebench.Interval, n int) *Value {
+	if iv != nil && !IntervalShown(n) {
+		return &Value{Value: v, CI95Withheld: true}
+	}
+	return &Value{Value: v, CI95: iv}
 }
 
 // Interpolate reads TTFT and per-user generation speed (at statistic st) and system output
@@ -102,7 +114,7 @@ func pick(c servebench.CellResult, st servebench.Statistic) corner {
 	return corner{
 		ttft:  pickSummary(c.TTFTSeconds, st),
 		speed: pickSummary(c.GenerationSpeedTPS, st),
-		tps:   &Value{Value: c.SystemOutputThroughputTPS, CI95: c.SystemOutputThroughputCI95},
+		tps:   shownValue(c.SystemOutputThroughputTPS, c.SystemOutputThroughputCI95, c.RequestsSucceeded),
 	}
 }
 
@@ -111,7 +123,11 @@ func pickSummary(s servebench.Summary, st servebench.Statistic) *Value {
 	if !ok {
 		return nil
 	}
-	return &Value{Value: v, CI95: s.PickCI95(st)}
+	iv := s.PickCI95(st)
+	if iv != nil && iv == s.CI95 { // the mean's interval; a percentile's has its own minimum (MinSamples)
+		return shownValue(v, iv, s.Count)
+	}
+	return &Value{Value: v, CI95: iv}
 }
 
 func lerpCorner(a, b corner, t float64) corner {
@@ -129,7 +145,7 @@ func lerp(a, b *Value, t float64) *Value {
 	case a == nil || b == nil:
 		return nil
 	}
-	v := &Value{Value: a.Value + t*(b.Value-a.Value)}
+	v := &Value{Value: a.Value + t*(b.Value-a.Value), CI95Withheld: a.CI95Withheld || b.CI95Withheld}
 	if a.CI95 != nil && b.CI95 != nil {
 		v.CI95 = &servebench.Interval{Low: lerpEnd(a.CI95.Low, b.CI95.Low, t), High: lerpEnd(a.CI95.High, b.CI95.High, t)}
 	}

@@ -12,12 +12,12 @@ import (
 func cellAt(ctx, n int, ttft, speed, tps float64) servebench.CellResult {
 	c := servebench.CellResult{
 		CellKey:       servebench.CellKey{Scenario: "sweep", LoadMode: servebench.ModeSustained, ContextTokens: ctx, OutputTokens: 64, Concurrency: n},
-		RequestsTotal: 8, RequestsSucceeded: 8, SystemOutputThroughputTPS: tps,
-		TTFTSeconds:                servebench.Summary{Count: 8, Mean: ttft, P90: servebench.Float(2 * ttft), CI95: &servebench.Interval{Low: ttft / 2, High: 2 * ttft}},
+		RequestsTotal: 10, RequestsSucceeded: 10, SystemOutputThroughputTPS: tps,
+		TTFTSeconds:                servebench.Summary{Count: 10, Mean: ttft, P90: servebench.Float(2 * ttft), CI95: &servebench.Interval{Low: ttft / 2, High: 2 * ttft}},
 		SystemOutputThroughputCI95: &servebench.Interval{Low: tps - 10, High: math.Inf(1)},
 	}
 	if speed > 0 {
-		c.GenerationSpeedTPS = servebench.Summary{Count: 8, Mean: speed, P90: servebench.Float(speed / 2)}
+		c.GenerationSpeedTPS = servebench.Summary{Count: 10, Mean: speed, P90: servebench.Float(speed / 2)}
 	}
 	return c
 }
@@ -94,4 +94,38 @@ func deref[T any](p *T) any {
 		return nil
 	}
 	return *p
+}
+
+// A read value whose cell (or either neighbour) had fewer requests than MinIntervalSamples
+// behind an interval carries no interval but says it was withheld (the page writes "n<min"); a
+// percentile's interval has its own minimum (MinSamples) and is not withheld again.
+func TestInterpolateWithholdsSmallSampleIntervals(t *testing.T) {
+	few := cellAt(1024, 4, 0.4, 70, 280)
+	few.RequestsSucceeded, few.TTFTSeconds.Count = stats.MinIntervalSamples-1, stats.MinIntervalSamples-1
+	few.TTFTSeconds.P90CI95 = &servebench.Interval{Low: 0.5, High: 1}
+	cells := []servebench.CellResult{cellAt(1024, 1, 0.1, 100, 100), few}
+	for _, tc := range []struct {
+		name     string
+		n        int
+		st       servebench.Statistic
+		withheld bool
+	}{
+		{"the small cell itself", 4, "", true},
+		{"between it and a full cell", 2, "", true},
+		{"the full cell", 1, "", false},
+		{"a percentile of the small cell keeps its own interval", 4, servebench.StatP90, false},
+	} {
+		r, err := stats.Interpolate(cells, 1024, 64, tc.n, tc.st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, v := range map[string]*stats.Value{"ttft": r.TTFTSeconds, "throughput": r.SystemOutputThroughputTPS} {
+			if tc.st != "" && name == "throughput" {
+				continue // throughput has no percentile
+			}
+			if v.CI95Withheld != tc.withheld || (v.CI95 == nil) != tc.withheld {
+				t.Errorf("%s: %s interval %v withheld %v, want withheld %v", tc.name, name, deref(v.CI95), v.CI95Withheld, tc.withheld)
+			}
+		}
+	}
 }

@@ -233,7 +233,9 @@
   function show(id, v, fmt) {
     var box = $(id);
     box.textContent = v ? fmt(v.value) : "—";
-    if (v && v.ci95) {
+    if (v && v.ci95_withheld) {
+      box.appendChild(el("div", { "class": "muted small ci" }, "95% interval n<min"));
+    } else if (v && v.ci95) {
       var lo = v.ci95[0] === null ? "…" : fmt(v.ci95[0]), hi = v.ci95[1] === null ? "…" : fmt(v.ci95[1]);
       box.appendChild(el("div", { "class": "muted small ci" }, "95% interval " + lo + " – " + hi));
     }
@@ -373,9 +375,12 @@
     return s;
   }
   function tilde(r, s) { return r.kind === "interpolated" && s !== "—" ? "~" + s : s; }
-  // plusMinusOf writes a 95% interval around v as the reports do (report.plusMinus): " ±4%",
-  // " (no spread)" for a zero width, " ±<1%" below half a percent, "" when there is none.
-  function plusMinusOf(iv, v) {
+  // plusMinusOf writes a 95% interval around v as the reports do (report.PlusMinusOrWithheld):
+  // " (n<min)" when the Go side withheld it (too few requests behind it: withheld is the
+  // document's *_ci95_withheld flag), " ±4%", " (no spread)" for a zero width, " ±<1%" below
+  // half a percent, "" when there is none.
+  function plusMinusOf(iv, v, withheld) {
+    if (withheld) return " (n<min)";
     if (!(iv && v > 0 && iv[0] != null && iv[1] != null)) return "";
     var rel = (iv[1] - iv[0]) / 2 / v;
     if (rel === 0) return " (no spread)";
@@ -392,7 +397,7 @@
       if (raw !== undefined && raw !== null) t.setAttribute("data-value", String(raw));
       tr.appendChild(t);
     }
-    td(out ? tilde(r, num(r.output_tps_per_gpu, 1) + " tok/s" + plusMinusOf(r.output_tps_per_gpu_ci95, r.output_tps_per_gpu)) : "—", out ? r.output_tps_per_gpu : null);
+    td(out ? tilde(r, num(r.output_tps_per_gpu, 1) + " tok/s" + plusMinusOf(r.output_tps_per_gpu_ci95, r.output_tps_per_gpu, r.output_tps_per_gpu_ci95_withheld)) : "—", out ? r.output_tps_per_gpu : null);
     td(howRead(r, a.population), r.kind, "how");
     td(out && cost ? tilde(r, "$" + num(cost.usd_per_million_output_tokens, 2)) : "—", out && cost ? cost.usd_per_million_output_tokens : null);
     td(out && cost ? tilde(r, num(cost.output_tokens_per_usd, 0)) : "—", out && cost ? cost.output_tokens_per_usd : null);
@@ -511,7 +516,7 @@
       row("Peak throughput", function (d) {
         var v = d.run.peak_throughput_tps, iv = d.run.peak_throughput_tps_ci95;
         // ± the peak cell's 95% interval, relative, as the reports write it
-        return num(v, 1) + " tok/s" + plusMinusOf(iv, v);
+        return num(v, 1) + " tok/s" + plusMinusOf(iv, v, d.run.peak_throughput_tps_ci95_withheld);
       });
       row("Success rate", function (d) { return pct(d.run.success_rate); });
       var ucs = [];
