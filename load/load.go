@@ -30,9 +30,10 @@ type Spec struct {
 	Key servebench.CellKey
 	// Sizing decides when a sustained cell has measured enough (see Sizing.Enough).
 	Sizing Sizing
-	// Judge, when set, reports the statistical side of a sustained cell's progress (interval
-	// widths, a settled decision) over the window so far; the driver fills in the counts.
-	// Without it a sustained cell stops as soon as the floors of Sizing hold.
+	// Judge, when set, reports the statistical side of a sustained or dedicated cell's progress
+	// (interval widths, a settled decision) over the window so far; the driver fills in the
+	// counts. Without it a sustained cell stops as soon as the floors of Sizing hold, and a
+	// dedicated one after Bursts measured bursts.
 	Judge func(windowStart, now float64) Progress
 	// Until, when set, replaces Sizing and Judge for a sustained cell: after the warm-up its
 	// slots take measured work until Until reports true (a distributed run's worker, whose
@@ -314,12 +315,26 @@ func (d *driver) sustained(ctx context.Context) (Outcome, error) {
 }
 
 // dedicated releases N requests together, waits for all of them, and repeats: one warm-up
-// burst, then Bursts measured ones. No request ever waits behind another of ours.
+// burst, then at least Bursts measured ones, and more while the spec's Judge says the mean-TTFT
+// interval is wider than the precision aimed for (Sizing.EnoughBursts). No request ever waits
+// behind another of ours.
 func (d *driver) dedicated(ctx context.Context) (Outcome, error) {
 	n := d.spec.Key.Concurrency
 	bursts := d.spec.Bursts
 	var start, end float64
-	for b := 0; b <= bursts && ctx.Err() == nil && d.err == nil && (b < 2 || !d.expired()); b++ {
+	more := func(b int) bool {
+		if b <= bursts {
+			return true
+		}
+		if d.spec.Judge == nil {
+			return false
+		}
+		now := d.now()
+		p := d.spec.Judge(start, now)
+		p.WindowSeconds = now - start
+		return !d.spec.Sizing.EnoughBursts(n, b-1, bursts, p)
+	}
+	for b := 0; more(b) && ctx.Err() == nil && d.err == nil && (b < 2 || !d.expired()); b++ {
 		warm := b == 0
 		if b == 1 {
 			start = d.now()

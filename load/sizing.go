@@ -84,6 +84,41 @@ func (s Sizing) Enough(n int, p Progress) bool {
 	return false
 }
 
+// EnoughBursts is the rule that ends a dedicated cell of concurrency n after measured bursts of
+// n requests each (the dedicated counterpart of Enough; p's WindowSeconds is the time since the
+// first measured burst was released):
+//
+//  1. the floor, always: measured ≥ floor bursts (the plan's bursts);
+//  2. then it is enough when the caller's question is Settled, or the mean-TTFT interval is
+//     within ±RelHalfWidth (the precision stats.Assess judges a dedicated cell by; its
+//     throughput is not judged), or a cap is reached (measured × n ≥ MaxRequests,
+//     WindowSeconds ≥ MaxDuration); with no cap set at all the floor is enough.
+//
+// Before this rule, a dedicated cell stopped at its floor whatever its TTFT interval, and the
+// validity rule then marked it low-confidence for the very interval it had not aimed for.
+func (s Sizing) EnoughBursts(n, measured, floor int, p Progress) bool {
+	if measured < floor {
+		return false
+	}
+	target := s.RelHalfWidth
+	if target <= 0 {
+		target = stats.DefaultRelHalfWidth
+	}
+	switch {
+	case s.MaxRequests <= 0 && s.MaxDuration <= 0:
+		return true
+	case p.Settled:
+		return true
+	case p.TTFTRelHalfWidth <= target:
+		return true
+	case s.MaxRequests > 0 && measured*n >= s.MaxRequests:
+		return true
+	case s.MaxDuration > 0 && p.WindowSeconds >= s.MaxDuration.Seconds():
+		return true
+	}
+	return false
+}
+
 // Minimum is the fewest requests Enough lets a sustained cell of concurrency n send, warm-up
 // included, when every interval is already tight: n warm-up + max(MinRequests, Rounds × n,
 // 2 × n) measured. It is the estimate behind progress ETAs and the dense-grid cost the capacity

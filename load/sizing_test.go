@@ -98,3 +98,75 @@ func TestSustainedMeasuresUntilSure(t *testing.T) {
 		}
 	})
 }
+
+// EnoughBursts ends a dedicated cell by the precision its validity is judged by (the mean-TTFT
+// interval), never before the plan's bursts, and at a cap.
+func TestSizingEnoughBursts(t *testing.T) {
+	inf := math.Inf(1)
+	capped := Sizing{RelHalfWidth: 0.15, MaxRequests: 40, MaxDuration: time.Minute}
+	tests := []struct {
+		name               string
+		s                  Sizing
+		n, measured, floor int
+		p                  Progress
+		want               bool
+	}{
+		{"below the plan's bursts, even when tight", capped, 4, 1, 2, Progress{TTFTRelHalfWidth: 0.01}, false},
+		{"bursts done, TTFT tight", capped, 4, 2, 2, Progress{TTFTRelHalfWidth: 0.15}, true},
+		{"bursts done, TTFT wide: another burst", capped, 4, 2, 2, Progress{TTFTRelHalfWidth: 0.3, WindowSeconds: 3}, false},
+		{"throughput is not judged", capped, 4, 2, 2, Progress{TTFTRelHalfWidth: 0.1, ThroughputRelHalfWidth: inf}, true},
+		{"wide but settled", capped, 4, 2, 2, Progress{TTFTRelHalfWidth: inf, Settled: true}, true},
+		{"request cap (10 bursts of 4)", capped, 4, 10, 2, Progress{TTFTRelHalfWidth: inf}, true},
+		{"time cap", capped, 4, 3, 2, Progress{TTFTRelHalfWidth: inf, WindowSeconds: 60}, true},
+		{"no cap: the bursts are enough", Sizing{RelHalfWidth: 0.15}, 4, 2, 2, Progress{TTFTRelHalfWidth: inf}, true},
+		{"zero target means ±5%", Sizing{MaxRequests: 100}, 1, 3, 3, Progress{TTFTRelHalfWidth: 0.06}, false},
+	}
+	for _, tt := range tests {
+		if got := tt.s.EnoughBursts(tt.n, tt.measured, tt.floor, tt.p); got != tt.want {
+			t.Errorf("%s: EnoughBursts = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// A dedicated cell whose Judge reports a wide TTFT interval releases more bursts than the plan's
+// floor until the interval is within the target; without a Judge it stops at the floor.
+func TestDedicatedAimsForTTFTPrecision(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		wideCalls int // the Judge reports a wide interval this many times, then a tight one
+		judge     bool
+		want      int // measured bursts
+	}{
+		{"no judge: the plan's bursts", 0, false, 2},
+		{"tight at once: the plan's bursts", 0, true, 2},
+		{"wide twice: two more bursts", 2, true, 4},
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			f := &fake{origin: time.Now(), dur: time.Second}
+			s := spec(servebench.ModeDedicated, 3, f)
+			s.Bursts = 2
+			s.Sizing = Sizing{RelHalfWidth: 0.15, MaxRequests: 100}
+			calls := 0
+			if tt.judge {
+				s.Judge = func(ws, now float64) Progress {
+					calls++
+					if calls <= tt.wideCalls {
+						return Progress{TTFTRelHalfWidth: 0.4}
+					}
+					return Progress{TTFTRelHalfWidth: 0.1}
+				}
+			}
+			var c collector
+			out, err := Run(context.Background(), s, f, source, c.sink)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := (out.Sent - out.Warmup) / 3; got != tt.want {
+				t.Errorf("%s: %d measured bursts, want %d", tt.name, got, tt.want)
+			}
+			if out.WindowEnd-out.WindowStart != float64(tt.want) {
+				t.Errorf("%s: window [%v, %v], want %d s (one per burst)", tt.name, out.WindowStart, out.WindowEnd, tt.want)
+			}
+		})
+	}
+}

@@ -78,12 +78,15 @@ func demoRun(t *testing.T, prof sim.Profile, mutate func(*servebench.Plan)) (*me
 // a loaded 2-core machine.
 const demoBudget = 135 * time.Second
 
-// demoMinValid is the share of the demo's cells that must be valid at its precision target
-// (±15%): 5 of 12 on a quiet machine, 4 when the machine is loaded (the judge sees requests
-// finish in a different order). Capacity-search levels stop as soon as their verdict is
-// settled, so General Chatbot's 32K levels are low-confidence by design; the sweep's cells that
-// stop on their time cap before their throughput interval is that tight are the rest.
-const demoMinValid = 0.3
+// demoMinValid is the share of the demo's sweep and dedicated-scenario cells that must be
+// valid at its precision target (±15%): the cells a reader sees in its summary and scenario
+// tables. Each of them measures until its intervals are within the target or its time cap, by the
+// rule its validity is then judged by (the throughput forecast on the closed window's batches,
+// the bursts' TTFT interval), so on the simulated clock all nine are valid; 0.8 leaves room for
+// one cell a loaded test machine's scheduler marks. The capacity search's own levels (General
+// Chatbot at 32K) stop once their threshold verdict is settled at 95%, so their intervals are
+// wider than the target and they are low-confidence for that alone (checked below).
+const demoMinValid = 0.8
 
 // The README demo (no flags: the built-in simulator's DemoProfile and the demo plan) stays
 // within its time promise and still shows what it is for: a sweep, a dedicated scenario and
@@ -125,7 +128,7 @@ func TestDemoPlan(t *testing.T) {
 	for _, c := range rec.res.Cells {
 		cells[c.ID()] = c
 	}
-	valid := 0
+	valid, measured, measuredValid := 0, 0, 0
 	kinds := map[string]int{}
 	for _, s := range list {
 		c, ok := cells[s.id]
@@ -136,13 +139,22 @@ func TestDemoPlan(t *testing.T) {
 		kinds[c.Scenario]++
 		t.Logf("%-52s %6.1f–%6.1f s  %5.1f s  %3d requests  window %5.2f s  %s %v", s.id, s.start, s.end, s.end-s.start, s.n,
 			c.WindowSeconds, c.Validity.Verdict, c.Validity.Notes)
+		search := c.Kind == servebench.KindCapacity
+		if !search {
+			measured++
+		}
+		// a loaded test machine's lag is the machine's, not the plan's
+		reasons := slices.DeleteFunc(slices.Clone(c.Validity.Reasons), func(r servebench.Reason) bool { return r == servebench.ReasonClientBound })
 		switch {
-		case c.Validity.Verdict == servebench.VerdictValid,
-			// a loaded test machine's lag is the machine's, not the plan's
-			slices.Equal(c.Validity.Reasons, []servebench.Reason{servebench.ReasonClientBound}):
-			valid++
 		case c.Validity.Verdict == "":
 			t.Errorf("%s: no validity verdict", s.id)
+		case len(reasons) == 0:
+			valid++
+			if !search {
+				measuredValid++
+			}
+		case search && !slices.Equal(reasons, []servebench.Reason{servebench.ReasonTooFewSamples}):
+			t.Errorf("%s: a settled capacity level is %s for %v, want too-few-samples alone", s.id, c.Validity.Verdict, c.Validity.Reasons)
 		}
 		if slices.Contains(c.Validity.Reasons, servebench.ReasonWindowTooShort) {
 			t.Errorf("%s: %s", s.id, c.Validity.Notes[servebench.ReasonWindowTooShort])
@@ -162,8 +174,8 @@ func TestDemoPlan(t *testing.T) {
 	if kinds[runner.SweepScenario] == 0 || len(kinds) < 3 {
 		t.Errorf("cells per scenario %v: want the sweep, the dedicated scenarios and the capacity searches", kinds)
 	}
-	if share := float64(valid) / float64(len(rec.res.Cells)); share < demoMinValid {
-		t.Errorf("%d of %d cells valid (%.0f%%), want at least %.0f%%", valid, len(rec.res.Cells), 100*share, 100*demoMinValid)
+	if share := float64(measuredValid) / float64(measured); share < demoMinValid {
+		t.Errorf("%d of %d sweep and scenario cells valid (%.0f%%), want at least %.0f%%", measuredValid, measured, 100*share, 100*demoMinValid)
 	}
 	if len(rec.res.Capacity) != len(plan.DemoUseCases()) {
 		t.Errorf("%d capacity results, want one per demo use case (%d)", len(rec.res.Capacity), len(plan.DemoUseCases()))

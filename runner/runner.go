@@ -854,6 +854,41 @@ func (l localLoad) Run(ctx context.Context, spec load.Spec, next load.Source, si
 	return load.Run(ctx, spec, l.r.Client, next, sink)
 }
 
+// throughputForecast is the relative half-width the cell's output-throughput interval would
+// have were the window [ws, now] to close now, as stats.Assess will judge it: the batch-means
+// interval on the same grid (k = stats.ThroughputBatches(now − ws, mean e2e) equal batches),
+//
+//	t(0.975, k − 1) · s / √k / mean,   s, mean over the batches already complete
+//
+// where a batch is complete when it ended at least the longest end-to-end latency seen before
+// now (every request that produced tokens in it has finished). The batches still open hold
+// requests in flight, whose tokens are not known yet; their spread is taken to be that of the
+// complete ones. +Inf while fewer than 2 batches are complete. Judging the finished part of the
+// window as a window of its own instead (its own grid, fewer batches) let cells stop on a
+// lucky 2-batch interval that the closed window, cut differently, did not confirm.
+func throughputForecast(rs []servebench.Record, ws, now, longest, e2e float64) float64 {
+	k := stats.ThroughputBatches(now-ws, e2e)
+	if k < 2 {
+		return math.Inf(1)
+	}
+	step := (now - ws) / float64(k)
+	done := min(k, int(math.Floor((now-longest-ws)/step+1e-9)))
+	if done < 2 {
+		return math.Inf(1)
+	}
+	bs := stats.BatchOutputThroughputs(rs, stats.Window{Start: ws, End: ws + float64(done)*step}, done)
+	iv, ok := stats.MeanCI95(bs)
+	if !ok {
+		return math.Inf(1)
+	}
+	m := (iv.Low + iv.High) / 2
+	if m <= 0 {
+		return math.Inf(1)
+	}
+	sd := (iv.High - iv.Low) / 2 / stats.StudentT(0.975, done-1) * math.Sqrt(float64(done))
+	return stats.StudentT(0.975, k-1) * sd / math.Sqrt(float64(k)) / m
+}
+
 // judge reports a sustained cell's statistical progress to its driver (load.Spec.Judge) from
 // the records so far (recs, guarded by mu): the relative half-widths of the mean-TTFT and
 // output-throughput intervals and, for a capacity level, whether its verdict is settled.
@@ -867,7 +902,21 @@ func (l localLoad) Run(ctx context.Context, spec load.Spec, next load.Source, si
 // Each time it recomputes, it also leaves the estimates in live for the live view (target is the
 // precision aimed for); nothing reads them on the driver's side.
 func judge(key servebench.CellKey, mu *sync.Mutex, recs *[]servebench.Record, settled func(servebench.CellResult) bool, target float64, live *atomic.Pointer[CellProgress]) func(ws, now float64) load.Progress {
-	if key.LoadMode != servebench.ModeSustained && key.LoadMode != servebench.ModeUsers && key.LoadMode != "" {
+	switch key.LoadMode {
+	case servebench.ModeSustained, servebench.ModeUsers, "":
+	case servebench.ModeDedicated:
+		// bursts: the mean-TTFT interval only (stats.Assess judges no throughput of a burst)
+		return func(ws, now float64) load.Progress {
+			mu.Lock()
+			rs := slices.Clone(*recs)
+			mu.Unlock()
+			for i := range rs {
+				rs[i].ChunkGapsSeconds = nil
+			}
+			c := stats.Cell(key, rs, stats.Window{Start: ws, End: now})
+			return load.Progress{TTFTRelHalfWidth: c.TTFTSeconds.CI95RelHalfWidth()}
+		}
+	default:
 		return nil
 	}
 	var last load.Progress
@@ -894,12 +943,7 @@ func judge(key servebench.CellKey, mu *sync.Mutex, recs *[]servebench.Record, se
 		}
 		c := stats.Cell(key, rs, stats.Window{Start: ws, End: now})
 		last = load.Progress{TTFTRelHalfWidth: c.TTFTSeconds.CI95RelHalfWidth(), ThroughputRelHalfWidth: math.Inf(1)}
-		if end := now - longest; end > ws {
-			part := stats.Cell(key, rs, stats.Window{Start: ws, End: end})
-			if iv := part.SystemOutputThroughputCI95; iv != nil {
-				last.ThroughputRelHalfWidth = iv.RelHalfWidth(part.SystemOutputThroughputTPS)
-			}
-		}
+		last.ThroughputRelHalfWidth = throughputForecast(rs, ws, now, longest, c.E2ELatencySeconds.Mean)
 		if settled != nil {
 			last.Settled = settled(c)
 		}

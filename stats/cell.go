@@ -261,8 +261,27 @@ func throughputCI95(recs []servebench.Record, w Window, e2e float64) (out, total
 	if k < 2 {
 		return nil, nil
 	}
-	bo := make([]float64, k)
-	bt := make([]float64, k)
+	bo, bt := batchThroughputs(recs, w, k)
+	io, _ := MeanCI95(bo)
+	it, _ := MeanCI95(bt)
+	io.Low, it.Low = max(io.Low, 0), max(it.Low, 0)
+	return &io, &it
+}
+
+// BatchOutputThroughputs is the output throughput (tokens/s) of each of k equal batches of w,
+// the values the batch-means interval of a cell's throughput is computed from (throughputCI95).
+func BatchOutputThroughputs(recs []servebench.Record, w Window, k int) []float64 {
+	if k < 1 || w.Seconds() <= 0 {
+		return nil
+	}
+	bo, _ := batchThroughputs(recs, w, k)
+	return bo
+}
+
+// batchThroughputs is the output and total throughput of each of k equal batches of w.
+func batchThroughputs(recs []servebench.Record, w Window, k int) (bo, bt []float64) {
+	bo = make([]float64, k)
+	bt = make([]float64, k)
 	step := w.Seconds() / float64(k)
 	for b := range k {
 		bw := Window{Start: w.Start + float64(b)*step, End: w.Start + float64(b+1)*step}
@@ -281,10 +300,7 @@ func throughputCI95(recs []servebench.Record, w Window, e2e float64) (out, total
 		bo[b] /= bw.Seconds()
 		bt[b] /= bw.Seconds()
 	}
-	io, _ := MeanCI95(bo)
-	it, _ := MeanCI95(bt)
-	io.Low, it.Low = max(io.Low, 0), max(it.Low, 0)
-	return &io, &it
+	return bo, bt
 }
 
 // tokensInBatch is tokensInWindow for one batch of a window: a first token exactly on the
