@@ -253,6 +253,11 @@ type Record struct {
 	// ResponseID is the server's id of the response.
 	ResponseID string `json:"response_id"`
 	HTTPStatus int    `json:"http_status,omitempty"`
+	// RetryAfterSeconds is how long a refusing server asked the client to wait before trying
+	// again (its Retry-After header on a non-2xx answer, in seconds: delta-seconds as sent, an
+	// HTTP date less the time the answer arrived; at most a day); absent when
+	// the answer had none.
+	RetryAfterSeconds *float64 `json:"retry_after_seconds,omitempty"`
 
 	// TTFTSeconds, ITLSeconds, E2ELatencySeconds, DecodeSeconds and GenerationSpeedTPS are
 	// defined in metrics.go (see Derive). Zero when not measurable (failure, one token).

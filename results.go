@@ -150,6 +150,9 @@ type CellResult struct {
 	// ErrorsByHTTPStatus splits ErrorsByClass's "http-status" by the status the server answered
 	// (429: rate limited, 503: overloaded …; HTTPStatusCause names each).
 	ErrorsByHTTPStatus map[int]int `json:"errors_by_http_status,omitempty"`
+	// RetryAfterMaxSeconds is the longest Retry-After (Record.RetryAfterSeconds) the server sent
+	// with a refusal among the cell's measured requests (s); absent when it sent none.
+	RetryAfterMaxSeconds *float64 `json:"retry_after_max_seconds,omitempty"`
 	// SuccessRate = requests_succeeded / requests_total over measured requests.
 	SuccessRate float64 `json:"success_rate"`
 	// LengthMismatches counts successful requests whose output length differed from the request.

@@ -568,6 +568,7 @@ func (a *exchange) run(parent context.Context, tr *http.Transport, body []byte) 
 		if a.ctxFailure() {
 			return false
 		}
+		a.rec.RetryAfterSeconds = retryAfter(resp.Header.Get("Retry-After"), time.Now())
 		// redact before the message clips the body, so no part of an echoed key survives
 		return a.fail(servebench.ErrHTTPStatus, statusMessage(resp.Status, resp.StatusCode, resp.Request.URL.Path, resp.Header.Get("Content-Type"), []byte(c.redact(string(snippet))), c.base))
 	}

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -98,6 +100,26 @@ func bodyHint(contentType string, b []byte) string {
 		}
 	}
 	return fmt.Sprintf("%q", clip(string(t), 300))
+}
+
+// maxRetryAfterSeconds bounds the Retry-After a record keeps: a day. A server may send any
+// number; a longer wait is kept as a day, a negative or unreadable one not at all.
+const maxRetryAfterSeconds = 86400
+
+// retryAfter reads a Retry-After header (RFC 9110 §10.2.3: delay-seconds, or an HTTP date, taken
+// relative to now, the time the answer arrived) as seconds in [0, maxRetryAfterSeconds]; nil
+// when v is empty or neither form.
+func retryAfter(v string, now time.Time) *float64 {
+	v = strings.TrimSpace(v)
+	var s float64
+	if n, err := strconv.ParseUint(v, 10, 64); err == nil {
+		s = float64(min(n, maxRetryAfterSeconds))
+	} else if t, err := http.ParseTime(v); err == nil {
+		s = min(max(t.Sub(now).Seconds(), 0), maxRetryAfterSeconds)
+	} else {
+		return nil
+	}
+	return &s
 }
 
 // statusMessage explains a non-2xx answer (status e.g. "404 Not Found", code 404, to a request

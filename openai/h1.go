@@ -197,6 +197,7 @@ type h1Head struct {
 	code        int
 	status      string // e.g. "200 OK"
 	contentType string
+	retryAfter  string // the Retry-After header, as sent
 	chunked     bool
 	length      int64 // -1: none (chunked, or the body runs to the connection's end)
 	close       bool  // the connection ends with this response
@@ -228,6 +229,8 @@ func parseHead(b []byte) (h1Head, error) {
 		switch {
 		case asciiEqualFold(k, "content-type"):
 			h.contentType = string(v)
+		case asciiEqualFold(k, "retry-after"):
+			h.retryAfter = string(v)
 		case asciiEqualFold(k, "content-length"):
 			n, err := strconv.ParseInt(string(v), 10, 64)
 			if err != nil || n < 0 {
@@ -657,6 +660,7 @@ func (a *exchange) runH1(fresh bool, body []byte) (retry bool) {
 			return false
 		}
 		keep = rerr == nil && resp.complete && !resp.head.close
+		a.rec.RetryAfterSeconds = retryAfter(resp.head.retryAfter, time.Now())
 		return a.fail(servebench.ErrHTTPStatus, statusMessage(resp.head.status, resp.head.code, c.h1.path, resp.head.contentType, []byte(c.redact(string(snippet))), c.base))
 	}
 	st.contentType = resp.head.contentType

@@ -13,7 +13,8 @@ import (
 // TestRateLimitingIsNamed: a server that answers most requests of a use case's first level
 // with 429 (and some with 503) is named as rate limiting and overload, with the statuses, in the
 // verdict, the guidance line, the terminal and the notes, not as "Success rate is the
-// limitation" and "http-status: 14".
+// limitation" and "http-status: 14"; the longest Retry-After the server sent with them is kept
+// in the cell and said in the notes.
 func TestRateLimitingIsNamed(t *testing.T) {
 	in := loadFixture(t)
 	uc := in.Manifest.Plan.UseCases[0]
@@ -25,6 +26,7 @@ func TestRateLimitingIsNamed(t *testing.T) {
 		switch {
 		case i < 11:
 			r.ErrorClass, r.HTTPStatus = servebench.ErrHTTPStatus, 429
+			r.RetryAfterSeconds = servebench.Float(float64(1 + i%3)) // 1, 2 or 3 s
 		case i < 14:
 			r.ErrorClass, r.HTTPStatus = servebench.ErrHTTPStatus, 503
 		default: // the few that get through are fast
@@ -36,6 +38,9 @@ func TestRateLimitingIsNamed(t *testing.T) {
 	c := stats.Cell(key, recs, stats.Window{Start: 0, End: 20})
 	if c.ErrorsByHTTPStatus[429] != 11 || c.ErrorsByHTTPStatus[503] != 3 {
 		t.Fatalf("errors by status %v, want 429: 11, 503: 3", c.ErrorsByHTTPStatus)
+	}
+	if ra := c.RetryAfterMaxSeconds; ra == nil || *ra != 3 {
+		t.Fatalf("the cell's longest Retry-After is %v, want 3 s", ra)
 	}
 	p := capacity.Evaluate(uc, c)
 	cr := capacity.Decide(uc, 64, []servebench.CapacityPoint{p}, nil)
@@ -70,5 +75,8 @@ func TestRateLimitingIsNamed(t *testing.T) {
 	}
 	if !strings.Contains(md.String(), "The server rate limited 11 requests (HTTP 429)") {
 		t.Errorf("notes do not say what the rate limiting means for the results")
+	}
+	if !strings.Contains(md.String(), "asked the client to wait up to 3.0s before trying again (Retry-After)") {
+		t.Errorf("notes do not give the server's Retry-After")
 	}
 }

@@ -158,6 +158,7 @@ func (b *builder) sectionNotes() {
 	mismatches, retries, late, dropped, maxDev := 0, 0, 0, 0, 0
 	byClass := map[servebench.ErrorClass]int{}
 	byStatus := map[int]int{}
+	var retryAfter *float64 // the longest Retry-After sent with a refusal (s)
 	type reason struct{ field, why string }
 	unavail := map[reason]int{}
 	var contaminated, lied, unstreamed []string
@@ -187,6 +188,9 @@ func (b *builder) sectionNotes() {
 		}
 		for k, v := range c.ErrorsByHTTPStatus {
 			byStatus[k] += v
+		}
+		if ra := c.RetryAfterMaxSeconds; ra != nil && (retryAfter == nil || *ra > *retryAfter) {
+			retryAfter = ra
 		}
 		for f, why := range c.Unavailable {
 			unavail[reason{f, why}]++
@@ -232,6 +236,9 @@ func (b *builder) sectionNotes() {
 		}
 		if n := byStatus[503]; n > 0 {
 			notes = append(notes, fmt.Sprintf("The server refused %s as overloaded or unavailable (HTTP 503): its admission control turned them away rather than queueing them.", plural(n, "request")))
+		}
+		if retryAfter != nil {
+			notes = append(notes, fmt.Sprintf("With its refusals the server asked the client to wait up to %s before trying again (Retry-After); a refused request is counted as failed, not retried.", fmtDur(*retryAfter)))
 		}
 	}
 	if mismatches > 0 {

@@ -139,6 +139,9 @@ func Cell(key servebench.CellKey, recs []servebench.Record, w Window) servebench
 				}
 				c.ErrorsByHTTPStatus[r.HTTPStatus]++
 			}
+			if ra := r.RetryAfterSeconds; ra != nil && (c.RetryAfterMaxSeconds == nil || *ra > *c.RetryAfterMaxSeconds) {
+				c.RetryAfterMaxSeconds = servebench.Float(*ra)
+			}
 			continue
 		}
 		c.RequestsSucceeded++
