@@ -19,6 +19,17 @@ const (
 	HoursPerMonth = 730.0
 )
 
+// UsersPerSlot is the one definition of a user servebench sizes for: an active user, of whom one
+// concurrent request slot (one request in flight at a time) serves plan.UsersPerSlot, else
+// DefaultUsersPerSlot (users read and type between requests). Capacity Planning and the
+// frontier's fleets and SLO tiers all count users by it.
+func UsersPerSlot(plan servebench.SizingPlan) float64 {
+	if plan.UsersPerSlot > 0 {
+		return plan.UsersPerSlot
+	}
+	return DefaultUsersPerSlot
+}
+
 // DefaultTargetUsers is the user ladder sized when the plan names none.
 func DefaultTargetUsers() []int { return []int{100, 1000, 10000} }
 
@@ -66,13 +77,10 @@ type SizingInput struct {
 // viable. Size is pure.
 func Size(results []servebench.CapacityResult, in SizingInput) servebench.Sizing {
 	s := servebench.Sizing{
-		UsersPerSlot:  in.Plan.UsersPerSlot,
+		UsersPerSlot:  UsersPerSlot(in.Plan),
 		GPUUSDPerHour: in.Plan.GPUUSDPerHour,
 		HoursPerMonth: HoursPerMonth,
 		TargetUsers:   append([]int(nil), in.Plan.TargetUsers...),
-	}
-	if s.UsersPerSlot <= 0 {
-		s.UsersPerSlot = DefaultUsersPerSlot
 	}
 	if len(s.TargetUsers) == 0 {
 		s.TargetUsers = DefaultTargetUsers()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/servebench/servebench"
@@ -237,10 +238,11 @@ type Reading struct {
 	// (Point.OutputCI95Withheld): the reading then has none either, and says "n<min".
 	OutputCI95Withheld bool    `json:"output_tps_per_gpu_ci95_withheld,omitempty"`
 	InputTPSPerGPU     float64 `json:"input_tps_per_gpu,omitempty"`
-	// UsersPerReplica is the concurrency level the reading stands for: the measured point's, or
-	// interpolated between Below's and Above's like the throughput (concurrent users one
-	// replica holds at the target speed).
-	UsersPerReplica float64 `json:"users_per_replica,omitempty"`
+	// Level is the concurrency level the reading stands for: the measured point's, or
+	// interpolated between Below's and Above's like the throughput (requests in flight on one
+	// replica at the target speed; users, for a curve of user populations). Fleet turns it into
+	// users by UsersPerLevel.
+	Level float64 `json:"level,omitempty"`
 	// Below and Above are the frontier points either side of an interpolated reading.
 	Below *Point `json:"below,omitempty"`
 	Above *Point `json:"above,omitempty"`
@@ -277,7 +279,7 @@ func (c Curve) At(targetTPS float64, h Hardware) Reading {
 		r.Kind = ReadMeasured
 		r.OutputTPSPerGPU, r.OutputTPSPerGPUCI95, r.InputTPSPerGPU, r.Verdict = hi.OutputTPSPerGPU, hi.OutputTPSPerGPUCI95, hi.InputTPSPerGPU, hi.Verdict
 		r.OutputCI95Withheld = hi.OutputCI95Withheld
-		r.UsersPerReplica = float64(hi.Concurrency)
+		r.Level = float64(hi.Concurrency)
 		r.Economics = h.Economics(r.OutputTPSPerGPU, r.InputTPSPerGPU)
 		return r
 	}
@@ -286,7 +288,7 @@ func (c Curve) At(targetTPS float64, h Hardware) Reading {
 	r.Kind, r.Below, r.Above = ReadInterpolated, &lo, &hi
 	r.OutputTPSPerGPU = Lerp(lo.OutputTPSPerGPU, hi.OutputTPSPerGPU, t)
 	r.InputTPSPerGPU = Lerp(lo.InputTPSPerGPU, hi.InputTPSPerGPU, t)
-	r.UsersPerReplica = Lerp(float64(lo.Concurrency), float64(hi.Concurrency), t)
+	r.Level = Lerp(float64(lo.Concurrency), float64(hi.Concurrency), t)
 	r.OutputCI95Withheld = lo.OutputCI95Withheld || hi.OutputCI95Withheld
 	if lo.OutputTPSPerGPUCI95 != nil && hi.OutputTPSPerGPUCI95 != nil {
 		r.OutputTPSPerGPUCI95 = &servebench.Interval{Low: Lerp(lo.OutputTPSPerGPUCI95.Low, hi.OutputTPSPerGPUCI95.Low, t), High: Lerp(lo.OutputTPSPerGPUCI95.High, hi.OutputTPSPerGPUCI95.High, t)}
@@ -300,24 +302,68 @@ func (c Curve) At(targetTPS float64, h Hardware) Reading {
 // fraction of the way in per-user speed.
 func Lerp(a, b, t float64) float64 { return a + t*(b-a) }
 
-// Fleet is the deployment a reading gives for a number of concurrent users.
+// Fleet is the deployment a reading gives for a number of users (capacity.UsersPerSlot's
+// users: active users, usersPerSlot of them per request in flight).
 type Fleet struct {
-	Users    int `json:"users"`
-	Replicas int `json:"replicas"`
-	GPUs     int `json:"gpus"`
+	Users int `json:"users"`
+	// UsersPerReplica = the reading's Level × UsersPerLevel: users one replica serves at the
+	// target speed.
+	UsersPerReplica float64 `json:"users_per_replica"`
+	// UsersPerSlot is the users one request in flight serves (0 for a curve of user
+	// populations, whose level already counts users).
+	UsersPerSlot float64 `json:"users_per_slot,omitempty"`
+	Replicas     int     `json:"replicas"`
+	GPUs         int     `json:"gpus"`
 	// MonthlyUSD is MonthlyUSD of the GPUs at the primary price; 0 without one.
 	MonthlyUSD float64 `json:"monthly_usd,omitempty"`
 	// Interpolated is set when the reading is.
 	Interpolated bool `json:"interpolated,omitempty"`
 }
 
-// Fleet sizes users concurrent users at the reading's speed on h (ReplicasFor, MonthlyUSD);
-// ok is false for a reading out of range.
-func (r Reading) Fleet(users int, h Hardware) (Fleet, bool) {
-	if r.Kind == ReadOutOfRange || r.UsersPerReplica <= 0 {
+// UsersPerLevel is how many users one unit of a curve's level stands for: usersPerSlot
+// (capacity.UsersPerSlot: active users per request in flight) for a curve of concurrency
+// levels, 1 for a curve of user populations (pop ≠ ""), whose level counts users already. It
+// makes the frontier's users Capacity Planning's users.
+func UsersPerLevel(pop string, usersPerSlot float64) float64 {
+	if pop != "" {
+		return 1
+	}
+	return usersPerSlot
+}
+
+// UsersDefinition says what a user is, beside a figure counted in users: Capacity Planning's
+// active user, usersPerSlot of them per request in flight (capacity.UsersPerSlot), or for a
+// population curve (pop ≠ "") the measured users themselves.
+func UsersDefinition(pop string, usersPerSlot float64) string {
+	if pop != "" {
+		return "users as measured in the population, each pausing between turns"
+	}
+	n := strconv.FormatFloat(usersPerSlot, 'f', -1, 64)
+	noun := "active users"
+	if n == "1" {
+		noun = "active user"
+	}
+	return "users counted as in Capacity Planning: " + n + " " + noun + " per request in flight (--users-per-slot), so a replica holding N requests at the speed serves N × " + n
+}
+
+// Fleet sizes users users at the reading's speed on h, for a reading of a curve whose
+// population is pop ("" for concurrency levels) and usersPerSlot active users per request in
+// flight (capacity.UsersPerSlot):
+//
+//	users per replica = Level × UsersPerLevel(pop, usersPerSlot)
+//	replicas          = ⌈users ÷ users per replica⌉
+//
+// (ReplicasFor, MonthlyUSD); ok is false for a reading out of range.
+func (r Reading) Fleet(users int, h Hardware, pop string, usersPerSlot float64) (Fleet, bool) {
+	perLevel := UsersPerLevel(pop, usersPerSlot)
+	if r.Kind == ReadOutOfRange || r.Level <= 0 || perLevel <= 0 {
 		return Fleet{}, false
 	}
-	f := Fleet{Users: users, Replicas: ReplicasFor(users, r.UsersPerReplica), Interpolated: r.Kind == ReadInterpolated}
+	perReplica := r.Level * perLevel
+	f := Fleet{Users: users, UsersPerReplica: perReplica, Replicas: ReplicasFor(users, perReplica), Interpolated: r.Kind == ReadInterpolated}
+	if pop == "" {
+		f.UsersPerSlot = usersPerSlot
+	}
 	f.GPUs = f.Replicas * h.GPUs
 	if p, ok := h.Primary(); ok {
 		f.MonthlyUSD = MonthlyUSD(f.GPUs, p.USDPerGPUHour)

@@ -106,17 +106,27 @@ func TestAt(t *testing.T) {
 	if r.Verdict != servebench.VerdictLowConfidence {
 		t.Errorf("verdict = %q, want low-confidence", r.Verdict)
 	}
-	// half way between c=16 and c=8 stands for 12 users per replica: 1,000 users take ⌈83.3⌉ =
-	// 84 replicas of 4 GPUs = 336 GPUs, × $3.70 × 730 h = $907,536 a month
-	f, ok := r.Fleet(1000, h)
-	if !ok || r.UsersPerReplica != 12 || f.Replicas != 84 || f.GPUs != 336 || math.Abs(f.MonthlyUSD-907_536) > 0.005 || !f.Interpolated {
-		t.Errorf("fleet = %+v (users per replica %v)", f, r.UsersPerReplica)
+	// half way between c=16 and c=8 stands for 12 requests in flight per replica; users are
+	// Capacity Planning's, 4 per request slot: 48 users per replica, so 1,000 users take
+	// ⌈20.8⌉ = 21 replicas of 4 GPUs = 84 GPUs, × $3.70 × 730 h = $226,884 a month
+	f, ok := r.Fleet(1000, h, "", 4)
+	if !ok || r.Level != 12 || f.UsersPerReplica != 48 || f.UsersPerSlot != 4 || f.Replicas != 21 || f.GPUs != 84 || math.Abs(f.MonthlyUSD-226_884) > 0.005 || !f.Interpolated {
+		t.Errorf("fleet = %+v (level %v)", f, r.Level)
 	}
-	// a measured reading below the frontier holds its own level: c=16, 1,000 users → 63 replicas
-	if f, _ := cv.At(40, h).Fleet(1000, h); f.Replicas != 63 || f.Interpolated {
+	// one user per slot is the InferenceX count (users = requests in flight): 84 replicas
+	if f, _ := r.Fleet(1000, h, "", 1); f.Replicas != 84 {
+		t.Errorf("at 1 user per slot: fleet = %+v", f)
+	}
+	// a population curve's level counts users already: 12 users per replica → 84 replicas
+	if f, _ := r.Fleet(1000, h, "chat", 4); f.Replicas != 84 || f.UsersPerReplica != 12 || f.UsersPerSlot != 0 {
+		t.Errorf("population fleet = %+v", f)
+	}
+	// a measured reading below the frontier holds its own level: c=16 is 64 users, 1,000 users →
+	// ⌈15.6⌉ = 16 replicas
+	if f, _ := cv.At(40, h).Fleet(1000, h, "", 4); f.Replicas != 16 || f.Interpolated {
 		t.Errorf("measured fleet = %+v", f)
 	}
-	if _, ok := cv.At(250, h).Fleet(1000, h); ok {
+	if _, ok := cv.At(250, h).Fleet(1000, h, "", 4); ok {
 		t.Error("a reading out of range gave a fleet")
 	}
 }
@@ -145,29 +155,30 @@ func TestFirstTokenLimits(t *testing.T) {
 
 func TestTiers(t *testing.T) {
 	h := Resolve(servebench.SizingPlan{}, "4x B200")
-	tiers := Tiers(testCells(), 8192, 2048, "", nil, []float64{30, 100, 300}, h)
+	tiers := Tiers(testCells(), 8192, 2048, "", nil, []float64{30, 100, 300}, h, 4)
 	// TTFT ≤ 15 s by default: 30 tok/s → c=16 (the highest level, so "at least"), 100 → c=8,
-	// 300 → nobody (the 300 tok/s cell is invalid)
+	// 300 → nobody (the 300 tok/s cell is invalid); users at 4 per request slot
 	want := []struct {
-		users int
+		level int
+		users float64
 		lower bool
-	}{{16, true}, {8, false}, {0, false}}
+	}{{16, 64, true}, {8, 32, false}, {0, 0, false}}
 	for i, tr := range tiers {
-		if tr.Users != want[i].users || tr.Lower != want[i].lower {
-			t.Errorf("floor %v: %d users (at least %v), want %d (%v)", tr.SpeedFloorTPS, tr.Users, tr.Lower, want[i].users, want[i].lower)
+		if tr.Level != want[i].level || tr.Users != want[i].users || tr.Lower != want[i].lower {
+			t.Errorf("floor %v: level %d, %v users (at least %v), want %d, %v (%v)", tr.SpeedFloorTPS, tr.Level, tr.Users, tr.Lower, want[i].level, want[i].users, want[i].lower)
 		}
 	}
-	// 8 users on 4 GPUs = 2 per GPU; 4 × 1.71 kW = 6.84 kW → 8 / 0.00684 = 1,169.6 per MW; 4 ×
-	// $3.70 = $14.80/h → 0.5405 users per $/h
+	// 32 users on 4 GPUs = 8 per GPU; 4 × 1.71 kW = 6.84 kW → 32 / 0.00684 = 4,678.4 per MW;
+	// 4 × $3.70 = $14.80/h → 2.1622 users per $/h
 	tr := tiers[1]
-	if tr.UsersPerGPU != 2 || math.Round(tr.UsersPerMW*10) != 11696 || math.Round(tr.UsersPerUSDHour*10000) != 5405 {
+	if tr.UsersPerGPU != 8 || math.Round(tr.UsersPerMW*10) != 46784 || math.Round(tr.UsersPerUSDHour*10000) != 21622 {
 		t.Errorf("normalised tier = %+v", tr)
 	}
 	// a use case's own TTFT ceiling (2 s) and speed floor (120) replace the defaults
 	uc := &servebench.CapacityResult{UseCase: "chat", ContextTokens: 8192, OutputTokens: 2048, Statistic: servebench.StatMean,
 		Thresholds: servebench.Thresholds{TTFTSecondsMax: servebench.Float(2), GenerationSpeedTPSMin: servebench.Float(120)}}
-	tiers = Tiers(testCells(), 8192, 2048, "", uc, []float64{30}, h)
-	if len(tiers) != 2 || tiers[0].Users != 6 || tiers[1].SpeedFloorTPS != 120 || tiers[1].Users != 6 || tiers[0].UseCase != "chat" {
+	tiers = Tiers(testCells(), 8192, 2048, "", uc, []float64{30}, h, 4)
+	if len(tiers) != 2 || tiers[0].Level != 6 || tiers[1].SpeedFloorTPS != 120 || tiers[1].Level != 6 || tiers[1].Users != 24 || tiers[0].UseCase != "chat" {
 		t.Errorf("use case tiers = %+v", tiers)
 	}
 }

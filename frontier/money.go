@@ -78,9 +78,9 @@ func PerGPU(v float64, gpus int) float64 {
 	return v / float64(gpus)
 }
 
-// ReplicasFor is how many replicas serve users concurrent users when one replica holds
-// usersPerReplica of them at the speed asked for (the concurrency level of a measured frontier
-// point, or the level interpolated between two):
+// ReplicasFor is how many replicas serve users users when one replica holds usersPerReplica of
+// them at the speed asked for (Reading.Fleet: the level of a measured frontier point, or the
+// level interpolated between two, times the users one level serves):
 //
 //	replicas = ⌈users ÷ users per replica⌉   (at least 1)
 //
@@ -130,7 +130,15 @@ const DefaultsSource = "InferenceX HW_REGISTRY (SemiAnalysis AI Cloud TCO model)
 
 // HardwareDefaults is the public cost and power table, in the order GPUs are matched (GB200
 // before B200). Kinds outside it (A100, RTX Pro 6000 …) get no default: declare the price with
-// --gpu-price.
+// --gpu-price (compare: --gpu-price LABEL=USD), and every table says so where it is missing.
+//
+// Why the A100 has none (checked November 2026): the one public table these rows come from
+// lists no A100, and the public A100 figures found are ranges of on-demand list prices across
+// providers (pricegpu.pages.dev, "H100 vs A100 Cloud Pricing", early 2026: $1.49–$2.49 per
+// GPU-hour; mercatus-ai.com, "Cloud GPU pricing", May 2026: $1.10–$3.00 by provider tier),
+// with no owning cost and no all-in power. Any one number from them would be one provider's
+// list price set beside modelled costs, and a comparison of B200, H100 and A100 would then
+// compare the sources, not the machines; a price the user declares is at least theirs.
 func HardwareDefaults() []HardwareDefault {
 	return []HardwareDefault{
 		{GPU: "GB200", OwningUSDPerHour: 1.86, RentalUSDPerHour: 4.00, AllInKW: 1.87},

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/capacity"
 )
 
 // DefaultTTFTCaps are the TTFT caps (s) of the measured-rows-only table: InferenceX's
@@ -52,8 +53,9 @@ func (c Curve) FirstTokenLimits(caps []float64, minPerUserTPS float64) []FirstTo
 	return rows
 }
 
-// Tier is one SLO tier of a workload: the most concurrent users whose requests keep the speed
-// floor and the TTFT ceiling, from measured cells only.
+// Tier is one SLO tier of a workload: the most users whose requests keep the speed floor and
+// the TTFT ceiling, from measured cells only. Users are capacity.UsersPerSlot's (active users,
+// usersPerSlot per request in flight), as in Capacity Planning and Fleet.
 type Tier struct {
 	// UseCase names the use case whose ceiling (and statistic) the tier takes; "" for the
 	// defaults.
@@ -61,12 +63,14 @@ type Tier struct {
 	Statistic         servebench.Statistic `json:"statistic"`
 	SpeedFloorTPS     float64              `json:"speed_floor_tps"`
 	TTFTCeilingSecond float64              `json:"ttft_ceiling_seconds"`
-	// Users is the highest measured concurrency level meeting both (concurrent users, each with
-	// one request in flight); 0 when none does. CellID names it. Lower is set when the highest
+	// Level is the highest measured concurrency level meeting both (requests in flight; users
+	// of a population curve); 0 when none does. CellID names it. Lower is set when the highest
 	// level measured still meets both: the capacity is at least Users.
-	Users  int    `json:"users"`
+	Level  int    `json:"level"`
 	CellID string `json:"cell_id,omitempty"`
 	Lower  bool   `json:"at_least,omitempty"`
+	// Users = Level × UsersPerLevel: the users a replica holds at the tier.
+	Users float64 `json:"users"`
 	// UsersPerGPU = Users ÷ GPUs; UsersPerMW = Users ÷ (GPUs × all-in kW ÷ 1000) (0 when the
 	// kW is unknown); UsersPerUSDHour = Users ÷ (GPUs × primary $/GPU·h) (0 without a price).
 	UsersPerGPU     float64            `json:"users_per_gpu"`
@@ -78,7 +82,8 @@ type Tier struct {
 // Tiers computes the SLO tiers of one workload from its cells (pop: the use case of a curve of
 // user populations, "" for concurrency levels). uc is the use case measured at this workload
 // (nil when none): its TTFT ceiling, speed floor and statistic replace the defaults.
-func Tiers(cells []servebench.CellResult, ctx, out int, pop string, uc *servebench.CapacityResult, floors []float64, h Hardware) []Tier {
+// usersPerSlot is capacity.UsersPerSlot of the run.
+func Tiers(cells []servebench.CellResult, ctx, out int, pop string, uc *servebench.CapacityResult, floors []float64, h Hardware, usersPerSlot float64) []Tier {
 	st, ceiling, name := servebench.StatMean, DefaultTTFTCeiling, ""
 	floors = slices.Clone(floors)
 	if uc != nil {
@@ -118,15 +123,16 @@ func Tiers(cells []servebench.CellResult, ctx, out int, pop string, uc *serveben
 			if !ok1 || !ok2 || ttft > ceiling || speed < f {
 				continue
 			}
-			t.Users, t.CellID, t.Verdict, t.Lower = c.Concurrency, c.ID(), c.Validity.Verdict, i == len(levels)-1
+			t.Level, t.CellID, t.Verdict, t.Lower = c.Concurrency, c.ID(), c.Validity.Verdict, i == len(levels)-1
 		}
-		if t.Users > 0 {
-			t.UsersPerGPU = PerGPU(float64(t.Users), h.GPUs)
+		if t.Level > 0 {
+			t.Users = float64(t.Level) * UsersPerLevel(pop, usersPerSlot)
+			t.UsersPerGPU = PerGPU(t.Users, h.GPUs)
 			if h.AllInKWPerGPU > 0 {
-				t.UsersPerMW = float64(t.Users) / (float64(h.GPUs) * h.AllInKWPerGPU / 1000)
+				t.UsersPerMW = t.Users / (float64(h.GPUs) * h.AllInKWPerGPU / 1000)
 			}
 			if p, ok := h.Primary(); ok {
-				t.UsersPerUSDHour = float64(t.Users) / (float64(h.GPUs) * p.USDPerGPUHour)
+				t.UsersPerUSDHour = t.Users / (float64(h.GPUs) * p.USDPerGPUHour)
 			}
 		}
 		tiers = append(tiers, t)
@@ -145,8 +151,11 @@ func pickSpeed(s servebench.Summary, st servebench.Statistic) (float64, bool) {
 // Analysis is the buyer's frontier of one run: the hardware inputs, each workload's curve, its
 // measured-rows-only table and its SLO tiers.
 type Analysis struct {
-	Hardware Hardware   `json:"hardware"`
-	Curves   []Workload `json:"workloads"`
+	Hardware Hardware `json:"hardware"`
+	// UsersPerSlot is the run's capacity.UsersPerSlot: the active users one request in flight
+	// serves, by which fleets and SLO tiers count users (as Capacity Planning does).
+	UsersPerSlot float64    `json:"users_per_slot"`
+	Curves       []Workload `json:"workloads"`
 }
 
 // Workload is one context × output workload's frontier, first-token table and tiers.
@@ -167,7 +176,7 @@ type Input struct {
 // Analyze builds the run's Analysis with the default caps, floors and ceiling. It is pure.
 func Analyze(in Input) Analysis {
 	h := Resolve(in.Plan, in.DeclaredGPU)
-	a := Analysis{Hardware: h}
+	a := Analysis{Hardware: h, UsersPerSlot: capacity.UsersPerSlot(in.Plan)}
 	for _, cv := range Curves(in.Cells, h) {
 		w := Workload{Curve: cv, FirstToken: cv.FirstTokenLimits(DefaultTTFTCaps(), DefaultMinPerUserTPS)}
 		var uc *servebench.CapacityResult
@@ -181,14 +190,14 @@ func Analyze(in Input) Analysis {
 				break
 			}
 		}
-		w.Tiers = Tiers(in.Cells, cv.ContextTokens, cv.OutputTokens, cv.Population, uc, DefaultSpeedFloors(), h)
+		w.Tiers = Tiers(in.Cells, cv.ContextTokens, cv.OutputTokens, cv.Population, uc, DefaultSpeedFloors(), h, a.UsersPerSlot)
 		a.Curves = append(a.Curves, w)
 	}
 	return a
 }
 
 // Answer is one workload's answer at a target speed per user: the reading on its frontier and
-// the fleet for a number of concurrent users (nil when the reading is out of range).
+// the fleet for a number of users (nil when the reading is out of range).
 type Answer struct {
 	ContextTokens int     `json:"context_tokens"`
 	OutputTokens  int     `json:"output_tokens"`
@@ -197,13 +206,14 @@ type Answer struct {
 	Fleet         *Fleet  `json:"fleet,omitempty"`
 }
 
-// Answers reads every workload of a at targetTPS tokens/s per user and sizes users concurrent
-// users on each: what the report's readings, compare and the page's calculator all print.
+// Answers reads every workload of a at targetTPS tokens/s per user and sizes users users
+// (a.UsersPerSlot per request in flight) on each: what the report's readings, compare and the
+// page's calculator all print.
 func (a Analysis) Answers(targetTPS float64, users int) []Answer {
 	var out []Answer
 	for _, w := range a.Curves {
 		ans := Answer{ContextTokens: w.ContextTokens, OutputTokens: w.OutputTokens, Population: w.Population, Reading: w.At(targetTPS, a.Hardware)}
-		if f, ok := ans.Reading.Fleet(users, a.Hardware); ok {
+		if f, ok := ans.Reading.Fleet(users, a.Hardware, w.Population, a.UsersPerSlot); ok {
 			ans.Fleet = &f
 		}
 		out = append(out, ans)

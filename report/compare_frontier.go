@@ -117,7 +117,7 @@ func AddFrontier(cmp *Comparison, ins []Input, q FrontierQuestion) []CompareFron
 				}
 			}
 			ans := RunAnswer{Label: r.label, Hardware: h, Reading: w.At(q.TargetPerUserTPS, h)}
-			if f, ok := ans.Reading.Fleet(q.Users, h); ok {
+			if f, ok := ans.Reading.Fleet(q.Users, h, k.Population, r.a.UsersPerSlot); ok {
 				ans.Fleet = &f
 			}
 			cf.Answers = append(cf.Answers, ans)
@@ -144,7 +144,7 @@ func AddFrontier(cmp *Comparison, ins []Input, q FrontierQuestion) []CompareFron
 // answerTable lays out each run's answer at the target speed.
 func answerTable(k frontier.Curve, cf CompareFrontier, caption func(string) string) *Table {
 	q := cf.Question
-	t := &Table{Caption: caption(fmt.Sprintf("At %s tok/s per user: throughput per GPU read on each run's frontier (\"~\" interpolated between two measured levels), its cost at the run's primary price, and the fleet for %s.", fmtNum(q.TargetPerUserTPS, 0), plural(q.Users, "concurrent user"))),
+	t := &Table{Caption: caption(fmt.Sprintf("At %s tok/s per user: throughput per GPU read on each run's frontier (\"~\" interpolated between two measured levels), its cost at the run's primary price, and the fleet for %s (%s).", fmtNum(q.TargetPerUserTPS, 0), plural(q.Users, "user"), answerUsers(k.Population, cf.Answers))),
 		Header: []string{"RUN", "GPUS PER REPLICA", "OUTPUT TOK/S PER GPU", "HOW", "PRICE PER GPU-HOUR", "$ / 1M OUTPUT", "OUTPUT TOKENS PER $", "TOK/S PER MW", strings.ToUpper(plural(q.Users, "user")), "$ PER MONTH"}}
 	for _, a := range cf.Answers {
 		h, r := a.Hardware, a.Reading
@@ -239,7 +239,7 @@ func answerSentence(cf CompareFrontier) string {
 		parts = append(parts, fmt.Sprintf("At %s no run has a price per GPU-hour, so none can be called cheapest: pass --gpu-price LABEL=USD.", speed))
 	}
 	if len(fleets) > 0 {
-		parts = append(parts, fmt.Sprintf("%s need %s.", upperFirst(plural(q.Users, "concurrent user")), joinAnd(fleets)))
+		parts = append(parts, fmt.Sprintf("%s (%s) need %s.", upperFirst(plural(q.Users, "user")), answerUsers(cf.Population, cf.Answers), joinAnd(fleets)))
 	}
 	if len(unpriced) > 0 {
 		parts = append(parts, fmt.Sprintf("%s %s no price per GPU-hour (the public defaults table does not know the GPU): pass --gpu-price LABEL=USD to compare its cost.", joinAnd(unpriced), hasHave(len(unpriced))))
@@ -254,6 +254,30 @@ func answerSentence(cf CompareFrontier) string {
 		}
 	}
 	return strings.Join(parts, " ")
+}
+
+// answerUsers says what the runs' users are (usersDefinition), naming each run's users per
+// request slot where the runs differ.
+func answerUsers(pop string, as []RunAnswer) string {
+	per, differ := 0.0, false
+	var each []string
+	for _, a := range as {
+		if a.Fleet == nil {
+			continue
+		}
+		if per != 0 && a.Fleet.UsersPerSlot != per {
+			differ = true
+		}
+		per = a.Fleet.UsersPerSlot
+		each = append(each, a.Label+" "+fmtUsers(a.Fleet.UsersPerSlot))
+	}
+	switch {
+	case pop != "" || per == 0:
+		return usersDefinition(pop, per)
+	case differ:
+		return "users counted as in each run's Capacity Planning, active users per request in flight: " + strings.Join(each, ", ")
+	}
+	return usersDefinition(pop, per)
 }
 
 func approxFleet(f *frontier.Fleet, s string) string {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/servebench/servebench/capacity"
 	"github.com/servebench/servebench/frontier"
 )
 
@@ -71,7 +72,7 @@ func TestCompareFrontier(t *testing.T) {
 	if !strings.Contains(text, "At 60 tok/s per user, "+best+" gives the most output tokens per dollar") {
 		t.Errorf("the sentence does not name %s:\n%s", best, text)
 	}
-	if !strings.Contains(text, "2,000 concurrent users need") {
+	if !strings.Contains(text, "2,000 users ("+frontier.UsersDefinition("", capacity.DefaultUsersPerSlot)+") need") {
 		t.Errorf("no fleet for 2,000 users:\n%s", text)
 	}
 }

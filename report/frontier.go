@@ -180,10 +180,16 @@ func readingPerGPU(r frontier.Reading) string {
 	return s
 }
 
-// deployment writes the GPUs (and monthly cost at the primary price) for users concurrent
-// users at a reading: "252 GPUs, $680,652/month", "~" before an interpolated one.
-func deployment(h frontier.Hardware, r frontier.Reading, users int) string {
-	f, ok := r.Fleet(users, h)
+// usersDefinition is frontier.UsersDefinition: said beside every figure counted in users.
+func usersDefinition(pop string, usersPerSlot float64) string {
+	return frontier.UsersDefinition(pop, usersPerSlot)
+}
+
+// deployment writes the GPUs (and monthly cost at the primary price) for users users (of a
+// curve of population pop, usersPerSlot per request in flight: Reading.Fleet) at a reading:
+// "252 GPUs, $680,652/month", "~" before an interpolated one.
+func deployment(h frontier.Hardware, r frontier.Reading, users int, pop string, usersPerSlot float64) string {
+	f, ok := r.Fleet(users, h, pop, usersPerSlot)
 	if !ok {
 		return "—"
 	}
@@ -263,14 +269,15 @@ func (b *builder) sectionFrontier() {
 	}
 	users := targetUsers(b.man.Plan.Sizing)
 	for _, w := range a.Curves {
-		blocks = append(blocks, frontierBlocks(h, w, users, len(a.Curves) > 1)...)
+		blocks = append(blocks, frontierBlocks(h, w, users, a.UsersPerSlot, len(a.Curves) > 1)...)
 	}
 	b.add(id, title, 1, blocks...)
 }
 
 // frontierBlocks are one workload's tables: its measured levels, readings at the tiers' speed
-// floors, the first-token limits and the SLO tiers.
-func frontierBlocks(h frontier.Hardware, w frontier.Workload, users []int, named bool) []Block {
+// floors, the first-token limits and the SLO tiers; users are counted at usersPerSlot per
+// request in flight (frontier.UsersPerLevel).
+func frontierBlocks(h frontier.Hardware, w frontier.Workload, users []int, usersPerSlot float64, named bool) []Block {
 	wl := curveLabel(w.Curve)
 	caption := func(s string) string {
 		if named {
@@ -323,7 +330,7 @@ func frontierBlocks(h frontier.Hardware, w frontier.Workload, users []int, named
 	blocks = append(blocks, para("Cost per 1M tokens = $ per GPU-hour ÷ (tok/s per GPU × 3,600 ÷ 10⁶), the whole GPU-hour charged to output tokens (or, in the input column, to input tokens instead); tokens per $ is its reciprocal × 10⁶; tok/s per MW = tok/s per GPU × 1,000 ÷ all-in kW per GPU. Measured J / token counts the GPUs' sampled power only; all-in counts the facility's."))
 
 	// readings at target speeds
-	rt := &Table{Caption: caption("At a target speed per user: throughput per GPU read on the frontier, and the fleet for each number of concurrent users (each with a request in flight at the target speed): ⌈users ÷ the concurrency level the reading stands for⌉ replicas × GPUs per replica."),
+	rt := &Table{Caption: caption("At a target speed per user: throughput per GPU read on the frontier, and the fleet for each number of users (" + usersDefinition(w.Population, usersPerSlot) + "): ⌈users ÷ (the level the reading stands for × users per level)⌉ replicas × GPUs per replica."),
 		Header: []string{"TARGET TOK/S PER USER", "OUTPUT TOK/S PER GPU", "HOW"}}
 	if p, ok := h.Primary(); ok {
 		rt.Header = append(rt.Header, "$ / 1M OUTPUT ("+strings.ToUpper(p.Tier)+")", "OUTPUT TOKENS PER $")
@@ -332,7 +339,7 @@ func frontierBlocks(h frontier.Hardware, w frontier.Workload, users []int, named
 		rt.Header = append(rt.Header, "TOK/S PER MW")
 	}
 	for _, n := range users {
-		rt.Header = append(rt.Header, strings.ToUpper(plural(n, "concurrent user")))
+		rt.Header = append(rt.Header, strings.ToUpper(plural(n, "user")))
 	}
 	for _, target := range frontier.DefaultSpeedFloors() {
 		r := w.At(target, h)
@@ -355,7 +362,7 @@ func frontierBlocks(h frontier.Hardware, w frontier.Workload, users []int, named
 			row = append(row, v)
 		}
 		for _, n := range users {
-			row = append(row, deployment(h, r, n))
+			row = append(row, deployment(h, r, n, w.Population, usersPerSlot))
 		}
 		rt.Rows = append(rt.Rows, row)
 	}
@@ -397,20 +404,20 @@ func frontierBlocks(h frontier.Hardware, w frontier.Workload, users []int, named
 		if t0.UseCase != "" {
 			who = fmt.Sprintf("the TTFT ceiling of use case %s (%s)", t0.UseCase, fmtDur(t0.TTFTCeilingSecond))
 		}
-		st := &Table{Caption: caption(fmt.Sprintf("SLO tiers: at each speed floor under %s, the most concurrent users a replica held (the highest measured level whose %s TTFT and speed per user meet both), per GPU, per all-in megawatt and per dollar-hour. Measured levels only; \"+\" where the highest level measured still met the tier.", who, statName(t0.Statistic))),
+		st := &Table{Caption: caption(fmt.Sprintf("SLO tiers: at each speed floor under %s, the most users a replica held (the highest measured level whose %s TTFT and speed per user meet both; %s), per GPU, per all-in megawatt and per dollar-hour. Measured levels only; \"+\" where the highest level measured still met the tier.", who, statName(t0.Statistic), usersDefinition(w.Population, usersPerSlot))),
 			Header: []string{"SPEED FLOOR", "TTFT CEILING", "USERS", "CELL", "USERS PER GPU", "USERS PER MW", "USERS PER $/H"}}
 		for _, tr := range w.Tiers {
 			row := []string{fmtNum(tr.SpeedFloorTPS, 0) + " tok/s", fmtDur(tr.TTFTCeilingSecond)}
-			if tr.Users == 0 {
+			if tr.Level == 0 {
 				row = append(row, "none", "no level meets it", "—", "—", "—")
 				st.Rows = append(st.Rows, row)
 				continue
 			}
-			u := fmtInt(tr.Users)
+			u := fmtUsers(tr.Users)
 			if tr.Lower {
 				u += "+"
 			}
-			cell := level(w.Curve, tr.Users)
+			cell := level(w.Curve, tr.Level)
 			if tr.Verdict != "" && tr.Verdict != servebench.VerdictValid {
 				cell += " (" + string(tr.Verdict) + ")"
 			}

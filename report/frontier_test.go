@@ -1,10 +1,12 @@
 package report
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 
 	servebench "github.com/servebench/servebench"
+	"github.com/servebench/servebench/capacity"
 	"github.com/servebench/servebench/frontier"
 )
 
@@ -127,5 +129,54 @@ func TestFrontierCSV(t *testing.T) {
 	var empty strings.Builder
 	if err := FrontierCSV(&empty, nil); err != nil || strings.Count(empty.String(), "\n") != 1 {
 		t.Errorf("no analysis: %q, %v (want the header alone)", empty.String(), err)
+	}
+}
+
+// TestFrontierUsersAreCapacityPlanningUsers: one definition of a user. A frontier reading that
+// stands for a use case's capacity limit (L requests in flight) sizes every target user count
+// to exactly the replicas and GPUs Capacity Planning gives for that use case (L × users per
+// slot users per replica), at the default users per slot and at a declared one; before, the
+// frontier counted each request in flight as one user and asked for 4× the replicas.
+func TestFrontierUsersAreCapacityPlanningUsers(t *testing.T) {
+	for _, perSlot := range []float64{0, 2.5} {
+		in := loadFixture(t)
+		in.Manifest.Plan.Sizing.UsersPerSlot = perSlot
+		r := Build(in)
+		if r.Frontier == nil {
+			t.Fatal("the fixture has no frontier")
+		}
+		want := perSlot
+		if want == 0 {
+			want = capacity.DefaultUsersPerSlot
+		}
+		if r.Frontier.UsersPerSlot != want {
+			t.Fatalf("frontier users per slot %v, want %v", r.Frontier.UsersPerSlot, want)
+		}
+		sz := capacity.Size(in.Results.Capacity, capacity.SizingInput{Plan: in.Manifest.Plan.Sizing, DeclaredGPU: in.Manifest.Plan.Metadata.GPU, Cells: in.Results.Cells})
+		checked := 0
+		for _, uc := range sz.UseCases {
+			if uc.SlotsPerReplica == nil || uc.Approximate || uc.AtMost {
+				continue
+			}
+			reading := frontier.Reading{Kind: frontier.ReadMeasured, Level: float64(*uc.SlotsPerReplica)}
+			for _, tg := range uc.Targets {
+				f, ok := reading.Fleet(tg.Users, r.Frontier.Hardware, "", r.Frontier.UsersPerSlot)
+				if !ok || f.Replicas != tg.Replicas || f.UsersPerReplica != *uc.UsersPerReplica {
+					t.Errorf("users per slot %v, %s at %d requests, %d users: the frontier gives %d replicas (%v users each), Capacity Planning %d (%v)",
+						want, uc.UseCase, *uc.SlotsPerReplica, tg.Users, f.Replicas, f.UsersPerReplica, tg.Replicas, *uc.UsersPerReplica)
+				}
+				checked++
+			}
+		}
+		if checked == 0 {
+			t.Fatal("no measured capacity limit in the fixture to check against")
+		}
+		var md bytes.Buffer
+		if err := Markdown(&md, r); err != nil {
+			t.Fatal(err)
+		}
+		if def := frontier.UsersDefinition("", want); !strings.Contains(md.String(), def) {
+			t.Errorf("the frontier's fleet does not say what a user is (%q)", def)
+		}
 	}
 }

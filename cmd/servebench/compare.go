@@ -75,7 +75,7 @@ machines recorded into a shared store compare as well.`,
 	}
 	cmd.Flags().StringVar(&out, "out", "compare.html", "output file; the Markdown goes next to it with .md")
 	cmd.Flags().Float64Var(&q.TargetPerUserTPS, "target-speed", q.TargetPerUserTPS, "the speed each user needs, in tok/s per user: throughput per GPU, cost per 1M tokens and GPUs are read on each run's frontier at it")
-	cmd.Flags().IntVar(&q.Users, "users", q.Users, "concurrent users to size each run for at --target-speed")
+	cmd.Flags().IntVar(&q.Users, "users", q.Users, "users to size each run for at --target-speed, counted as Capacity Planning counts them (--users-per-slot active users per request in flight, default 4)")
 	cmd.Flags().StringArrayVar(&prices, "gpu-price", nil, "a run's price in USD per GPU-hour by its label, LABEL=USD (repeatable): --gpu-price A100=1.50; without it a run's own --gpu-price, else the public default for its GPU")
 	completeFiles(cmd, "out", "html")
 	registerIndex(cmd, &index, " (to find runs named by id or label)")

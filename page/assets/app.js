@@ -544,7 +544,7 @@
       var bar = el("div", { "class": "toolbar small" });
       bar.appendChild(el("label", { "for": "cf-speed" }, "Tok/s per user"));
       var speed = el("input", { type: "number", id: "cf-speed", min: "0.1", step: "any", value: "50" }); bar.appendChild(speed);
-      bar.appendChild(el("label", { "for": "cf-users" }, "Concurrent users"));
+      bar.appendChild(el("label", { "for": "cf-users" }, "Users"));
       var users = el("input", { type: "number", id: "cf-users", min: "1", step: "1", value: "1000" }); bar.appendChild(users);
       bar.appendChild(el("label", { "for": "cf-workload" }, "Workload"));
       var wsel = el("select", { id: "cf-workload" }); bar.appendChild(wsel);

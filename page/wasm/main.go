@@ -106,7 +106,7 @@ func main() {
 			return nil, errors.New("the target speed (tok/s per user) and the number of users must both be positive")
 		}
 		a := frontier.Analyze(frontier.Input{Cells: in.Cells, Capacity: in.Capacity, Plan: in.Plan, DeclaredGPU: in.DeclaredGPU})
-		return frontierOut{Analysis: a, Answers: a.Answers(in.TargetPerUserTPS, in.Users), Inputs: "Inputs: " + a.Hardware.Inputs() + "."}, nil
+		return frontierOut{Analysis: a, Answers: a.Answers(in.TargetPerUserTPS, in.Users), Inputs: "Inputs: " + a.Hardware.Inputs() + "; " + frontier.UsersDefinition("", a.UsersPerSlot) + "."}, nil
 	}))
 	api.Set("vocabulary", call(func(struct{}) (any, error) {
 		return capacity.Words(), nil
