@@ -44,7 +44,7 @@ func TestBuilderCountsShortOutputs(t *testing.T) {
 	} {
 		var b Builder
 		b.Count(servebench.Record{LengthMismatch: true})
-		b.Count(servebench.Record{LengthMismatch: true, Warmup: true})                           // a warm-up does not count
+		b.Count(servebench.Record{LengthMismatch: true, Warmup: true})                              // a warm-up does not count
 		b.Count(servebench.Record{LengthMismatch: true, ErrorClass: servebench.ErrStreamTruncated}) // nor a failure
 		notes := b.Results(Run{Server: servebench.ServerInfo{ForcesOutputLength: tc.forced}}).Notes
 		if len(notes) != 1 || !strings.Contains(notes[0], tc.want) {

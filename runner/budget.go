@@ -8,6 +8,7 @@ import (
 
 	"github.com/servebench/servebench"
 	"github.com/servebench/servebench/capacity"
+	"github.com/servebench/servebench/stats"
 )
 
 // errBudget ends a capacity search whose next level does not fit the time the run's budget
@@ -188,9 +189,10 @@ func (b *budget) note(plan servebench.Sweep) string {
 	return s.String()
 }
 
+// precisionOr is the precision p aimed for; stats.DefaultRelHalfWidth when p is unset.
 func precisionOr(p float64) float64 {
 	if p <= 0 {
-		return 0.05
+		return stats.DefaultRelHalfWidth
 	}
 	return p
 }
@@ -210,9 +212,10 @@ func shortDur(d time.Duration) string {
 
 // budgetDecide decides the capacity search of uc that the time budget ended, on the levels it
 // measured (capacity.Decide: a lower bound at the highest passing level when none failed, else
-// a limit between the highest passing and the lowest failing level), with a note saying so.
-func (r *Runner) budgetDecide(uc servebench.UseCase, ceiling int, points []servebench.CapacityPoint) servebench.CapacityResult {
-	res := capacity.Decide(uc, ceiling, points, r.levelCost)
+// a limit between the highest passing and the lowest failing level), with a note saying so;
+// levelCost is the dense grid's cost of a level (capacity.Decide).
+func budgetDecide(uc servebench.UseCase, ceiling int, points []servebench.CapacityPoint, levelCost func(int) int) servebench.CapacityResult {
+	res := capacity.Decide(uc, ceiling, points, levelCost)
 	for _, p := range res.Points {
 		res.RequestsSpent += p.RequestsSpent
 		res.ServerSecondsSpent += p.ServerSeconds
@@ -226,9 +229,6 @@ func (r *Runner) budgetDecide(uc servebench.UseCase, ceiling int, points []serve
 		res.Note = "not searched: the run's time budget (--max-time) ran out before this use case; a longer budget searches it"
 	} else {
 		res.Note = fmt.Sprintf("the run's time budget (--max-time) ended this search after level %d, before its limit was bracketed; a longer budget measures further", top)
-	}
-	if r.bud != nil {
-		r.bud.cut = append(r.bud.cut, uc.Title)
 	}
 	return res
 }

@@ -90,7 +90,7 @@ func (r *Runner) scenarioTitle(name string) string {
 
 // capacityTitle: "capacity Code Completion: 1K in / 128 out tokens, mean end-to-end latency ≤ 2s,
 // searching up to 128 concurrent requests".
-func (r *Runner) capacityTitle(uc servebench.UseCase) string {
+func capacityTitle(p servebench.Plan, uc servebench.UseCase) string {
 	title := uc.Title
 	if title == "" {
 		title = uc.Name
@@ -107,7 +107,7 @@ func (r *Runner) capacityTitle(uc servebench.UseCase) string {
 	if len(th) > 0 {
 		s += ", " + strings.Join(th, ", ")
 	}
-	return s + fmt.Sprintf(", searching up to %d concurrent requests", r.Plan.Capacity.MaxConcurrency)
+	return s + fmt.Sprintf(", searching up to %d concurrent requests", p.Capacity.MaxConcurrency)
 }
 
 func tokensLabel(n int) string {

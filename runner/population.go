@@ -14,10 +14,10 @@ import (
 	"github.com/servebench/servebench/workload"
 )
 
-// usersProfile is the profile of use case name's users: the plan's users.profiles, or
+// usersProfile is the profile of use case name's users: plan p's users.profiles, or
 // workload.DefaultProfile.
-func (r *Runner) usersProfile(name string) workload.UserProfile {
-	if p, ok := r.Plan.Users.Profiles[name]; ok {
+func usersProfile(p servebench.Plan, name string) workload.UserProfile {
+	if p, ok := p.Users.Profiles[name]; ok {
 		if prof, err := workload.LookupProfile(p); err == nil {
 			return prof
 		}
@@ -26,18 +26,18 @@ func (r *Runner) usersProfile(name string) workload.UserProfile {
 }
 
 // usersWindow is the longest conversation of use case uc's users (tokens, prompt and answer):
-// its context and output tokens, no more than the target's maximum model length.
-func (r *Runner) usersWindow(uc servebench.UseCase) int {
+// its context and output tokens, no more than the target's (server's) maximum model length.
+func usersWindow(server servebench.ServerInfo, uc servebench.UseCase) int {
 	w := int(uc.ContextTokens + uc.OutputTokens)
-	if m := r.Server.MaxModelLen; m > 0 {
+	if m := server.MaxModelLen; m > 0 {
 		w = min(w, m)
 	}
 	return w
 }
 
 // usersKey is the cell of a population of n users of use case uc.
-func (r *Runner) usersKey(uc servebench.UseCase, n int) servebench.CellKey {
-	return servebench.CellKey{Kind: servebench.KindUsers, Scenario: uc.Name, LoadMode: servebench.ModeUsers, ContextTokens: r.usersWindow(uc), Concurrency: n}
+func usersKey(server servebench.ServerInfo, uc servebench.UseCase, n int) servebench.CellKey {
+	return servebench.CellKey{Kind: servebench.KindUsers, Scenario: uc.Name, LoadMode: servebench.ModeUsers, ContextTokens: usersWindow(server, uc), Concurrency: n}
 }
 
 // minTexter is a PromptBuilder that says the shortest prompt it can build.
@@ -49,8 +49,8 @@ type minTexter interface{ MinTokens() int }
 // own sequence number), no shorter than the builder can make.
 func (r *Runner) population(uc servebench.UseCase, n int) *load.Population {
 	up := r.Plan.Users
-	prof := r.usersProfile(uc.Name)
-	window := r.usersWindow(uc)
+	prof := usersProfile(r.Plan, uc.Name)
+	window := usersWindow(r.Server, uc)
 	var mu sync.Mutex
 	rngs := make([]*rand.Rand, n)
 	for u := range rngs {
@@ -161,15 +161,16 @@ var errDistributedUsers = errors.New("users: a distributed run cannot carry a po
 
 // searchUsers measures each of the plan's users' use cases: a capacity search in users (the
 // use case's thresholds, the same sequential search and 95% range as its capacity in concurrent
-// requests), or the plan's fixed populations; each measured population joins done.
-func (r *Runner) searchUsers(ctx context.Context, done map[servebench.CellKey]servebench.CellResult) error {
-	up := r.Plan.Users
+// requests), or the plan's fixed populations; each measured population joins done. Populations
+// already in done are reused; a recomputation (no live run) ends at one the run did not measure.
+func (d *decider) searchUsers(ctx context.Context, done map[servebench.CellKey]servebench.CellResult) error {
+	up := d.plan.Users
 	if up == nil {
 		return nil
 	}
 	for _, name := range up.UseCases {
 		var uc servebench.UseCase
-		for _, c := range r.Plan.UseCases {
+		for _, c := range d.plan.UseCases {
 			if c.Name == name {
 				uc = c
 			}
@@ -180,34 +181,29 @@ func (r *Runner) searchUsers(ctx context.Context, done map[servebench.CellKey]se
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		prof := r.usersProfile(uc.Name)
+		prof := usersProfile(d.plan, uc.Name)
+		window := usersWindow(d.server, uc)
 		phase := servebench.UsersPhase(uc.Name)
-		r.emit(Event{Kind: EventPhase, Phase: phase, Title: fmt.Sprintf("users of %s: %s, up to %s of conversation", uc.Name, prof.Title, tokensLabel(r.usersWindow(uc)))})
+		d.emit(Event{Kind: EventPhase, Phase: phase, Title: fmt.Sprintf("users of %s: %s, up to %s of conversation", uc.Name, prof.Title, tokensLabel(window))})
 		cells := map[int]servebench.CellResult{}
 		loads := map[int]serverLoad{} // a resumed run's populations have none
 		measure := func(ctx context.Context, n int) (servebench.CellResult, int, error) {
-			key := r.usersKey(uc, n)
+			key := usersKey(d.server, uc, n)
 			if c, ok := done[key]; ok {
 				cells[n] = c
 				return c, 0, nil
 			}
-			if r.Client == nil {
+			if d.live == nil {
 				return servebench.CellResult{}, 0, errNotMeasured // Recompute: a population the run did not measure
 			}
-			r.startCell(key, nil)
-			r.emit(Event{Kind: EventCellStart, Phase: phase, Cell: key, Planned: r.planned(key)})
-			r.pop = r.population(uc, n)
-			stop := r.watchServer(ctx)
-			c, sent, err := r.measure(ctx, key, phase, 0, 0, func(c servebench.CellResult) bool { return capacity.Settled(uc, c) })
-			loads[n] = stop()
-			r.pop = nil
-			r.endCell(key, c)
+			c, sent, sl, err := d.live.measurePopulation(ctx, uc, n, key, phase)
+			loads[n] = sl
 			if err != nil {
 				return c, sent, err
 			}
 			done[key] = c
 			cells[n] = c
-			r.addCell(c)
+			d.addCell(c)
 			return c, sent, nil
 		}
 		var res servebench.CapacityResult
@@ -223,14 +219,14 @@ func (r *Runner) searchUsers(ctx context.Context, done map[servebench.CellKey]se
 				pts = append(pts, p)
 			}
 			res = capacity.Decide(uc, up.Populations[len(up.Populations)-1], pts, nil)
-			res.UseCase, res.Title, res.ContextTokens, res.OutputTokens = uc.Name, uc.Title, r.usersWindow(uc), int(uc.OutputTokens)
+			res.UseCase, res.Title, res.ContextTokens, res.OutputTokens = uc.Name, uc.Title, window, int(uc.OutputTokens)
 		} else {
 			var err error
-			res, err = capacity.Search(ctx, uc, capacity.SearchConfig{Ceiling: up.MaxUsers, RequestsAt: r.levelCost}, measure)
+			res, err = capacity.Search(ctx, uc, capacity.SearchConfig{Ceiling: up.MaxUsers, RequestsAt: d.levelCost}, measure)
 			if err != nil {
 				return err
 			}
-			res.ContextTokens = r.usersWindow(uc)
+			res.ContextTokens = window
 		}
 		out := servebench.UsersCapacity{CapacityResult: res, Profile: prof.Name, ProfileText: prof.Text()}
 		for _, p := range res.Points {
@@ -241,8 +237,22 @@ func (r *Runner) searchUsers(ctx context.Context, done map[servebench.CellKey]se
 			}
 		}
 		out.Why, out.WhyText = capacity.UsersWhy(res, out.Points)
-		r.res.AddUsers(out)
-		r.flush()
+		d.res.AddUsers(out)
+		d.flush()
 	}
 	return nil
+}
+
+// measurePopulation measures a population of n users of uc (the cell key), and what the
+// server's metrics showed while it ran.
+func (r *Runner) measurePopulation(ctx context.Context, uc servebench.UseCase, n int, key servebench.CellKey, phase string) (servebench.CellResult, int, serverLoad, error) {
+	r.startCell(key, nil)
+	r.emit(Event{Kind: EventCellStart, Phase: phase, Cell: key, Planned: r.planned(key)})
+	r.pop = r.population(uc, n)
+	stop := r.watchServer(ctx)
+	c, sent, err := r.measure(ctx, key, phase, 0, 0, func(c servebench.CellResult) bool { return capacity.Settled(uc, c) })
+	sl := stop()
+	r.pop = nil
+	r.endCell(key, c)
+	return c, sent, sl, err
 }

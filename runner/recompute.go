@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/results"
 )
 
 // errNotMeasured ends a recomputed capacity search at a level the run never finished measuring
@@ -14,35 +15,40 @@ import (
 var errNotMeasured = errors.New("level not measured")
 
 // Recompute computes a run's results again from what its folder keeps: the manifest (plan and
-// server), every record (requests.jsonl) and the cell logs (cells.jsonl), by the code that
-// computed them while the run measured: each cell from its records and its log (cellFrom), the
-// capacity searches over those cells (the levels the search asks for are read back instead of
-// measured), the run's notes and sizing (Results). A run that was interrupted gives the cells
-// and searches it finished.
+// server), every record (requests.jsonl) and the cell logs (cells.jsonl), by the path that
+// computed them while the run measured: each cell by results.Cell from its records and its log,
+// folded into a results.Builder, the searches decided again by a decider whose levels are read
+// back instead of measured. A run that was interrupted gives the cells and searches it finished.
 //
 // A resumed run is recomputed as one run: cells an earlier attempt measured count as
 // measured by the search that asked for them (its requests are counted), where the resumed
 // attempt had reused them.
 func Recompute(man servebench.Manifest, recs []servebench.Record, logs []servebench.CellLog) (servebench.Results, error) {
-	r := &Runner{Plan: man.Plan, Server: man.Server, finished: man.FinishedAt}
-	if r.finished.IsZero() {
-		r.finished = man.StartedAt
-	}
+	var res results.Builder
+	d := &decider{plan: man.Plan, server: man.Server, res: &res}
+	run := results.Run{Plan: man.Plan, Server: man.Server}
 	sessions := 0
 	for _, l := range logs {
 		if l.Event == servebench.LogSession {
 			sessions++
-			r.Notes = l.Notes
+			run.Notes = l.Notes
 			if l.Run != nil {
-				r.RunInfo = *l.Run
+				run.Info = *l.Run
 			}
 		}
 	}
 	if sessions == 0 {
 		return servebench.Results{}, fmt.Errorf("the run keeps no cell logs (cells.jsonl): it was recorded before servebench kept them, so its results cannot be recomputed; its results.json is all there is")
 	}
+	run.Info.FinishedAt = man.FinishedAt
+	if run.Info.FinishedAt.IsZero() {
+		run.Info.FinishedAt = man.StartedAt
+	}
+	if run.Info.FinishedAt.IsZero() {
+		run.Info.FinishedAt = time.Now().UTC()
+	}
 	for _, rec := range recs {
-		r.tally(rec)
+		res.Count(rec)
 	}
 	// the records of one cell attempt, in the order they were written (by number: on disk a
 	// record's own output_tokens hides its cell's)
@@ -67,19 +73,19 @@ func Recompute(man servebench.Manifest, recs []servebench.Record, logs []servebe
 		sweep := !servebench.IsCapacityPhase(l.Phase)
 		switch {
 		case l.Event == servebench.LogOutage && l.Outage != nil && sweep:
-			r.addOutage(*l.Outage)
+			res.AddOutage(*l.Outage)
 		case l.Event == servebench.LogOutage && l.Outage != nil:
 			outages[l.Cell] = append(outages[l.Cell], *l.Outage)
 		case l.Event == servebench.LogSkipped && !skipped[l.Cell]:
 			skipped[l.Cell] = true
-			r.addCell(skippedCell(l.Cell, l.Note))
+			res.AddCell(skippedCell(l.Cell, l.Note))
 		case l.Event == servebench.LogCell && sweep:
 			if _, again := done[l.Cell]; again {
-				r.res.DropCells(func(k servebench.CellKey) bool { return k == l.Cell })
+				res.DropCells(func(k servebench.CellKey) bool { return k == l.Cell })
 			}
-			c := r.cellFrom(l, recordsOf(l))
+			c := results.Cell(man.Plan, l, recordsOf(l))
 			done[l.Cell] = c
-			r.addCell(c)
+			res.AddCell(c)
 		case l.Event == servebench.LogCell:
 			levels[l.Cell] = l
 		}
@@ -87,28 +93,28 @@ func Recompute(man servebench.Manifest, recs []servebench.Record, logs []servebe
 	// the levels a resumed run's earlier attempts measured (numbered below the last attempt's
 	// first request)
 	if n := len(man.Attempts); n > 1 {
-		r.earlier = map[string]bool{}
+		d.earlier = map[string]bool{}
 		for k, l := range levels {
 			if l.FirstSeq < man.Attempts[n-1].FirstSeq {
-				r.earlier[k.ID()] = true
+				d.earlier[k.ID()] = true
 			}
 		}
 	}
 	// the rate searches decide again over the cells they measured
-	if err := r.searchRates(context.Background(), done, func(context.Context, servebench.CellKey) (servebench.CellResult, error) {
+	if err := d.searchRates(context.Background(), done, func(context.Context, servebench.CellKey) (servebench.CellResult, error) {
 		return servebench.CellResult{}, errNotMeasured
 	}); err != nil {
 		return servebench.Results{}, err
 	}
-	err := r.searchCapacity(context.Background(), done, func(_ context.Context, _ servebench.UseCase, key servebench.CellKey) (servebench.CellResult, int, error) {
+	err := d.searchCapacity(context.Background(), done, func(_ context.Context, _ servebench.UseCase, key servebench.CellKey) (servebench.CellResult, int, error) {
 		for _, o := range outages[key] {
-			r.addOutage(o)
+			res.AddOutage(o)
 		}
 		l, ok := levels[key]
 		if !ok {
 			return servebench.CellResult{}, 0, errNotMeasured
 		}
-		return r.cellFrom(l, recordsOf(l)), l.RequestsSent, nil
+		return results.Cell(man.Plan, l, recordsOf(l)), l.RequestsSent, nil
 	})
 	if err != nil && !errors.Is(err, errNotMeasured) {
 		return servebench.Results{}, err
@@ -116,19 +122,11 @@ func Recompute(man servebench.Manifest, recs []servebench.Record, logs []servebe
 	// the users' searches decide again over the populations they measured (read back with the
 	// sweep's cells; the server's KV-cache usage while they ran is not kept in the run folder)
 	if err == nil {
-		if err := r.searchUsers(context.Background(), done); err != nil && !errors.Is(err, errNotMeasured) {
+		if err := d.searchUsers(context.Background(), done); err != nil && !errors.Is(err, errNotMeasured) {
 			return servebench.Results{}, err
 		}
 	} else { // an interrupted run: the searches it never reached are said, not lost
-		r.unsearched()
+		res.Unsearched(man.Plan)
 	}
-	return r.Results(), nil
-}
-
-// finishedAt is when Results says the run finished.
-func (r *Runner) finishedAt() time.Time {
-	if !r.finished.IsZero() {
-		return r.finished
-	}
-	return time.Now().UTC()
+	return res.Results(run), nil
 }

@@ -188,17 +188,11 @@ type Runner struct {
 	// finished cells the estimates learn from.
 	clock atomic.Pointer[cellClock]
 	costs []cellCost
-	mu    sync.Mutex
 	// res folds the cells, decisions and notes into Results (Recompute folds the same values
 	// read back from the run folder).
-	res results.Builder
-	// earlier holds the IDs of the cells an earlier attempt of the run measured, when Recompute
-	// reads them from the cell logs (Run takes them from Done).
-	earlier map[string]bool
-	conv    *conversations   // the multi-turn sessions of the level being measured
-	pop     *load.Population // the population of users being measured
-	// finished, when set, is the run's end for Results (Recompute); otherwise now.
-	finished time.Time
+	res  results.Builder
+	conv *conversations   // the multi-turn sessions of the level being measured
+	pop  *load.Population // the population of users being measured
 	// bud keeps the plan's time budget (nil without one); search is the capacity search in
 	// progress as the budget sees it
 	bud    *budget
@@ -293,7 +287,7 @@ func (r *Runner) family(k servebench.CellKey) []cellCost {
 // Results returns what has been computed so far (also after an interrupted Run).
 func (r *Runner) Results() servebench.Results {
 	info := r.RunInfo
-	info.FinishedAt = r.finishedAt()
+	info.FinishedAt = time.Now().UTC()
 	run := results.Run{Plan: r.Plan, Server: r.Server, Info: info, Notes: r.Notes}
 	if f, ok := r.Load.(Fleet); ok {
 		run.Workers = f.Workers()
@@ -404,12 +398,13 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 	if err := r.runSessions(ctx, done); err != nil {
 		return err
 	}
-	if err := r.searchRates(ctx, done, r.measureRate); err != nil {
+	d := r.decider()
+	if err := d.searchRates(ctx, done, r.measureRate); err != nil {
 		return err
 	}
 
 	// 2. capacity searches, reusing every sustained cell already measured; then in users
-	if err := r.searchCapacity(ctx, done, func(ctx context.Context, uc servebench.UseCase, key servebench.CellKey) (servebench.CellResult, int, error) {
+	if err := d.searchCapacity(ctx, done, func(ctx context.Context, uc servebench.UseCase, key servebench.CellKey) (servebench.CellResult, int, error) {
 		phase := servebench.CapacityPhase(uc.Name)
 		if err := r.budgetLevel(key, r.search.points > 0, r.search.useCasesLeft); err != nil {
 			return servebench.CellResult{}, 0, err
@@ -423,7 +418,7 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 	}); err != nil {
 		return err
 	}
-	return r.searchUsers(ctx, done)
+	return d.searchUsers(ctx, done)
 }
 
 // skippedCell is a cell that was not run, for the reason note.
@@ -452,95 +447,6 @@ func withKind(k servebench.CellKey) servebench.CellKey {
 		k.Kind = servebench.KindCapacity
 	}
 	return k
-}
-
-// levelFunc measures one level of a use case's capacity search (the cell key) and returns the
-// cell and the requests it sent.
-type levelFunc func(ctx context.Context, uc servebench.UseCase, key servebench.CellKey) (servebench.CellResult, int, error)
-
-// searchCapacity runs each use case's capacity search in the plan's order, reusing every cell
-// in done (the sweep's and the earlier searches') and measuring a level with level; the cells
-// it measures join done. Run measures the levels; Recompute reads them back from the run folder.
-func (r *Runner) searchCapacity(ctx context.Context, done map[servebench.CellKey]servebench.CellResult, level levelFunc) error {
-	maxLen := r.Server.MaxModelLen
-	for i, uc := range r.Plan.UseCases {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		ctxTok, outTok := int(uc.ContextTokens), int(uc.OutputTokens)
-		r.emit(Event{Kind: EventPhase, Phase: servebench.CapacityPhase(uc.Name), Title: r.capacityTitle(uc)})
-		if maxLen > 0 && ctxTok+outTok > maxLen {
-			r.addCapacity(servebench.CapacityResult{UseCase: uc.Name, Title: uc.Title, ContextTokens: ctxTok,
-				OutputTokens: outTok, Statistic: uc.Statistic, Thresholds: uc.Thresholds, LimitKind: servebench.LimitNotViable,
-				LimitingMetric: "context_tokens", Ceiling: r.Plan.Capacity.MaxConcurrency, Skipped: true,
-				Note: fmt.Sprintf("not viable on this target: its maximum model length (%d tokens) is below this use case's %d context + %d output tokens", maxLen, uc.ContextTokens, uc.OutputTokens)})
-			r.emit(Event{Kind: EventNote, Phase: servebench.CapacityPhase(uc.Name), Message: fmt.Sprintf("not searched: %d context + %d output tokens exceed the target's maximum model length of %d tokens", uc.ContextTokens, uc.OutputTokens, maxLen)})
-			continue
-		}
-		// Known levels are cells measured for something else at this use case's shape (the
-		// sweep's, another use case's search): reused, costing nothing. This use case's own
-		// levels from an earlier attempt of the run are not reuse: the search asks for them
-		// again and gets them back below, with what they cost.
-		measured := make([]servebench.CellResult, 0, len(done))
-		for _, c := range done {
-			if !ownLevel(c.CellKey, uc) {
-				measured = append(measured, c)
-			}
-		}
-		cfg := capacity.SearchConfig{Ceiling: r.Plan.Capacity.MaxConcurrency, Known: capacity.KnownCells(measured, uc), RequestsAt: r.levelCost}
-		r.search = searchState{useCasesLeft: len(r.Plan.UseCases) - i, points: len(cfg.Known)}
-		uc := uc
-		res, err := capacity.Search(ctx, uc, cfg, func(ctx context.Context, n int) (servebench.CellResult, int, error) {
-			key := servebench.CellKey{Kind: servebench.KindCapacity, Scenario: uc.Name, LoadMode: servebench.ModeSustained, ContextTokens: ctxTok, OutputTokens: outTok, Concurrency: n}
-			if c, ok := done[key]; ok {
-				// measured by an earlier attempt of this run: it cost what it sent then
-				return c, c.RequestsTotal + c.WarmupRequests, nil
-			}
-			c, sent, err := level(ctx, uc, key)
-			if err != nil {
-				return c, sent, err
-			}
-			done[key] = c
-			r.addCell(c)
-			r.search.points++
-			return c, sent, nil
-		})
-		if budgeted := r.Plan.Sweep.MaxTime > 0 && (errors.Is(err, errBudget) || errors.Is(err, errNotMeasured)); budgeted {
-			// the time budget ended the search (or, recomputed, the run did not measure further):
-			// decided on the levels it has
-			res = r.budgetDecide(uc, cfg.Ceiling, res.Points)
-			err = nil
-		}
-		r.markResumed(&res)
-		if err != nil {
-			r.addCapacity(res) // marked Interrupted: the levels so far and the limit so far
-			return err
-		}
-		r.addCapacity(res)
-	}
-	return nil
-}
-
-// ownLevel reports whether cell k is a level of uc's own capacity search.
-func ownLevel(k servebench.CellKey, uc servebench.UseCase) bool {
-	return withKind(k).Kind == servebench.KindCapacity && k.Scenario == uc.Name
-}
-
-// markResumed sets Resumed on the points of res that an earlier attempt of the run measured
-// (r.Done holds that attempt's cells; a recomputation sets r.earlier from the cell logs).
-func (r *Runner) markResumed(res *servebench.CapacityResult) {
-	earlier := r.earlier
-	if earlier == nil {
-		earlier = map[string]bool{}
-		for _, c := range r.Done {
-			earlier[c.ID()] = true
-		}
-	}
-	for i := range res.Points {
-		if p := &res.Points[i]; !p.Reused && earlier[p.CellID] {
-			p.Resumed = true
-		}
-	}
 }
 
 // unsearched adds, after a run that stopped early, an interrupted capacity result with no levels
@@ -573,9 +479,7 @@ func (r *Runner) rateFor() float64 {
 // sizing is the load.Sizing of a sustained cell: the sweep's floors, precision and caps; a
 // capacity level (search) has no count floors, since it stops as soon as its verdict is settled.
 func (r *Runner) sizing(search bool) load.Sizing {
-	s := r.Plan.Sweep
-	z := load.Sizing{MinRequests: s.MinRequests, Rounds: s.Rounds, MinDuration: time.Duration(s.MinDuration),
-		RelHalfWidth: s.Precision, MaxRequests: s.MaxRequests, MaxDuration: time.Duration(s.MaxDuration)}
+	z := sweepSizing(r.Plan.Sweep)
 	if search || r.bud != nil {
 		z.MinRequests, z.Rounds, z.MinDuration = 0, 0, 0
 	}
@@ -583,6 +487,12 @@ func (r *Runner) sizing(search bool) load.Sizing {
 		z.MaxDuration = min(cmp.Or(z.MaxDuration, r.bud.cap), r.bud.cap)
 	}
 	return z
+}
+
+// sweepSizing is the load.Sizing of a sustained sweep cell of plan s, before any time budget.
+func sweepSizing(s servebench.Sweep) load.Sizing {
+	return load.Sizing{MinRequests: s.MinRequests, Rounds: s.Rounds, MinDuration: time.Duration(s.MinDuration),
+		RelHalfWidth: s.Precision, MaxRequests: s.MaxRequests, MaxDuration: time.Duration(s.MaxDuration)}
 }
 
 // levelCost is the fewest requests a sustained sweep level of concurrency n costs

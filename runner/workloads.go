@@ -104,9 +104,9 @@ func (r *Runner) openLoopRequests(key servebench.CellKey) int {
 // (capacity.DecideRate). Cells already in done (a resumed run's) are reused; level measures the
 // others (Recompute reads them back instead). A level that reports errNotMeasured ends that
 // context's search where the run stopped.
-func (r *Runner) searchRates(ctx context.Context, done map[servebench.CellKey]servebench.CellResult,
+func (d *decider) searchRates(ctx context.Context, done map[servebench.CellKey]servebench.CellResult,
 	level func(context.Context, servebench.CellKey) (servebench.CellResult, error)) error {
-	s := r.Plan.Sweep
+	s := d.plan.Sweep
 	if !s.AutoRate {
 		return nil
 	}
@@ -134,8 +134,8 @@ func (r *Runner) searchRates(ctx context.Context, done map[servebench.CellKey]se
 			order = append(order, rate)
 		}
 		res := capacity.DecideRate(points, order, s.GoodputTarget, s.MaxRate, int(c), int(s.OutputTokens))
-		r.res.AddRateSearch(res)
-		r.flush()
+		d.res.AddRateSearch(res)
+		d.flush()
 	}
 	return nil
 }
