@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/stats"
 )
 
 // DefaultUseCases returns the five default use cases, thresholds on the cell mean.
@@ -94,7 +95,7 @@ func Defaults(demo bool) servebench.Plan {
 			Mode:         servebench.ModeSustained,
 			MinRequests:  10,
 			Rounds:       3,
-			Precision:    0.05,
+			Precision:    stats.DefaultRelHalfWidth,
 			MaxRequests:  1000,
 			MaxDuration:  servebench.Duration(10 * time.Minute),
 			Arrivals:     "poisson",

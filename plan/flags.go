@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/capacity"
 )
 
 // Flag is one plan setting that can also be given on the command line. Adding a setting takes
@@ -78,7 +79,7 @@ func Flags() []Flag {
 		{Name: "metadata", Key: "metadata", Kind: "strings", Usage: "declare a metadata key=value, as in the plan's metadata (repeatable): --metadata gpu=\"2x H100 SXM\" --metadata engine=vLLM",
 			apply: func(p *servebench.Plan, v string) error { return applyMetadata(&p.Metadata, strings.Split(v, "\n")) }},
 		flag("gpu-price", "sizing.gpu_usd_per_hour", "float", "GPU price in USD per GPU-hour, for monthly cost and cost per 1M output tokens in Capacity Planning", parseFloat, func(p *servebench.Plan) *float64 { return &p.Sizing.GPUUSDPerHour }),
-		flag("users-per-slot", "sizing.users_per_slot", "float", "active users one concurrent request slot serves, for Capacity Planning (default 4)", parseFloat, func(p *servebench.Plan) *float64 { return &p.Sizing.UsersPerSlot }),
+		flag("users-per-slot", "sizing.users_per_slot", "float", fmt.Sprintf("active users one concurrent request slot serves, for Capacity Planning (default %g)", capacity.DefaultUsersPerSlot), parseFloat, func(p *servebench.Plan) *float64 { return &p.Sizing.UsersPerSlot }),
 		flag("gpus-per-replica", "sizing.gpus_per_replica", "int", "GPUs in one replica of the measured system (default: the count in metadata.gpu, e.g. \"2x H100\" → 2, else 1)", parseInt[int], func(p *servebench.Plan) *int { return &p.Sizing.GPUsPerReplica }),
 		flag("target-users", "sizing.target_users", "string", "user counts to size for in Capacity Planning: 100,1000,10000", parseUserCounts, func(p *servebench.Plan) *[]int { return &p.Sizing.TargetUsers }),
 	}, workloadFlags(), []Flag{

@@ -289,7 +289,9 @@ func (b *builder) sectionNotes() {
 }
 
 // Definitions are the methodology table: each metric's formula and unit, worded as the root
-// package's doc comments (metrics.go, results.go) define them.
+// package's doc comments (metrics.go, results.go) define them. The rules' constants (the
+// confidence level, the window rule, the batches, the validity thresholds) are written from
+// package stats, where they are defined, never as literals here.
 var Definitions = []Field{
 	{"Request start", "Just before the request is written; all times are offsets on one monotonic clock, read when an event's bytes arrive on the socket, before any JSON parsing."},
 	{"ttft_seconds", "Start → first event carrying a non-empty content, reasoning or tool-call delta (s). Role-only chunks, keep-alive comments and empty deltas do not stop the clock."},
@@ -314,12 +316,15 @@ var Definitions = []Field{
 	{"gpu_power_watts", "Mean = energy over the window / window length where an energy counter exists, otherwise the time-weighted mean of sampled power; peak = highest sample (W)."},
 	{"energy_joules", "joules_per_output_token = Joules / output tokens produced in the window; cost_usd_per_hour = mean watts / 1000 × electricity price (USD/kWh); cost_usd_per_million_output_tokens = (Joules / 3.6e6 kWh) × price / output tokens × 1e6."},
 	{"client_lag_seconds", "Per request: the time the read that delivered the first token returned in user space − the kernel's receive stamp of those bytes (s); how far behind the network the client was. Only with the kernel clock."},
-	{"How sure: means", "Every mean (TTFT, " + termITL + ", end-to-end latency, speed) carries a 95% interval, ci95 in results.json: Student t, mean ± t(0.975, n−1)·s/√n over the cell's successful measured requests, which treats them as independent draws. It is shown only from " + fmt.Sprint(stats.MinIntervalSamples) + " values (n<min in tables below that; results.json keeps it with its count): from fewer, the width is itself too uncertain to read (two close values make ±0%) and on skewed latencies the interval covers the mean less than 90% of the time."},
-	{"How sure: throughput", "Output and total throughput carry 95% intervals by batch means: the window is cut into min(10, ⌊window / (2 × mean end-to-end latency)⌋) equal batches, each batch's throughput is computed like the window's, and the interval is Student t over the batches (none under 2 batches). Shown only from " + fmt.Sprint(stats.MinIntervalSamples) + " successful measured requests in the cell, as a mean's (n<min below that)."},
-	{"How sure: percentiles", "A percentile carries a distribution-free 95% interval from order statistics (the ranks a Binomial(n, q) count allows at 2.5% on each side; an end the sample cannot bound is left open). A percentile needs 1/(1−q) values before it is shown at all (p50: 2, p90: 10, p95: 20, p99: 100); below that it is withheld (n<min in tables, null in results.json) rather than read off one or two requests."},
-	{"Cell length", "A sustained cell measures until its window spans at least 2 × its mean end-to-end latency with at least 2 × N measured requests, and its sweep floors (min_requests, rounds × N, min_duration) hold; then until the throughput and mean-TTFT intervals are within ±precision (default ±5%) or it reaches max_requests or a max_duration window, whichever comes first. A capacity level has no count floors: it stops as soon as its verdict is settled."},
-	{"Validity", "Each cell is valid, low-confidence or invalid, with reasons: too-few-samples (an interval wider than the precision aimed for; invalid below 2 successes), window-too-short (invalid), unstable (the two halves of the window differ by more than 25% in throughput or in mean TTFT), failures (over 1% low-confidence, over 50% invalid), cache-contaminated, and, where observed, server-restart, outage and client-bound; a planned cell that was skipped is invalid: not-measured."},
-	{"Capacity search", "Sequential: a level stops as soon as its verdict is settled at 95% (the interval of the use case's statistic lies wholly on one side of every threshold, or wholly on the failing side of one); the next level comes from a straight-line model of each metric through measured levels (per-user speed as time per token), and the search ends only when the limit passes and limit + 1 fails. limit_range gives the levels the data cannot tell apart; requests and server time spent are compared with a dense grid of every level."},
+	{"How sure: means", "Every mean (TTFT, " + termITL + ", end-to-end latency, speed) carries a " + confidence + " interval, ci95 in results.json: Student t, mean ± t(" + fmt.Sprintf("%g", round3((1+stats.Confidence)/2)) + ", n−1)·s/√n over the cell's successful measured requests, which treats them as independent draws. It is shown only from " + fmt.Sprint(stats.MinIntervalSamples) + " values (n<min in tables below that; results.json keeps it with its count): from fewer, the width is itself too uncertain to read (two close values make ±0%) and on skewed latencies the interval covers the mean less than 90% of the time."},
+	{"How sure: throughput", fmt.Sprintf("Output and total throughput carry %s intervals by batch means: the window is cut into min(%d, ⌊window / (%d × mean end-to-end latency)⌋) equal batches, each batch's throughput is computed like the window's, and the interval is Student t over the batches (none under 2 batches). Shown only from %d successful measured requests in the cell, as a mean's (n<min below that).", confidence, stats.MaxBatches, stats.BatchLifetimes, stats.MinIntervalSamples)},
+	{"How sure: percentiles", fmt.Sprintf("A percentile carries a distribution-free %s interval from order statistics (the ranks a Binomial(n, q) count allows at %s on each side; an end the sample cannot bound is left open). A percentile needs 1/(1−q) values before it is shown at all (p50: %d, p90: %d, p95: %d, p99: %d); below that it is withheld (n<min in tables, null in results.json) rather than read off one or two requests.",
+		confidence, percent((1-stats.Confidence)/2), stats.MinSamples(0.50), stats.MinSamples(0.90), stats.MinSamples(0.95), stats.MinSamples(0.99))},
+	{"Cell length", fmt.Sprintf("A sustained cell measures until its window spans at least %d × its mean end-to-end latency with at least %d × N measured requests, and its sweep floors (min_requests, rounds × N, min_duration) hold; then until the throughput and mean-TTFT intervals are within ±precision (default ±%s) or it reaches max_requests or a max_duration window, whichever comes first. A capacity level has no count floors: it stops as soon as its verdict is settled.",
+		stats.MinWindowLifetimes, stats.MinRequestsPerSlot, percent(stats.DefaultRelHalfWidth))},
+	{"Validity", fmt.Sprintf("Each cell is valid, low-confidence or invalid, with reasons: too-few-samples (an interval wider than the precision aimed for; invalid below %d successes), window-too-short (invalid), unstable (the two halves of the window differ by more than %s in throughput or in mean TTFT), failures (over %s low-confidence, over %s invalid), cache-contaminated, and, where observed, server-restart, outage and client-bound; a planned cell that was skipped is invalid: not-measured.",
+		stats.MinSuccesses, percent(stats.UnstableShift), percent(stats.FailuresLowConfidence), percent(stats.FailuresInvalid))},
+	{"Capacity search", "Sequential: a level stops as soon as its verdict is settled at " + confidence + " (the interval of the use case's statistic lies wholly on one side of every threshold, or wholly on the failing side of one); the next level comes from a straight-line model of each metric through measured levels (per-user speed as time per token), and the search ends only when the limit passes and limit + 1 fails. limit_range gives the levels the data cannot tell apart; requests and server time spent are compared with a dense grid of every level."},
 	{"Capacity limit", "The largest concurrency at which every threshold of a use case holds on its statistic: measured (limit passed, limit+1 failed), interpolated (~N, between two measured levels more than one apart, on the limiting metric), lower bound (N+, the ceiling still passed) or not viable (concurrency 1 already fails)."},
 }
 
@@ -424,3 +429,12 @@ func workersPriority(ws []servebench.Worker) string {
 	}
 	return "The workers ran at different scheduling priorities: " + strings.Join(parts, "; ") + "."
 }
+
+// confidence is the confidence level of every interval, as a reader reads it: "95%".
+var confidence = percent(stats.Confidence)
+
+// percent writes a fraction of a rule as a percentage: 0.05 → "5%", 0.025 → "2.5%".
+func percent(f float64) string { return fmt.Sprintf("%g%%", math.Round(f*1e4)/1e2) }
+
+// round3 rounds to three decimals (a quantile written in a formula: 0.975).
+func round3(f float64) float64 { return math.Round(f*1e3) / 1e3 }

@@ -230,6 +230,9 @@ func Cell(key servebench.CellKey, recs []servebench.Record, w Window) servebench
 // the truth only 89% of the time in TestThroughputIntervalCovers).
 const MaxBatches = 10
 
+// BatchLifetimes is the fewest mean end-to-end latencies a batch of ThroughputBatches lasts.
+const BatchLifetimes = 2
+
 // ThroughputBatches is how many equal batches the batch-means interval splits a window of
 // windowSeconds into, for a cell whose mean end-to-end latency is e2eSeconds:
 //
@@ -246,7 +249,7 @@ func ThroughputBatches(windowSeconds, e2eSeconds float64) int {
 	if e2eSeconds <= 0 {
 		return MaxBatches
 	}
-	return int(min(MaxBatches, math.Floor(windowSeconds/(2*e2eSeconds)+1e-9)))
+	return int(min(MaxBatches, math.Floor(windowSeconds/(BatchLifetimes*e2eSeconds)+1e-9)))
 }
 
 // throughputCI95 is the 95% interval of the output and total throughput over w by batch means:

@@ -29,6 +29,15 @@ func WindowLongEnough(windowSeconds, meanE2ESeconds float64, measured, concurren
 		measured >= MinRequestsPerSlot*concurrency
 }
 
+// The failure shares of Assess: a cell with more than FailuresLowConfidence of its measured
+// requests failed is low-confidence, with more than FailuresInvalid invalid; one with fewer than
+// MinSuccesses successes has no interval and is invalid.
+const (
+	FailuresLowConfidence = 0.01
+	FailuresInvalid       = 0.5
+	MinSuccesses          = 2
+)
+
 // UnstableShift is the relative difference between the two halves of a window beyond which a
 // cell is unstable: 25%.
 const UnstableShift = 0.25
@@ -70,16 +79,16 @@ func Assess(c *servebench.CellResult, recs []servebench.Record, w Window, relHal
 		v = servebench.Valid()
 	}
 	lc, bad := servebench.VerdictLowConfidence, servebench.VerdictInvalid
-	if c.RequestsSucceeded < 2 {
-		v.Add(servebench.ReasonTooFewSamples, bad, fmt.Sprintf("%d successful measured request(s); an interval needs at least 2", c.RequestsSucceeded))
+	if c.RequestsSucceeded < MinSuccesses {
+		v.Add(servebench.ReasonTooFewSamples, bad, fmt.Sprintf("%d successful measured request(s); an interval needs at least %d", c.RequestsSucceeded, MinSuccesses))
 	}
 	if c.RequestsTotal > 0 {
 		share := float64(c.RequestsFailed) / float64(c.RequestsTotal)
 		note := fmt.Sprintf("%d of %d measured requests failed", c.RequestsFailed, c.RequestsTotal)
 		switch {
-		case share > 0.5:
+		case share > FailuresInvalid:
 			v.Add(servebench.ReasonFailures, bad, note)
-		case share > 0.01:
+		case share > FailuresLowConfidence:
 			v.Add(servebench.ReasonFailures, lc, note)
 		}
 	}
@@ -91,7 +100,7 @@ func Assess(c *servebench.CellResult, recs []servebench.Record, w Window, relHal
 				c.WindowSeconds, c.RequestsTotal, MinWindowLifetimes, e2e, MinRequestsPerSlot, c.Concurrency))
 		}
 	}
-	if c.RequestsSucceeded >= 2 {
+	if c.RequestsSucceeded >= MinSuccesses {
 		var wide []string
 		if hw := c.TTFTSeconds.CI95RelHalfWidth(); hw > relHalfWidth {
 			wide = append(wide, fmt.Sprintf("mean TTFT ±%s", pct(hw)))

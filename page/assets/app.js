@@ -291,10 +291,12 @@
     if (!box) return;
     var caps = doc.results.capacity;
     if (!caps.length) { box.textContent = "No use case was searched, so there is nothing to size."; return; }
-    var s = doc.results.sizing || {};
+    // the run's sizing; results written before they carried one are sized now by the same Go
+    // code with the plan's defaults (users per slot, target users: capacity.Size's, not here)
+    var s = doc.results.sizing || callGo("size", { capacity: caps, plan: {}, declared_gpu: doc.metadata.gpu || "", cells: doc.results.cells });
     var users = $("pl-users"), targets = $("pl-targets"), gpus = $("pl-gpus"), price = $("pl-price");
-    users.value = s.users_per_slot || 4;
-    targets.value = (s.target_users || [100, 1000, 10000]).join(", ");
+    users.value = s.users_per_slot;
+    targets.value = s.target_users.join(", ");
     if (s.gpus_per_replica_source === "plan") gpus.value = s.gpus_per_replica;
     gpus.placeholder = "auto";
     gpus.title = "empty: from the run's plan or declared GPU (" + (s.gpus_per_replica_source || "default 1") + ")";
