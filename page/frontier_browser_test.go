@@ -8,13 +8,16 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/servebench/servebench"
 	"github.com/servebench/servebench/frontier"
 	"github.com/servebench/servebench/report"
+	"github.com/servebench/servebench/stats"
 	"github.com/servebench/servebench/store"
 )
 
@@ -25,6 +28,8 @@ type frontierRow struct {
 	Values []*float64 `json:"values"`
 	How    string     `json:"how"`
 	Text   string     `json:"text"`
+	// PerGPU is the text of the throughput-per-GPU cell: "~991.3 tok/s ±5%", "… (n<min)".
+	PerGPU string `json:"per_gpu"`
 }
 
 // TestFrontierCalculatorInBrowser opens a static site of the report fixture's run from file://
@@ -41,10 +46,37 @@ func TestFrontierCalculatorInBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a browser")
 	}
-	runDir := filepath.Join("..", "report", "testdata", "run")
-	man, res, err := store.ReadRun(runDir)
+	man, res, err := store.ReadRun(filepath.Join("..", "report", "testdata", "run"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Every cell gets a ±5% throughput interval; the 1K/128 cell at 8 requests, which the
+	// 1K/128 reading at 60 tok/s rests on, has fewer successful requests than an interval needs,
+	// so the page must write that reading's interval as n<min, as the report does, while the
+	// 1K/1K reading (12 requests) keeps its ±.
+	few := false
+	for i := range res.Cells {
+		c := &res.Cells[i]
+		c.SystemOutputThroughputCI95 = &servebench.Interval{Low: 0.95 * c.SystemOutputThroughputTPS, High: 1.05 * c.SystemOutputThroughputTPS}
+		if c.ContextTokens == 1024 && c.OutputTokens == 128 && c.Concurrency == 8 && c.RequestsSucceeded > 0 {
+			c.RequestsSucceeded, few = stats.MinIntervalSamples-1, true
+		}
+	}
+	if !few {
+		t.Fatal("the fixture has no 1K/128 cell at 8 requests")
+	}
+	runDir := filepath.Join(t.TempDir(), man.ID)
+	if err := os.MkdirAll(runDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, v := range map[string]any{store.ManifestFile: man, store.ResultsFile: res} {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(runDir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	const speed, users = 60.0, 2000
 	rep := report.Build(report.Input{Manifest: man, Results: res})
@@ -89,7 +121,7 @@ func TestFrontierCalculatorInBrowser(t *testing.T) {
 			return JSON.stringify(Array.from(document.querySelectorAll("#` + table + ` tbody tr")).map(function (tr) {
 				var tds = Array.from(tr.querySelectorAll("td")).slice(1);
 				return { key: tr.getAttribute("` + keyAttr + `"), how: tr.querySelector("td.how") ? tr.querySelector("td.how").textContent : "",
-					text: tr.textContent,
+					text: tr.textContent, per_gpu: tds.length ? tds[0].textContent : "",
 					values: tds.map(function (td) { var v = td.getAttribute("data-value"); return v === null ? null : parseFloat(v); }) };
 			}));
 		})()`
@@ -149,6 +181,7 @@ func TestFrontierCalculatorInBrowser(t *testing.T) {
 	if len(rows) != len(want) {
 		t.Fatalf("the calculator shows %d workloads, the report has %d", len(rows), len(want))
 	}
+	withheld, shown := 0, 0
 	for i, a := range want {
 		r := rows[i]
 		// the columns: tok/s per GPU, how, $/1M output, tokens per $, tok/s per MW, GPUs, $/month
@@ -180,9 +213,24 @@ func TestFrontierCalculatorInBrowser(t *testing.T) {
 				t.Errorf("workload %s column %d: the page shows %v, the report %v", r.Key, j, val(g), val(w))
 			}
 		}
+		// the interval beside the throughput per GPU, written as the report writes it
+		if a.Reading.Kind != frontier.ReadOutOfRange {
+			pm := report.PlusMinusOrWithheld(a.Reading.OutputTPSPerGPUCI95, a.Reading.OutputTPSPerGPU, a.Reading.OutputCI95Withheld)
+			if !strings.HasSuffix(r.PerGPU, " tok/s"+pm) {
+				t.Errorf("workload %s: the page writes %q, the report's interval is %q", r.Key, r.PerGPU, pm)
+			}
+			if pm == " (n<min)" {
+				withheld++
+			} else if pm != "" {
+				shown++
+			}
+		}
 		if kind := string(a.Reading.Kind); r.How == "" || (kind == "interpolated") != (len(r.How) >= 12 && r.How[:12] == "interpolated") {
 			t.Errorf("workload %s: how %q, the report reads it %s", r.Key, r.How, kind)
 		}
+	}
+	if withheld == 0 || shown == 0 {
+		t.Errorf("%d readings with a withheld interval and %d with one shown: the test needs both", withheld, shown)
 	}
 	// the comparison page's row for the run is the run page's row for the workload it chose
 	if len(cmpRows) != 1 || cmpRows[0].Key != man.ID {
