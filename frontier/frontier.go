@@ -336,14 +336,14 @@ func UsersPerLevel(pop string, usersPerSlot float64) float64 {
 // population curve (pop ≠ "") the measured users themselves.
 func UsersDefinition(pop string, usersPerSlot float64) string {
 	if pop != "" {
-		return "users as measured in the population, each pausing between turns"
+		return "the population's own users, each pausing between turns"
 	}
 	n := strconv.FormatFloat(usersPerSlot, 'f', -1, 64)
 	noun := "active users"
 	if n == "1" {
 		noun = "active user"
 	}
-	return "users counted as in Capacity Planning: " + n + " " + noun + " per request in flight (--users-per-slot), so a replica holding N requests at the speed serves N × " + n
+	return "as in Capacity Planning, " + n + " " + noun + " per request in flight, --users-per-slot"
 }
 
 // Fleet sizes users users at the reading's speed on h, for a reading of a curve whose

@@ -275,7 +275,7 @@ func answerUsers(pop string, as []RunAnswer) string {
 	case pop != "" || per == 0:
 		return usersDefinition(pop, per)
 	case differ:
-		return "users counted as in each run's Capacity Planning, active users per request in flight: " + strings.Join(each, ", ")
+		return "as in each run's Capacity Planning, active users per request in flight: " + strings.Join(each, ", ")
 	}
 	return usersDefinition(pop, per)
 }
