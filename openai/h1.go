@@ -146,6 +146,7 @@ func (h *h1Client) get(ctx context.Context, fresh bool) (hc *h1Conn, reused bool
 			return it.c, true, nil
 		}
 		if c := h.dialer.take(h.addr); c != nil {
+			c.leavePoller()
 			return &h1Conn{c: c}, true, nil
 		}
 	}
@@ -153,6 +154,7 @@ func (h *h1Client) get(ctx context.Context, fresh bool) (hc *h1Conn, reused bool
 	if err != nil {
 		return nil, false, err
 	}
+	c.leavePoller()
 	return &h1Conn{c: c}, false, nil
 }
 
@@ -468,7 +470,7 @@ const h1ProbeAfter = 20 * time.Millisecond
 // vLLM does) is taken together with the event, under the event's stamp, in one read that never
 // leaves the kernel in between (a goroutine that had to come back for the event could be late
 // for it when the client is busy).
-func (hc *h1Conn) readResponse(r *h1Resp, book *stampBook, from time.Time, canceled func() bool, first func() bool, headLen int64) error {
+func (hc *h1Conn) readResponse(r *h1Resp, book *stampBook, from time.Time, canceled func() bool, stop <-chan struct{}, first func() bool, headLen int64) error {
 	var perr error
 	var last time.Time
 	take := func(p []byte, ns int64) bool {
@@ -496,6 +498,12 @@ func (hc *h1Conn) readResponse(r *h1Resp, book *stampBook, from time.Time, cance
 			if err != nil {
 				return err
 			}
+		}
+		if err, ok := hc.c.rx.watch(take, stop); ok {
+			if perr != nil {
+				return perr
+			}
+			return err
 		}
 		probing := false
 		short := func() bool {
@@ -619,7 +627,7 @@ func (a *exchange) runH1(fresh bool, body []byte) (retry bool) {
 	rerr := werr
 	canceled := func() bool { return a.ctx.Err() != nil }
 	first := func() bool { return st.firstToken.IsZero() && !st.done && f == nil && !c.cfg.ServerInProcess }
-	err = hc.readResponse(resp, book, a.start, canceled, first, c.h1.headLen.Load())
+	err = hc.readResponse(resp, book, a.start, canceled, a.ctx.Done(), first, c.h1.headLen.Load())
 	if resp.haveHead {
 		c.h1.headLen.Store(resp.headLen)
 	}

@@ -30,11 +30,16 @@ type rxReader struct {
 // enableRx turns on receive stamps for a TCP connection; nil when it is not TCP or the
 // socket refuses (the connection then keeps the user clock).
 func enableRx(nc net.Conn) *rxReader {
-	tc, ok := nc.(*net.TCPConn)
-	if !ok {
+	var sc syscall.Conn
+	switch v := nc.(type) {
+	case *net.TCPConn:
+		sc = v
+	case *fdConn:
+		sc = v
+	default:
 		return nil
 	}
-	raw, err := tc.SyscallConn()
+	raw, err := sc.SyscallConn()
 	if err != nil {
 		return nil
 	}
@@ -114,6 +119,23 @@ func cmsgAlign(n int) int {
 }
 
 const rxSupported = true
+
+// leavePoller moves a kernel-stamped connection out of the runtime's network poller (detach), for
+// a reactor to read; a no-op for one that keeps the user clock, is out already, or cannot move.
+func (c *conn) leavePoller() {
+	if c.rx == nil {
+		return
+	}
+	if _, out := c.Conn.(*fdConn); out {
+		return
+	}
+	fc := detach(c.Conn)
+	if fc == nil {
+		return
+	}
+	c.Conn = fc
+	c.rx = enableRx(fc) // the socket keeps its options: this cannot fail where it did not before
+}
 
 // stampsOn keeps the kernel's receive stamping switched on while the client lives. The kernel
 // turns stamping on for the whole system when the first socket asks for it, but a moment
