@@ -337,11 +337,39 @@ type Manifest struct {
 	// Attempts lists every invocation on this run folder, the first run and each resume, in
 	// order; StartedAt and Command above stay those of the first.
 	Attempts []Attempt `json:"attempts,omitempty"`
+	// Imported, when set, says the run was not measured by servebench but read from another
+	// tool's result file (servebench import); its results hold that tool's figures, mapped
+	// field by field in docs/exchange.md.
+	Imported *ImportSource `json:"imported,omitempty"`
 }
 
-// TargetName is the target a run lists under: "simulator:PROFILE" for a simulated run, else
-// the target URL without any credentials written into it.
+// ImportSource names the result file an imported run was read from.
+type ImportSource struct {
+	// Tool is the tool that measured the run ("vllm bench serve", "GuideLLM", "AIPerf") and
+	// ToolVersion its version where the file says it.
+	Tool        string `json:"tool"`
+	ToolVersion string `json:"tool_version,omitempty"`
+	// Format is the file's format as servebench import names it: vllm, guidellm, aiperf.
+	Format string `json:"format"`
+	// File is the file's base name and SHA256 the hex SHA-256 of its bytes.
+	File   string `json:"file"`
+	SHA256 string `json:"sha256"`
+	// Target is the server the tool measured, where the file names it (a URL, credentials
+	// removed).
+	Target string `json:"target,omitempty"`
+}
+
+// TargetName is the target a run lists under: "URL (imported from TOOL)" or "imported from
+// TOOL (FILE)" for an imported run, "simulator:PROFILE" for a simulated run, else the target URL
+// without any credentials written into it.
 func (m Manifest) TargetName() string {
+	if im := m.Imported; im != nil {
+		// an imported run lists under its tool, so it is never taken for a servebench measurement
+		if im.Target != "" {
+			return im.Target + " (imported from " + im.Tool + ")"
+		}
+		return "imported from " + im.Tool + " (" + im.File + ")"
+	}
 	if m.Simulated {
 		return "simulator:" + m.Plan.Target.SimProfile
 	}
