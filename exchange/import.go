@@ -154,8 +154,13 @@ func (im imported) run(f Format, data []byte, opt ImportOptions) (servebench.Man
 	sum := sha256.Sum256(data)
 	hexSum := hex.EncodeToString(sum[:])
 	start := im.start
+	// the same file imported twice is the same run: its id comes from its bytes (and the start
+	// the file gives), so a second import replaces the first in the index
+	id := "imported-" + string(f) + "-" + hexSum[:12]
 	if start.IsZero() {
 		start = opt.Now
+	} else {
+		id = start.UTC().Format("20060102-150405") + "-" + string(f) + "-" + hexSum[:8]
 	}
 	end := im.end
 	if end.Before(start) {
@@ -167,8 +172,6 @@ func (im imported) run(f Format, data []byte, opt ImportOptions) (servebench.Man
 		}
 	}
 	start, end = start.UTC(), end.UTC()
-	// the same file imported twice is the same run: its id comes from its start and its bytes
-	id := start.Format("20060102-150405") + "-" + string(f) + "-" + hexSum[:8]
 	label := opt.Label
 	if label == "" {
 		label = f.Tool() + " import"
