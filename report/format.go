@@ -145,6 +145,10 @@ func plusMinus(rel float64) string {
 	return " ±" + fmtPct0(rel)
 }
 
+// PlusMinusRel is plusMinus for callers outside the package that hold a relative half-width
+// (the run's live progress line): " ±4%", " ±<1%", " (no spread)", "" for none.
+func PlusMinusRel(rel float64) string { return plusMinus(rel) }
+
 // PlusMinus writes interval iv around center as " ±4%" (its half-width relative to center;
 // "" when there is none): how the reports and the benchmark pages write a value's 95% interval.
 func PlusMinus(iv *servebench.Interval, center float64) string {

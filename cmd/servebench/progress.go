@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/report"
 	"github.com/servebench/servebench/runner"
+	"github.com/servebench/servebench/stats"
 )
 
 // progress is the live view. It only listens to the runner's events: a header per phase, a line
@@ -147,10 +149,10 @@ func (p *progress) status() string {
 	if pr := ev.Progress; pr != nil {
 		fmt.Fprintf(&b, " · window %s", round(time.Duration(pr.WindowSeconds*float64(time.Second))))
 		if pr.TTFTMean > 0 {
-			fmt.Fprintf(&b, " · TTFT %s%s", seconds(pr.TTFTMean), sure(pr.TTFTRelHalfWidth))
+			fmt.Fprintf(&b, " · TTFT %s%s", seconds(pr.TTFTMean), sure(pr.TTFTRelHalfWidth, ev.Requests))
 		}
 		if pr.Throughput > 0 {
-			fmt.Fprintf(&b, " · %.0f tok/s%s", pr.Throughput, sure(pr.ThroughputRelHalfWidth))
+			fmt.Fprintf(&b, " · %.0f tok/s%s", pr.Throughput, sure(pr.ThroughputRelHalfWidth, ev.Requests))
 		}
 		if pr.Settled {
 			// the verdict is known; the window rule (2 × latency, 2 × N requests) still runs
@@ -196,11 +198,18 @@ func failureClasses(r *servebench.CellResult) string {
 }
 
 // sure writes a relative half-width as " ±8%" ("" while unknown).
-func sure(rel float64) string {
+// sure writes an estimate's precision as the reports do (report.PlusMinusRel: never ±0%), or
+// " (n<min)" while the cell has measured fewer requests than an interval is shown from
+// (stats.MinIntervalSamples; n counts the requests sent, the most the interval can rest on);
+// "" while there is none (0: a judge that does not track it).
+func sure(rel float64, n int) string {
 	if math.IsInf(rel, 0) || math.IsNaN(rel) || rel <= 0 {
 		return ""
 	}
-	return fmt.Sprintf(" ±%.0f%%", 100*rel)
+	if !stats.IntervalShown(n) {
+		return " (n<min)"
+	}
+	return report.PlusMinusRel(rel)
 }
 
 func (p *progress) draw() {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/servebench/servebench"
 	"github.com/servebench/servebench/runner"
+	"github.com/servebench/servebench/stats"
 )
 
 // Off a terminal, a long cell is never silent: the view prints the cell's status every 30 s on
@@ -40,12 +41,12 @@ func TestProgressPrintsInsideLongCells(t *testing.T) {
 		if !strings.Contains(out(), "sweep cell 2/2 64K c=4 · 0 of ≥16 requests · in cell 30s of ~4m0s · sweep ~3m30s left") {
 			t.Fatalf("no status line at 30 s:\n%s", out())
 		}
-		p.handle(runner.Event{Kind: "request", Phase: "sweep", Cell: key, CellIndex: 2, CellCount: 2, Requests: 5, Planned: 16,
+		p.handle(runner.Event{Kind: "request", Phase: "sweep", Cell: key, CellIndex: 2, CellCount: 2, Requests: 12, Planned: 16,
 			CellElapsed: 31 * time.Second, CellEstimate: 4 * time.Minute, Left: 3 * time.Minute,
 			Progress: &runner.CellProgress{WindowSeconds: 20, TTFTMean: 12.5, TTFTRelHalfWidth: 0.12, Throughput: 380, ThroughputRelHalfWidth: 0.3, Target: 0.05}})
 		time.Sleep(30 * time.Second)
 		synctest.Wait()
-		if !strings.Contains(out(), "5 of ≥16 requests · window 20s · TTFT 12.50s ±12% · 380 tok/s ±30% (aiming ±5%) · in cell 1m0s of ~4m0s · sweep ~2m31s left") {
+		if !strings.Contains(out(), "12 of ≥16 requests · window 20s · TTFT 12.50s ±12% · 380 tok/s ±30% (aiming ±5%) · in cell 1m0s of ~4m0s · sweep ~2m31s left") {
 			t.Fatalf("status line lacks the cell's progress:\n%s", out())
 		}
 		p.finish()
@@ -80,4 +81,26 @@ func TestProgressCoversEveryPhase(t *testing.T) {
 			t.Errorf("status line:\n%s\nwant it to contain %q", got, want)
 		}
 	})
+}
+
+// The live status line writes a precision as the reports do: never "±0%" (a width under half a
+// percent is "±<1%"), and "(n<min)" while the cell has fewer requests than an interval is shown
+// from (stats.MinIntervalSamples); the bug report saw "108 tok/s ±0%" from 8 requests.
+func TestProgressNeverPrintsZeroOrSmallSampleIntervals(t *testing.T) {
+	key := servebench.CellKey{Scenario: "sweep", LoadMode: servebench.ModeSustained, ContextTokens: 8192, OutputTokens: 2048, Concurrency: 1}
+	for _, tc := range []struct {
+		requests int
+		want     string
+	}{
+		{stats.MinIntervalSamples - 2, "TTFT 1.77s (n<min) · 108 tok/s (n<min)"},
+		{stats.MinIntervalSamples, "TTFT 1.77s ±3% · 108 tok/s ±<1%"},
+	} {
+		var buf bytes.Buffer
+		p := newProgress(&buf, false)
+		p.cur = &runner.Event{Kind: "request", Phase: "sweep", Cell: key, CellIndex: 1, CellCount: 3, Requests: tc.requests, Planned: 11,
+			Progress: &runner.CellProgress{WindowSeconds: 114, TTFTMean: 1.77, TTFTRelHalfWidth: 0.03, Throughput: 108, ThroughputRelHalfWidth: 0.004, Target: 0.1}}
+		if got := p.status(); !strings.Contains(got, tc.want) || strings.Contains(got, "±0%") {
+			t.Errorf("%d requests: %q, want %q", tc.requests, got, tc.want)
+		}
+	}
 }
