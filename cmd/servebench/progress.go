@@ -197,7 +197,6 @@ func failureClasses(r *servebench.CellResult) string {
 	return strings.Join(parts, ", ")
 }
 
-// sure writes a relative half-width as " ±8%" ("" while unknown).
 // sure writes an estimate's precision as the reports do (report.PlusMinusRel: never ±0%), or
 // " (n<min)" while the cell has measured fewer requests than an interval is shown from
 // (stats.MinIntervalSamples; n counts the requests sent, the most the interval can rest on);
