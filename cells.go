@@ -13,7 +13,7 @@ import (
 // only the run knew — the measured window, the server's histogram deltas, the GPU's readings,
 // the client's scheduler latency, and which records belong to the cell.
 type CellLog struct {
-	// Event is LogCell, LogSkipped, LogOutage or LogSession.
+	// Event is LogCell, LogSkipped, LogOutage, LogSession or LogNote.
 	Event string `json:"event"`
 	// Phase is PhaseSweep (the sweep and the dedicated scenarios), PhaseSessions (multi-turn
 	// sessions) or CapacityPhase(use case) (a level of its capacity search).
@@ -54,7 +54,7 @@ type CellLog struct {
 	Outage *Outage `json:"outage,omitempty"`
 	// Notes are the run-level facts a LogSession line (one per run command: the first run and
 	// each resume) knew before measuring, e.g. how far the simulator is from published
-	// measurements.
+	// measurements, or those a LogNote line's command learnt at its end.
 	Notes []string `json:"notes,omitempty"`
 	// Run identifies the run in results.json, as a LogSession line's command saw it.
 	Run *RunInfo `json:"run,omitempty"`
@@ -70,6 +70,9 @@ const (
 	LogOutage = "outage"
 	// LogSession: a run command started measuring.
 	LogSession = "session"
+	// LogNote: a run command ended with run-level notes no cell carries (how it kept its time
+	// budget); results.json lists them after every other note.
+	LogNote = "note"
 )
 
 // The phases of a run, in order: the sweep, the multi-turn sessions, then one capacity search

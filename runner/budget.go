@@ -167,7 +167,8 @@ func (b *budget) note(plan servebench.Sweep) string {
 		return ""
 	}
 	var s strings.Builder
-	fmt.Fprintf(&s, "Time budget %s (--max-time): every sustained cell measured only the window rule's minimum (a warm-up of N requests, then at least 2 × N requests over at least 2 × the mean end-to-end latency) instead of the plan's floors", shortDur(b.total))
+	fmt.Fprintf(&s, "Time budget %s (--max-time): every sustained cell measured only the window rule's minimum (a warm-up of N requests, then at least %d × N requests over at least %d × the mean end-to-end latency) instead of the plan's floors",
+		shortDur(b.total), stats.MinRequestsPerSlot, stats.MinWindowLifetimes)
 	if plan.MinRequests > 0 || plan.Rounds > 0 {
 		fmt.Fprintf(&s, " (min_requests %d, rounds %d)", plan.MinRequests, plan.Rounds)
 	}

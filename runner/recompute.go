@@ -28,13 +28,17 @@ func Recompute(man servebench.Manifest, recs []servebench.Record, logs []servebe
 	d := &decider{plan: man.Plan, server: man.Server, res: &res}
 	run := results.Run{Plan: man.Plan, Server: man.Server}
 	sessions := 0
+	var ended []string // the last run command's notes at its end (LogNote)
 	for _, l := range logs {
-		if l.Event == servebench.LogSession {
+		switch l.Event {
+		case servebench.LogSession:
 			sessions++
-			run.Notes = l.Notes
+			run.Notes, ended = l.Notes, nil
 			if l.Run != nil {
 				run.Info = *l.Run
 			}
+		case servebench.LogNote:
+			ended = append(ended, l.Notes...)
 		}
 	}
 	if sessions == 0 {
@@ -127,6 +131,9 @@ func Recompute(man servebench.Manifest, recs []servebench.Record, logs []servebe
 		}
 	} else { // an interrupted run: the searches it never reached are said, not lost
 		res.Unsearched(man.Plan)
+	}
+	for _, n := range ended {
+		res.AddNote(n)
 	}
 	return res.Results(run), nil
 }

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/servebench/servebench"
 	"github.com/servebench/servebench/runner"
@@ -71,6 +73,36 @@ func TestRecomputeSessions(t *testing.T) {
 	_, man, wrote, recs, logs := runThroughFolder(t, tg, p)
 	if len(wrote.Cells) != 7 {
 		t.Fatalf("%d cells, want 4 session turns and 3 fresh", len(wrote.Cells))
+	}
+	sameResults(t, man, recs, logs, wrote)
+}
+
+// A run under a time budget (--max-time) is recomputed like any other: the budget's note, kept
+// in cells.jsonl, is said again, and the capacity search's dense grid is sized without the count
+// floors the budget dropped, as the run sized it (before, both differed from the run's).
+func TestRecomputeBudgetedRun(t *testing.T) {
+	prof, err := sim.LookupProfile("fast")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof.Engine.MaxNumSeqs = 2 // queueing from 3 in flight: the capacity limit is low
+	tg := startSim(t, prof, sim.Options{Seed: 5})
+	p := smallPlan(t, "1k", "1", 16)
+	p.Sweep.MinRequests = 12 // a floor above the window rule's 2 × N, which the budget drops
+	p.Sweep.MaxTime = servebench.Duration(10 * time.Minute)
+	p.UseCases = []servebench.UseCase{{Name: "chat", Title: "Chat", ContextTokens: 1024, OutputTokens: 16, Statistic: servebench.StatMean,
+		Thresholds: servebench.Thresholds{TTFTSecondsMax: servebench.Float(0.05)}}}
+	p.Capacity.MaxConcurrency = 8
+	_, man, wrote, recs, logs := runThroughFolder(t, tg, p)
+	if len(wrote.Capacity) != 1 || wrote.Capacity[0].DenseGridRequests == 0 {
+		t.Fatalf("the test needs a capacity search with a dense grid: %+v", wrote.Capacity)
+	}
+	budgeted := false
+	for _, n := range wrote.Notes {
+		budgeted = budgeted || strings.HasPrefix(n, "Time budget 10m")
+	}
+	if !budgeted {
+		t.Fatalf("the run's notes do not say how it kept its time budget: %q", wrote.Notes)
 	}
 	sameResults(t, man, recs, logs, wrote)
 }

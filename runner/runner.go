@@ -334,6 +334,10 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 	r.bud = newBudget(time.Duration(r.Plan.Sweep.MaxTime), time.Now())
 	defer func() {
 		if n := r.bud.note(r.Plan.Sweep); n != "" {
+			// kept in cells.jsonl too: Recompute cannot tell how the budget was kept
+			if kerr := r.keep(servebench.CellLog{Event: servebench.LogNote, Notes: []string{n}}); err == nil {
+				err = kerr
+			}
 			r.res.AddNote(n)
 			r.flush()
 		}
@@ -480,7 +484,7 @@ func (r *Runner) rateFor() float64 {
 // capacity level (search) has no count floors, since it stops as soon as its verdict is settled.
 func (r *Runner) sizing(search bool) load.Sizing {
 	z := sweepSizing(r.Plan.Sweep)
-	if search || r.bud != nil {
+	if search {
 		z.MinRequests, z.Rounds, z.MinDuration = 0, 0, 0
 	}
 	if r.bud != nil && r.bud.cap > 0 {
@@ -489,10 +493,16 @@ func (r *Runner) sizing(search bool) load.Sizing {
 	return z
 }
 
-// sweepSizing is the load.Sizing of a sustained sweep cell of plan s, before any time budget.
+// sweepSizing is the load.Sizing of a sustained sweep cell of plan s before a time budget caps
+// its window: the plan's floors, precision and caps, the count floors dropped under a time
+// budget (sweep.max_time: see budget). Run and Recompute size the dense grid with it alike.
 func sweepSizing(s servebench.Sweep) load.Sizing {
-	return load.Sizing{MinRequests: s.MinRequests, Rounds: s.Rounds, MinDuration: time.Duration(s.MinDuration),
+	z := load.Sizing{MinRequests: s.MinRequests, Rounds: s.Rounds, MinDuration: time.Duration(s.MinDuration),
 		RelHalfWidth: s.Precision, MaxRequests: s.MaxRequests, MaxDuration: time.Duration(s.MaxDuration)}
+	if s.MaxTime > 0 {
+		z.MinRequests, z.Rounds, z.MinDuration = 0, 0, 0
+	}
+	return z
 }
 
 // levelCost is the fewest requests a sustained sweep level of concurrency n costs
