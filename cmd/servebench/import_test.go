@@ -71,6 +71,15 @@ func TestImportIntoIndex(t *testing.T) {
 			if code != 0 || !strings.Contains(stdout, "vllm docs") || !strings.Contains(stdout, "guidellm mock") {
 				t.Fatalf("compare: exit %d\n%s\n%s", code, stdout, stderr)
 			}
+			// the pages list and render the imported runs, labelled as imported
+			site := filepath.Join(tmp, "site")
+			if code, _, stderr := runCLI(t, "site", site, "--index", index); code != 0 {
+				t.Fatalf("site: exit %d\n%s", code, stderr)
+			}
+			b, err := os.ReadFile(filepath.Join(site, "api", "v1", "runs.json"))
+			if err != nil || !strings.Contains(string(b), "imported from GuideLLM") || !strings.Contains(string(b), "imported from vllm bench serve") {
+				t.Errorf("site's runs.json does not list the imported runs (%v):\n%.2000s", err, b)
+			}
 			// importing the same file again replaces its entry
 			if code, _, stderr := runCLI(t, "import", "--from", "vllm", importFixtures+"vllm_docs_sharegpt.json", "--index", index, "--out", filepath.Join(tmp, "again"), "--label", "vllm docs"); code != 0 {
 				t.Fatal(stderr)
