@@ -1,7 +1,11 @@
 // Package runner measures a resolved plan against a target: it walks the sweep's cells and the
-// capacity searches, drives each cell with a load driver, writes every record as it ends,
-// attributes server and GPU telemetry to the cell, and computes results. It holds no formulas:
-// those live in the root package (per request), stats (per cell) and capacity (verdicts).
+// capacity searches, drives each cell with a load driver, writes every record as it ends and
+// keeps, beside the records, what only the run knew of each cell (cells.jsonl: its window, the
+// server's and GPU's telemetry around it). It computes nothing itself: a cell's numbers come from
+// results.Cell and the run's results from a results.Builder, and the searches are decided by a
+// decider that Recompute makes too, reading the levels back from the run folder instead of
+// measuring them. The formulas live in the root package (per request), stats (per cell) and
+// capacity (verdicts).
 package runner
 
 import (
