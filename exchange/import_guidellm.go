@@ -84,6 +84,11 @@ func guidellmCell(d *doc, b map[string]any, path string, im *imported) (serveben
 	if strat == nil {
 		strat = d.obj(b["strategy"], path+".strategy", false)
 	}
+	if strat == nil { // GuideLLM before 0.6: benchmarks[i].args.strategy
+		if args := d.obj(b["args"], path+".args", false); args != nil {
+			strat = d.obj(args["strategy"], path+".args.strategy", false)
+		}
+	}
 	if strat == nil {
 		d.fail(path+".config.strategy", "missing: GuideLLM writes the benchmark's scheduling strategy there")
 	}
@@ -130,7 +135,10 @@ func guidellmCell(d *doc, b map[string]any, path string, im *imported) (serveben
 		if v, ok := d.num(s, "std_dev", p, false); ok {
 			blk.Std, blk.HasStd = v*scale, true
 		}
-		cnt, _ := d.count(s, "count", p, false)
+		cnt, hasCount := d.count(s, "count", p, false)
+		if hasCount && cnt == 0 {
+			return statBlock{} // no values: GuideLLM writes zeros for an empty distribution
+		}
 		blk.N = cnt
 		if n > 0 {
 			blk.N = n // a token-weighted distribution: its count is tokens, its samples requests
@@ -157,7 +165,7 @@ func guidellmCell(d *doc, b map[string]any, path string, im *imported) (serveben
 		}
 		return blk
 	}
-	ttft := dist("time_to_first_token_ms", 1e-3, 0, true)
+	ttft := dist("time_to_first_token_ms", 1e-3, 0, false)
 	itl := dist("inter_token_latency_ms", 1e-3, succ, false)
 	lat := dist("request_latency", 1, 0, true)
 	in := dist("prompt_token_count", 1, 0, true)
@@ -198,12 +206,16 @@ func guidellmCell(d *doc, b map[string]any, path string, im *imported) (serveben
 	}
 	unav["system_output_throughput_tps_ci95"] = tool + " reports a rate's distribution over time, not an interval of the rate"
 	unav["total_throughput_tps_ci95"] = unav["system_output_throughput_tps_ci95"]
-	c.TTFTSeconds = ttft.summary("ttft_seconds", tool, unav)
+	if ttft.HasMean {
+		c.TTFTSeconds = ttft.summary("ttft_seconds", tool, unav)
+	} else {
+		unav["ttft_seconds"] = tool + " reported no time to first token (a run without streaming)"
+	}
 	c.E2ELatencySeconds = lat.summary("e2e_latency_seconds", tool, unav)
 	if itl.HasMean {
 		c.ITLSeconds = itl.summary("itl_seconds", tool, unav)
 	} else {
-		unav["itl_seconds"] = tool + " did not report inter_token_latency_ms"
+		unav["itl_seconds"] = tool + " reported no inter-token latency (a run without streaming, or one-token answers)"
 	}
 	unav["chunk_gap_seconds"] = tool + " does not report gaps between chunks"
 	unav["generation_speed_tps"] = tool + " does not report a per-request decode speed"

@@ -2,6 +2,7 @@ package exchange
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -291,6 +292,39 @@ func TestImportHostile(t *testing.T) {
 	// no request completed: nothing to import, said so
 	if _, _, err := Import(FormatVLLM, []byte(repl(`"completed": 10`, `"completed": 0`)), ImportOptions{Now: importNow}); err == nil || !strings.Contains(err.Error(), "holds no vllm bench serve result with a request") {
 		t.Errorf("no completed request: %v", err)
+	}
+}
+
+// A GuideLLM stage without streaming (GuideLLM writes zeros for an empty distribution, count 0)
+// has no TTFT or ITL: they are left out, not read as 0 ms; the strategy of a report before 0.6
+// is read from benchmarks[i].args.strategy.
+func TestImportGuideLLMEmptyDistributions(t *testing.T) {
+	zero := `{"successful": {"mean": 0, "median": 0, "std_dev": 0, "min": 0, "max": 0, "count": 0, "percentiles": {"p50": 0, "p99": 0}}}`
+	some := func(mean float64) string {
+		return fmt.Sprintf(`{"successful": {"mean": %g, "std_dev": 0.1, "min": %g, "max": %g, "count": 20, "percentiles": {"p50": %g, "p90": %g}}}`, mean, mean, mean, mean, mean)
+	}
+	doc := `{"args": {"target": "http://h:8000", "model": "m"}, "benchmarks": [{"duration": 10, "start_time": 1786678148.25, "end_time": 1786678158.25,
+		"args": {"strategy": {"type_": "concurrent", "streams": 8}},
+		"metrics": {"request_totals": {"successful": 20, "errored": 0, "incomplete": 3, "total": 23},
+		"time_to_first_token_ms": ` + zero + `, "inter_token_latency_ms": ` + zero + `, "request_latency": ` + some(0.5) + `,
+		"prompt_token_count": ` + some(256) + `, "output_token_count": ` + some(64) + `,
+		"output_tokens_per_second": ` + some(128) + `, "requests_per_second": ` + some(2) + `}}]}`
+	m, res, err := Import(FormatGuideLLM, []byte(doc), ImportOptions{File: "b.json", Now: importNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Cells[0]
+	if c.LoadMode != servebench.ModeSustained || c.Concurrency != 8 || c.ContextTokens != 256 || c.OutputTokens != 64 {
+		t.Errorf("key %+v", c.CellKey)
+	}
+	if c.TTFTSeconds.Count != 0 || c.ITLSeconds.Count != 0 || c.Unavailable["ttft_seconds"] == "" || c.Unavailable["itl_seconds"] == "" {
+		t.Errorf("empty distributions imported as values: ttft %+v itl %+v", c.TTFTSeconds, c.ITLSeconds)
+	}
+	if c.E2ELatencySeconds.Count != 20 || c.E2ELatencySeconds.P90 == nil || c.E2ELatencySeconds.CI95 == nil {
+		t.Errorf("e2e %+v", c.E2ELatencySeconds)
+	}
+	if m.Imported.Target != "http://h:8000" || !strings.Contains(strings.Join(res.Notes, " "), "3 requests were still running") {
+		t.Errorf("target %q notes %q", m.Imported.Target, res.Notes)
 	}
 }
 
