@@ -30,8 +30,10 @@ type Documents interface {
 	Documents(ctx context.Context, id string) (servebench.Manifest, servebench.Results, bool, error)
 }
 
-// Source is where the pages find their runs: the runs index, plus run folders named directly
-// (a run still in progress is not in the index until it ends).
+// Source is where the pages find their runs: the runs index, or, when run folders are named
+// (Dirs), those runs only (a run still in progress is not in the index until it ends; the
+// index's other runs, other people's included, are not published by a serve or site that
+// names its runs).
 type Source struct {
 	Index Index
 	Dirs  []string
@@ -39,7 +41,10 @@ type Source struct {
 
 // RunSummary is one run in the list of runs: who, what, where, and the headline numbers.
 type RunSummary struct {
-	ID       string `json:"id"`
+	ID string `json:"id"`
+	// Label is the run's short name (the plan's metadata.label, run.json's label; empty when
+	// none was given): the pages show it wherever they name the run, the id beside it.
+	Label    string `json:"label,omitempty"`
 	Model    string `json:"model"`
 	Hardware string `json:"hardware"`
 	Engine   string `json:"engine"`
@@ -121,6 +126,19 @@ func (s Source) runs(ctx context.Context) (map[string]run, error) {
 				out[list[i].ID] = run{dir: list[i].Dir, entry: &list[i]}
 			}
 		}
+	}
+	if len(s.Dirs) > 0 {
+		// the runs named, and nothing else: the index only lends them their entry
+		indexed := out
+		out = map[string]run{}
+		defer func() {
+			for id, r := range out {
+				if e, ok := indexed[id]; ok && r.entry == nil {
+					r.entry = e.entry
+					out[id] = r
+				}
+			}
+		}()
 	}
 	for _, d := range s.Dirs {
 		m, _, err := store.ReadRun(d)
@@ -229,7 +247,7 @@ func (s Source) load(ctx context.Context, id string, r run) (RunDoc, error) {
 
 // summary is a run's line in the list of runs, from its index entry.
 func summary(e store.IndexEntry) RunSummary {
-	s := RunSummary{ID: e.ID, Model: e.Model, Hardware: e.GPU, Engine: e.Engine, Target: e.Target, Status: e.Status,
+	s := RunSummary{ID: e.ID, Label: e.Label, Model: e.Model, Hardware: e.GPU, Engine: e.Engine, Target: e.Target, Status: e.Status,
 		Simulated: e.Simulated, StartedAt: e.StartedAt.UTC(), Cells: e.Cells, PeakThroughputTPS: e.PeakThroughputTPS,
 		SuccessRate: e.SuccessRate, Capacity: []LimitSummary{}}
 	if !e.FinishedAt.IsZero() {

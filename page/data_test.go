@@ -111,3 +111,62 @@ func TestSource(t *testing.T) {
 		t.Error("the index page does not escape the model name")
 	}
 }
+
+// Run folders named to serve or site are what the pages publish: the index's other runs (other
+// people's, on a shared store) are left out, and a named run keeps its label, shown beside its
+// id wherever the pages name it.
+func TestSourceNamedRunsOnly(t *testing.T) {
+	tmp := t.TempDir()
+	mine := servebench.Manifest{ID: "20260102-000000-mine", Status: "completed", StartedAt: time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)}
+	mine.Plan.Metadata.Label = "H200 tp1"
+	other := servebench.Manifest{ID: "20260103-000000-othr", Status: "completed", StartedAt: time.Date(2026, 1, 3, 0, 0, 0, 0, time.UTC)}
+	writeRun(t, filepath.Join(tmp, "mine"), mine)
+	writeRun(t, filepath.Join(tmp, "other"), other)
+	ix := fakeIndex{{ID: mine.ID, Dir: filepath.Join(tmp, "mine"), Label: "H200 tp1"}, {ID: other.ID, Dir: filepath.Join(tmp, "other")}}
+	for _, tt := range []struct {
+		name string
+		dirs []string
+		want []string
+	}{
+		{"nothing named: the whole index", nil, []string{other.ID, mine.ID}},
+		{"one run named: that run only", []string{filepath.Join(tmp, "mine")}, []string{mine.ID}},
+	} {
+		src := Source{Index: ix, Dirs: tt.dirs}
+		l, err := src.List(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, r := range l.Runs {
+			got = append(got, r.ID)
+		}
+		if strings.Join(got, ",") != strings.Join(tt.want, ",") {
+			t.Errorf("%s: listed %v, want %v", tt.name, got, tt.want)
+		}
+		if _, err := src.Run(context.Background(), other.ID); (err == nil) != (tt.dirs == nil) {
+			t.Errorf("%s: the run not named is served: %v", tt.name, err)
+		}
+		site := filepath.Join(t.TempDir(), "site")
+		n, err := (&Pages{Source: src}).WriteSite(context.Background(), site)
+		if err != nil || n != len(tt.want) {
+			t.Errorf("%s: site wrote %d run pages (%v), want %d", tt.name, n, err, len(tt.want))
+		}
+		if _, err := os.Stat(filepath.Join(site, "runs", other.ID)); (err == nil) != (tt.dirs == nil) {
+			t.Errorf("%s: the site holds the run not named: %v", tt.name, err)
+		}
+		var index, run bytes.Buffer
+		p := &Pages{Source: src}
+		if err := p.IndexHTML(context.Background(), &index); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.RunHTML(context.Background(), &run, mine.ID); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(index.String(), `">H200 tp1</a></div><div class="runid">`+mine.ID) {
+			t.Errorf("%s: the list of runs does not name the run by its label:\n%s", tt.name, index.String())
+		}
+		if !strings.Contains(run.String(), `<b class="runlabel">H200 tp1</b> (<code>`+mine.ID+`</code>)`) || !strings.Contains(run.String(), "<title>H200 tp1 · ") {
+			t.Errorf("%s: the run page does not name the run by its label", tt.name)
+		}
+	}
+}

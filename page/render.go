@@ -95,6 +95,9 @@ func (p *Pages) RunHTML(ctx context.Context, w io.Writer, id string) error {
 		return err
 	}
 	title := doc.Run.Model
+	if doc.Run.Label != "" {
+		title = doc.Run.Label + " · " + title
+	}
 	if doc.Run.Simulated {
 		title += " (SIMULATED)"
 	}

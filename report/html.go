@@ -13,7 +13,7 @@ import (
 //go:embed report.html.tmpl
 var htmlTemplate string
 
-var pageTmpl = template.Must(template.New("report").Funcs(template.FuncMap{"chartTable": chartTable, "thrStyle": thresholdStyle}).Parse(htmlTemplate))
+var pageTmpl = template.Must(template.New("report").Funcs(template.FuncMap{"chartTable": chartTable, "thrStyle": thresholdStyle, "keepGroups": keepGroups}).Parse(htmlTemplate))
 
 // htmlPage is what the template renders: a report or a comparison.
 type htmlPage struct {
@@ -97,4 +97,33 @@ func renderPage(w io.Writer, p htmlPage) error {
 // the same order), so the caption tells the lines apart without colour.
 func thresholdStyle(i int) string {
 	return [...]string{"red dashes", "purple dots", "brown dash-dots"}[i%3]
+}
+
+// keepMaxRows is the most rows a table may have and still be kept on one page with the heading
+// or verdict before it (a longer one breaks between rows instead of leaving a page's foot empty).
+const keepMaxRows = 8
+
+// keepGroups splits a section's blocks into the runs printed without a page break inside: the
+// first group goes with the section's heading (its first block, unless that is a long table),
+// a verdict goes with the block after it, and every other block stands alone. It always
+// returns at least one group (possibly empty), the heading's.
+func keepGroups(blocks []Block) [][]Block {
+	keepable := func(b Block) bool {
+		return b.Kind != BlockTable || b.Table == nil || len(b.Table.Rows) <= keepMaxRows
+	}
+	out := [][]Block{nil}
+	i := 0
+	if len(blocks) > 0 && keepable(blocks[0]) {
+		out[0] = blocks[:1]
+		i = 1
+	}
+	for ; i < len(blocks); i++ {
+		g := blocks[i : i+1]
+		if blocks[i].Kind == BlockVerdict && i+1 < len(blocks) && keepable(blocks[i+1]) {
+			g = blocks[i : i+2]
+			i++
+		}
+		out = append(out, g)
+	}
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -157,5 +158,39 @@ func TestMarkdownEscapesUntrustedText(t *testing.T) {
 	}
 	if n := strings.Count(md, "&lt;script>alert(1)&lt;/script>"); n < 3 {
 		t.Errorf("the untrusted text is shown escaped %d times, want at least 3 (model, engine, use case)", n)
+	}
+}
+
+// keepGroups: the heading keeps its first block (unless a long table), a verdict keeps the
+// block after it, every other block stands alone, and nothing is lost or repeated.
+func TestKeepGroups(t *testing.T) {
+	p := Block{Kind: BlockParagraph, Text: "p"}
+	v := Block{Kind: BlockVerdict, Text: "v"}
+	short := Block{Kind: BlockTable, Table: &Table{Rows: make([][]string, 3)}}
+	long := Block{Kind: BlockTable, Table: &Table{Rows: make([][]string, keepMaxRows+1)}}
+	tests := []struct {
+		name   string
+		blocks []Block
+		want   []int // group sizes
+	}{
+		{"empty section: the heading alone", nil, []int{0}},
+		{"heading keeps the paragraph", []Block{p, p}, []int{1, 1}},
+		{"a long table first: heading alone", []Block{long, p}, []int{0, 1, 1}},
+		{"a short table first is kept", []Block{short, p}, []int{1, 1}},
+		{"a verdict keeps the next block", []Block{p, v, p, p}, []int{1, 2, 1}},
+		{"a verdict before a long table stands alone", []Block{p, v, long}, []int{1, 1, 1}},
+		{"a verdict last stands alone", []Block{p, v}, []int{1, 1}},
+	}
+	for _, tt := range tests {
+		g := keepGroups(tt.blocks)
+		var sizes []int
+		n := 0
+		for _, x := range g {
+			sizes = append(sizes, len(x))
+			n += len(x)
+		}
+		if !slices.Equal(sizes, tt.want) || n != len(tt.blocks) {
+			t.Errorf("%s: groups %v, want %v", tt.name, sizes, tt.want)
+		}
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -102,4 +104,87 @@ func TestPrintFromScreenKeepsXAxis(t *testing.T) {
 	if p := os.Getenv("SERVEBENCH_PDF"); p != "" {
 		_ = os.WriteFile(strings.TrimSuffix(p, ".pdf")+"-from-screen.pdf", pdf, 0o644)
 	}
+}
+
+// The printed contents give each section's page, and the page is right: pdftotext finds the
+// section's heading on the page the contents name. No page ends with a heading (the heading
+// and its first block are kept together, keepGroups), and no page but the last is less than a
+// fifth full.
+func TestPDFContentsPagesAndNoOrphanHeadings(t *testing.T) {
+	requireChromium(t)
+	pdftotext, err := exec.LookPath("pdftotext")
+	if err != nil {
+		t.Skip("pdftotext (poppler-utils) is not installed")
+	}
+	dir := t.TempDir()
+	htmlPath, pdfPath := filepath.Join(dir, "report.html"), filepath.Join(dir, "report.pdf")
+	rep := Build(loadFixture(t))
+	var page bytes.Buffer
+	if err := HTML(&page, rep); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(htmlPath, page.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := pdfprint.Print(context.Background(), htmlPath, pdfPath); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := os.ReadFile(htmlPath); !bytes.Equal(after, page.Bytes()) {
+		t.Error("printing changed report.html")
+	}
+	b, err := os.ReadFile(pdfPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dests, err := pdfprint.DestinationPages(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(pdftotext, "-layout", pdfPath, "-").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := strings.Split(strings.TrimRight(string(out), "\f\n"), "\f")
+	contents := pages[0] + pages[min(1, len(pages)-1)]
+	// (case folded: a part's heading is printed in capitals)
+	norm := func(s string) string { return strings.ToLower(strings.Join(strings.Fields(s), " ")) }
+	for _, s := range rep.Sections {
+		p, ok := dests[s.ID]
+		if !ok {
+			// the frontier and percentile tables stay in report.html (the print rule hides them)
+			if s.ID != "frontier" && !strings.HasPrefix(s.ID, "percentiles") {
+				t.Errorf("section %q: no destination in the PDF", s.ID)
+			}
+			continue
+		}
+		if p < 1 || p > len(pages) {
+			t.Errorf("section %q on page %d of %d", s.ID, p, len(pages))
+			continue
+		}
+		if !strings.Contains(norm(pages[p-1]), norm(s.Title)) {
+			t.Errorf("section %q: its heading %q is not on page %d", s.ID, s.Title, p)
+		}
+		if !regexp.MustCompile(regexp.QuoteMeta(norm(s.Title)) + ` ` + strconv.Itoa(p) + `\b`).MatchString(norm(contents)) {
+			t.Errorf("the contents do not give %q page %d", s.Title, p)
+		}
+	}
+	titles := map[string]bool{}
+	for _, s := range rep.Sections {
+		titles[norm(s.Title)] = true
+	}
+	for i, p := range pages {
+		var lines []string
+		for _, l := range strings.Split(p, "\n") {
+			if l = norm(l); l != "" && !strings.Contains(l, "servebench report") && !strings.Contains(l, "page ") {
+				lines = append(lines, l)
+			}
+		}
+		if len(lines) > 0 && titles[lines[len(lines)-1]] {
+			t.Errorf("page %d ends with the heading %q", i+1, lines[len(lines)-1])
+		}
+		if i < len(pages)-1 && len(lines) < 12 {
+			t.Errorf("page %d holds %d lines of text: a near-empty page", i+1, len(lines))
+		}
+	}
+	t.Logf("%d pages", len(pages))
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -36,7 +37,7 @@ func newRunsCmd(e *env) *cobra.Command {
 				return nil
 			}
 			tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tSTARTED\tSTATUS\tTARGET KIND\tMODEL\tTARGET\tPEAK tok/s\tDIR")
+			fmt.Fprintln(tw, "ID\tLABEL\tSTARTED\tSTATUS\tTARGET KIND\tMODEL\tTARGET\tPEAK tok/s\tDIR")
 			missing := 0
 			for _, r := range list {
 				t := func(s string) string { return servebench.TerminalText(s, 60, false) }
@@ -52,7 +53,8 @@ func newRunsCmd(e *env) *cobra.Command {
 					dir = state + " " + dir
 					missing++
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t%s\n", t(r.ID), r.StartedAt.Format("2006-01-02 15:04"), t(r.Status), kind, t(r.Model), t(r.Target), r.PeakThroughputTPS, dir)
+				label := cmp.Or(t(r.Label), "—")
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t%s\n", t(r.ID), label, r.StartedAt.Format("2006-01-02 15:04"), t(r.Status), kind, t(r.Model), t(r.Target), r.PeakThroughputTPS, dir)
 			}
 			if err := tw.Flush(); err != nil {
 				return err

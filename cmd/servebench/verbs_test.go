@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -15,7 +16,8 @@ func TestReportCompareAndRunsVerbs(t *testing.T) {
 	for i, profile := range []string{"fast", "fast"} {
 		dir := filepath.Join(tmp, "run"+string(rune('a'+i)))
 		code, _, stderr := runCLI(t, "run", "--sim-profile", profile, "--contexts", "1k", "--concurrency", "1,2", "--output-tokens", "32",
-			"--min-requests", "2", "--rounds", "1", "--use-cases", "none", "--scenarios", "none", "--out", dir, "--quiet", "--index", index, "--no-report")
+			"--min-requests", "2", "--rounds", "1", "--use-cases", "none", "--scenarios", "none", "--out", dir, "--quiet", "--index", index, "--no-report",
+			"--label", []string{"H200 tp1", ""}[i])
 		if code != 0 {
 			t.Fatalf("run %d: exit %d\n%s", i, code, stderr)
 		}
@@ -24,6 +26,10 @@ func TestReportCompareAndRunsVerbs(t *testing.T) {
 	code, stdout, stderr := runCLI(t, "runs", "--index", index)
 	if code != 0 || strings.Count(stdout, "completed") != 2 || strings.Count(stdout, "SIMULATED") != 2 || strings.Contains(stdout, "MISSING") {
 		t.Fatalf("runs: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	// the label the run was given names it in the list, beside its id (— for the run without one)
+	if !regexp.MustCompile(`^ID +LABEL `).MatchString(stdout) || !regexp.MustCompile(runID(t, dirs[0])+` +H200 tp1 `).MatchString(stdout) || !regexp.MustCompile(runID(t, dirs[1])+` +— `).MatchString(stdout) {
+		t.Errorf("runs does not show the runs' labels:\n%s", stdout)
 	}
 	code, _, stderr = runCLI(t, "report", dirs[0], "--format", "md,json,html")
 	if code != 0 {

@@ -23,6 +23,9 @@
     return v < 1 ? num(v * 1000, 0) + " ms" : num(v, 2) + " s";
   }
   function pct(v) { return num(100 * v, 1) + "%"; }
+  // runName is how the pages name a run: its label (run.json's metadata.label) where it has one,
+  // else its id.
+  function runName(run) { return run.label || run.id; }
 
   // runID is the pattern of a run id, as the server checks it (page's safeID; a test holds the
   // two equal): an id from the URL that does not match is refused, never made into a path, so
@@ -496,8 +499,9 @@
       head.appendChild(el("th"));
       docs.forEach(function (d) {
         var th = el("th");
-        var a = el("a", { href: root + "runs/" + encodeURIComponent(d.run.id) + "/index.html" }, d.run.id);
+        var a = el("a", { href: root + "runs/" + encodeURIComponent(d.run.id) + "/index.html" }, runName(d.run));
         th.appendChild(a);
+        if (d.run.label) th.appendChild(el("div", { "class": "runid" }, d.run.id));
         if (d.run.simulated) { th.appendChild(document.createTextNode(" ")); th.appendChild(el("span", { "class": "badge sim" }, "SIMULATED")); }
         head.appendChild(th);
       });
@@ -639,7 +643,7 @@
             var pts = d.results.cells.filter(function (c) { return c.load_mode === "sustained" && !c.skipped && c.context_tokens === ctx && c.output_tokens === o; })
               .sort(function (a, b) { return a.concurrency - b.concurrency; })
               .map(function (c) { return [c.concurrency, s[2](c)]; });
-            return { name: d.run.id, type: "line", data: pts, symbolSize: 7 };
+            return { name: runName(d.run), type: "line", data: pts, symbolSize: 7 };
           });
           insts[i].setOption({ animation: false, tooltip: { trigger: "axis" }, legend: { top: 0 },
             grid: { left: 60, right: 20, top: 40, bottom: 40 },

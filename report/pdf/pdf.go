@@ -5,8 +5,10 @@ package pdf
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"html"
+	"maps"
 	"net/url"
 	"os"
 	"os/exec"
@@ -123,7 +125,7 @@ func Print(ctx context.Context, htmlPath, pdfPath string) error {
 		chromedp.EmulateViewport(794, 1123), // A4 at 96 dpi
 		chromedp.Navigate(u),
 		WaitCharts(),
-		PrintPage(&pdf),
+		PrintNumbered(&pdf),
 	)
 	if err != nil {
 		return fmt.Errorf("printing %s to PDF with %s: %w", htmlPath, exe, err)
@@ -132,6 +134,41 @@ func Print(ctx context.Context, htmlPath, pdfPath string) error {
 		return fmt.Errorf("writing %s: %w", pdfPath, err)
 	}
 	return nil
+}
+
+// PrintNumbered prints the loaded report like PrintPage, with the page of each section written
+// in its contents: it prints once, reads on which page each section's heading landed
+// (DestinationPages: the contents link to every section), writes the numbers into the contents'
+// page-number slots (nav.toc [data-pg], a fixed width in print, so filling them moves nothing)
+// and prints again, until the numbers it wrote are the pages the sections are on (at most three
+// prints). A report without contents is printed once.
+func PrintNumbered(pdf *[]byte) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		var written map[string]int
+		for range 3 {
+			if _, err := PrintPage(pdf)(ctx, t); err != nil {
+				return err
+			}
+			pages, err := DestinationPages(*pdf)
+			if err != nil {
+				return fmt.Errorf("reading the section pages of the printed PDF: %w", err)
+			}
+			if len(pages) == 0 || maps.Equal(pages, written) {
+				return nil
+			}
+			if _, err := chromedp.Evaluate[int](fillPagesJS(pages))(ctx, t); err != nil {
+				return err
+			}
+			written = pages
+		}
+		return nil
+	})
+}
+
+// fillPagesJS writes each section's page into its contents slot and returns how many it wrote.
+func fillPagesJS(pages map[string]int) string {
+	b, _ := json.Marshal(pages)
+	return `(function(p){var n=0;document.querySelectorAll("nav.toc [data-pg]").forEach(function(e){var v=p[e.getAttribute("data-pg")];e.textContent=v?String(v):"";if(v)n++;});document.documentElement.setAttribute("data-toc-pages","filled");return n;})(` + string(b) + `)`
 }
 
 // PrintPage prints the loaded report to *pdf on A4, with the running header and page numbers
