@@ -1,7 +1,9 @@
 package servebench
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -35,8 +37,8 @@ const (
 
 // CellKey identifies one measured setting. Its fields are inlined into every Record and
 // CellResult. On a line of requests.jsonl, output_tokens is the record's own (what the server
-// produced; output_tokens_requested is what was asked), so group records by the seq ranges of
-// cells.jsonl, as runner.Recompute does, rather than by key.
+// produced; output_tokens_requested is what was asked) and the cell's is cell_output_tokens
+// (see Record.MarshalJSON), so a record read back knows its whole cell.
 type CellKey struct {
 	// Kind says which part of the plan the cell belongs to (sweep, scenario, capacity …).
 	Kind          CellKind `json:"kind,omitempty"`
@@ -52,11 +54,16 @@ type CellKey struct {
 	Turn int `json:"turn,omitempty"`
 }
 
-// OnSweepGrid reports whether the cell is a point of the sweep's context × concurrency grid:
-// the sweep scenario, not an open-loop rate cell. This is the set the report's sweep tables
-// and charts draw and stats.Peak takes the peak throughput from.
-func (k CellKey) OnSweepGrid() bool {
-	return k.Scenario == SweepScenario && !(k.Concurrency == 0 && k.RatePerSecond > 0)
+// OnSweepGrid reports whether the cell is a point of the sweep's context × concurrency grid
+// (KindSweep; a request-rate sweep's open-loop cells are KindRate). This is the set the report's
+// sweep tables and charts draw and stats.Peak takes the peak throughput from.
+func (k CellKey) OnSweepGrid() bool { return k.Kind == KindSweep }
+
+// SteadyLevel reports whether the cell is a concurrency level measured in steady state: a level
+// of the sweep's grid or of a capacity search, under sustained load. Interpolated readings
+// (stats.Interpolate) and the pages' charts across concurrency read these cells.
+func (k CellKey) SteadyLevel() bool {
+	return (k.Kind == KindSweep || k.Kind == KindCapacity) && k.LoadMode == ModeSustained
 }
 
 // CellKind says which part of a plan a cell measures.
@@ -79,8 +86,87 @@ const (
 	KindCapacity CellKind = "capacity"
 )
 
-// SweepScenario is the scenario name of the sweep's cells.
-const SweepScenario = "sweep"
+// kindOrder is the order of the kinds in a run's results and in reports: the sweep's grid
+// first, then the plan's other workloads, then the capacity searches.
+var kindOrder = [...]CellKind{KindSweep, KindRate, KindDataset, KindTrace, KindScenario, KindSession, KindCapacity, KindUsers}
+
+func kindRank(k CellKind) int {
+	for i, x := range kindOrder {
+		if x == k {
+			return i
+		}
+	}
+	return len(kindOrder)
+}
+
+// Compare orders cells by kind (the sweep, rate, dataset, trace, scenario, session, capacity and
+// users cells, in that order), then by scenario, load mode, context, output length,
+// concurrency, rate and turn: the order of results.json and of every table of cells, so the
+// sweep's cells never interleave with a capacity search's or a scenario's.
+func (k CellKey) Compare(o CellKey) int {
+	if a, b := kindRank(k.Kind), kindRank(o.Kind); a != b {
+		return cmp.Compare(a, b)
+	}
+	return cmp.Or(
+		cmp.Compare(k.Scenario, o.Scenario),
+		cmp.Compare(k.LoadMode, o.LoadMode),
+		cmp.Compare(k.ContextTokens, o.ContextTokens),
+		cmp.Compare(k.OutputTokens, o.OutputTokens),
+		cmp.Compare(k.Concurrency, o.Concurrency),
+		cmp.Compare(k.RatePerSecond, o.RatePerSecond),
+		cmp.Compare(k.Turn, o.Turn),
+	)
+}
+
+// Scenario names the runner gives the cells of the plan's parts that have no name of their
+// own (a dedicated scenario's cells and a use case's levels carry its name).
+const (
+	// SweepScenario: the sweep's grid and its request rates.
+	SweepScenario = "sweep"
+	// DatasetScenario: the replay of the plan's dataset.
+	DatasetScenario = "dataset"
+	// TraceScenario: the replay of the plan's trace.
+	TraceScenario = "trace"
+	// SessionScenario: the turns of the multi-turn sessions.
+	SessionScenario = "session"
+	// FreshScenario: the fresh prompts measured beside each session turn.
+	FreshScenario = "session-fresh"
+)
+
+// FillKind sets the kind of a cell recorded before cells named theirs (a run folder written
+// before CellKey.Kind existed), from the scenario name and load mode it was recorded under;
+// a cell that has a kind keeps it. It is the one place a cell's kind is decided from those:
+// the writer sets Kind on every cell it measures, store fills it once when it reads a run
+// folder or the index's copy of one (results.json, cells.jsonl, requests.jsonl), and every
+// reader after that switches on Kind.
+func (k *CellKey) FillKind() {
+	switch {
+	case k.Kind != "":
+	case k.Scenario == SweepScenario && k.LoadMode == ModeRate:
+		k.Kind = KindRate
+	case k.Scenario == SweepScenario:
+		k.Kind = KindSweep
+	case k.Scenario == DatasetScenario:
+		k.Kind = KindDataset
+	case k.Scenario == TraceScenario:
+		k.Kind = KindTrace
+	case k.Scenario == SessionScenario || k.Scenario == FreshScenario:
+		k.Kind = KindSession
+	case k.LoadMode == ModeDedicated:
+		k.Kind = KindScenario
+	case k.LoadMode == ModeUsers:
+		k.Kind = KindUsers
+	case k.Scenario != "":
+		k.Kind = KindCapacity
+	}
+}
+
+// FillKinds is FillKind of every cell of the results.
+func (r *Results) FillKinds() {
+	for i := range r.Cells {
+		r.Cells[i].FillKind()
+	}
+}
 
 // ID is a stable, human-readable key for the cell, e.g. "sweep/sustained/ctx=8192/out=1024/c=4".
 func (k CellKey) ID() string {
@@ -335,6 +421,49 @@ type Record struct {
 
 	ErrorClass ErrorClass `json:"error_class"`
 	Error      string     `json:"error"`
+}
+
+// recordJSON is a Record as requests.jsonl and the distributed protocol carry it: the record's
+// own output_tokens (what the server produced) would hide the embedded CellKey's, so the cell's
+// output length travels as cell_output_tokens.
+type recordJSON struct {
+	plainRecord
+	CellOutputTokens *int `json:"cell_output_tokens,omitempty"`
+}
+
+type plainRecord Record
+
+// MarshalJSON writes the record with its cell's output length as cell_output_tokens.
+func (r Record) MarshalJSON() ([]byte, error) {
+	out := r.CellKey.OutputTokens
+	return json.Marshal(recordJSON{plainRecord(r), &out})
+}
+
+// UnmarshalJSON reads a record back with its whole cell key: the cell's output length from
+// cell_output_tokens and, for a line written before records carried it, from what the request
+// asked (output_tokens_requested) where every request of the cell asks the cell's length (every
+// kind but a dataset's, a trace's and a users' population, whose key then reads 0). The kind of
+// a record written before cells named theirs is filled in (CellKey.FillKind).
+func (r *Record) UnmarshalJSON(b []byte) error {
+	var w struct {
+		*plainRecord
+		CellOutputTokens *int `json:"cell_output_tokens"`
+	}
+	*r = Record{}
+	w.plainRecord = (*plainRecord)(r)
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	r.CellKey.FillKind()
+	switch {
+	case w.CellOutputTokens != nil:
+		r.CellKey.OutputTokens = *w.CellOutputTokens
+	case r.Kind == KindDataset || r.Kind == KindTrace || r.Kind == KindUsers:
+		r.CellKey.OutputTokens = 0
+	default:
+		r.CellKey.OutputTokens = r.OutputTokensRequested
+	}
+	return nil
 }
 
 // OK reports whether the request succeeded.

@@ -24,7 +24,7 @@ package gate
 import (
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 
 	"github.com/servebench/servebench"
 	"github.com/servebench/servebench/stats"
@@ -118,34 +118,20 @@ func (r Result) Failed() []Row {
 	return out
 }
 
-// cellKey is what makes two runs' cells the same cell.
-type cellKey struct {
-	scenario string
-	mode     servebench.LoadMode
-	ctx, out int
-	conc     int
-	rate     float64
-	turn     int
-}
-
-func keyOf(c servebench.CellResult) cellKey {
-	return cellKey{c.Scenario, c.LoadMode, c.ContextTokens, c.OutputTokens, c.Concurrency, c.RatePerSecond, c.Turn}
-}
-
 // where names a cell in the table.
-func (k cellKey) where() string {
-	s := fmt.Sprintf("%s in / %d out, c=%d", tokens(k.ctx), k.out, k.conc)
-	if k.rate > 0 {
-		s += fmt.Sprintf(", %.3g req/s", k.rate)
+func where(k servebench.CellKey) string {
+	s := fmt.Sprintf("%s in / %d out, c=%d", tokens(k.ContextTokens), k.OutputTokens, k.Concurrency)
+	if k.RatePerSecond > 0 {
+		s += fmt.Sprintf(", %.3g req/s", k.RatePerSecond)
 	}
-	if k.turn > 0 {
-		s += fmt.Sprintf(", turn %d", k.turn)
+	if k.Turn > 0 {
+		s += fmt.Sprintf(", turn %d", k.Turn)
 	}
-	if k.scenario != "" {
-		s = k.scenario + ": " + s
+	if k.Scenario != "" {
+		s = k.Scenario + ": " + s
 	}
-	if k.mode != "" && k.mode != servebench.ModeSustained {
-		s += " (" + string(k.mode) + ")"
+	if k.LoadMode != "" && k.LoadMode != servebench.ModeSustained {
+		s += " (" + string(k.LoadMode) + ")"
 	}
 	return s
 }
@@ -165,16 +151,17 @@ func measured(c servebench.CellResult) bool {
 // Decide compares candidate with baseline under th.
 func Decide(baseline, candidate servebench.Results, th Thresholds) Result {
 	var res Result
-	base := map[cellKey]servebench.CellResult{}
+	// two runs' cells are the same cell when their whole keys (kind included) are equal
+	base := map[servebench.CellKey]servebench.CellResult{}
 	for _, c := range baseline.Cells {
 		if measured(c) {
-			base[keyOf(c)] = c
+			base[c.CellKey] = c
 		}
 	}
-	var keys []cellKey
-	cand := map[cellKey]servebench.CellResult{}
+	var keys []servebench.CellKey
+	cand := map[servebench.CellKey]servebench.CellResult{}
 	for _, c := range candidate.Cells {
-		k := keyOf(c)
+		k := c.CellKey
 		if _, ok := base[k]; ok && measured(c) {
 			if _, dup := cand[k]; !dup {
 				keys = append(keys, k)
@@ -182,35 +169,14 @@ func Decide(baseline, candidate servebench.Results, th Thresholds) Result {
 			cand[k] = c
 		}
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		a, b := keys[i], keys[j]
-		if a.scenario != b.scenario {
-			return a.scenario < b.scenario
-		}
-		if a.mode != b.mode {
-			return a.mode < b.mode
-		}
-		if a.ctx != b.ctx {
-			return a.ctx < b.ctx
-		}
-		if a.out != b.out {
-			return a.out < b.out
-		}
-		if a.conc != b.conc {
-			return a.conc < b.conc
-		}
-		if a.rate != b.rate {
-			return a.rate < b.rate
-		}
-		return a.turn < b.turn
-	})
+	slices.SortFunc(keys, servebench.CellKey.Compare)
 	res.CommonCells = len(keys)
 	for _, k := range keys {
 		b, c := base[k], cand[k]
 		res.Rows = append(res.Rows,
-			valueRow(Throughput, k.where(), "tok/s", true, b.SystemOutputThroughputTPS, b.SystemOutputThroughputCI95, c.SystemOutputThroughputTPS, c.SystemOutputThroughputCI95, th),
-			valueRow(TTFT, k.where(), "s", false, b.TTFTSeconds.Mean, b.TTFTSeconds.CI95, c.TTFTSeconds.Mean, c.TTFTSeconds.CI95, th),
-			valueRow(Speed, k.where(), "tok/s/user", true, b.GenerationSpeedTPS.Mean, b.GenerationSpeedTPS.CI95, c.GenerationSpeedTPS.Mean, c.GenerationSpeedTPS.CI95, th))
+			valueRow(Throughput, where(k), "tok/s", true, b.SystemOutputThroughputTPS, b.SystemOutputThroughputCI95, c.SystemOutputThroughputTPS, c.SystemOutputThroughputCI95, th),
+			valueRow(TTFT, where(k), "s", false, b.TTFTSeconds.Mean, b.TTFTSeconds.CI95, c.TTFTSeconds.Mean, c.TTFTSeconds.CI95, th),
+			valueRow(Speed, where(k), "tok/s/user", true, b.GenerationSpeedTPS.Mean, b.GenerationSpeedTPS.CI95, c.GenerationSpeedTPS.Mean, c.GenerationSpeedTPS.CI95, th))
 	}
 	candCap := map[string]servebench.CapacityResult{}
 	for _, c := range candidate.Capacity {

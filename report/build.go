@@ -26,10 +26,10 @@ func Build(in Input) *Report {
 	b := &builder{in: in, man: &in.Manifest, res: &in.Results, md: in.Manifest.Plan.Metadata}
 	b.sweep = newGrid(in.Results.Cells, func(c *servebench.CellResult) bool { return c.OnSweepGrid() })
 	if b.sweep.empty() {
-		// A run without sweep cells (capacity only): show whatever sustained cells exist.
+		// A run without sweep cells (capacity only): show the capacity searches' levels (in
+		// requests and in users).
 		b.sweep = newGrid(in.Results.Cells, func(c *servebench.CellResult) bool {
-			// a dataset's cells have their own rows (workloadSummaryRows)
-			return c.LoadMode != servebench.ModeDedicated && !openLoop(c) && !sessionCell(c) && c.Scenario != "dataset"
+			return c.Kind == servebench.KindCapacity || c.Kind == servebench.KindUsers
 		})
 	}
 	b.rep = &Report{SchemaVersion: servebench.SchemaVersion, Simulated: IsSimulated(in.Manifest, in.Results)}

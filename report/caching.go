@@ -10,9 +10,7 @@ import (
 
 // sessionCell reports whether c is a multi-turn session cell or the fresh-prompt cell beside
 // one: they stay off the context × concurrency grid.
-func sessionCell(c *servebench.CellResult) bool {
-	return c.Scenario == stats.SessionScenario || c.Scenario == stats.FreshScenario
-}
+func sessionCell(c *servebench.CellResult) bool { return c.Kind == servebench.KindSession }
 
 // sessionLabel names a session or fresh cell in tables: "session turn 3" or "fresh, turn 3".
 func sessionLabel(c *servebench.CellResult) string {

@@ -286,7 +286,7 @@ func (b *builder) capacityUseCase(cr servebench.CapacityResult) {
 		blocks = append(blocks, note(cr.Note))
 	}
 	if cr.Interrupted && len(pts) > 0 {
-		blocks = append(blocks, para("Before it was interrupted, the search measured %s%s and spent %s.", plural(len(pts), "concurrency level"), reusedText(pts), plural(cr.RequestsSpent, "request")))
+		blocks = append(blocks, para("Before it was interrupted, the search measured %s%s and spent %s.", plural(len(pts), "concurrency level"), b.reusedText(pts), plural(cr.RequestsSpent, "request")))
 	}
 	if cr.DenseGridRequests > 0 && len(pts) > 0 && !cr.Interrupted {
 		top := cr.Ceiling
@@ -316,7 +316,7 @@ func (b *builder) capacityUseCase(cr servebench.CapacityResult) {
 			cost = fmt.Sprintf("measuring every level from 1 to %d would have cost %s%s (%s saved)", top, fmtInt(cr.DenseGridRequests), denseTime, fmtPct0(saved))
 		}
 		blocks = append(blocks, para("The search measured %s%s%s and spent %s%s; %s.%s",
-			plural(len(pts), "concurrency level"), reusedText(pts), how, plural(cr.RequestsSpent, "request"), spentTime, cost, sure))
+			plural(len(pts), "concurrency level"), b.reusedText(pts), how, plural(cr.RequestsSpent, "request"), spentTime, cost, sure))
 	}
 	if cr.ContextTokens >= 32*1024 && b.man.Plan.Sweep.SharedPrefix == 0 {
 		blocks = append(blocks, note("About caching: users who build context incrementally (multi-turn chat, agents) hit the prefix cache on every turn when it is enabled, so only new tokens need prefill. These results are worst-case TTFT, with the whole context processed at once."))
@@ -328,13 +328,13 @@ func (b *builder) capacityUseCase(cr servebench.CapacityResult) {
 // sweep, 1 from the chatbot search; 3 measured before the run was resumed)". A level is reused
 // from the sweep only when its cell is a sweep cell (same context and output length); one from
 // another use case's search is named as such.
-func reusedText(pts []servebench.CapacityPoint) string {
+func (b *builder) reusedText(pts []servebench.CapacityPoint) string {
 	sweep, resumed := 0, 0
 	var order []string
 	others := map[string]int{}
 	for _, p := range pts {
 		switch {
-		case p.Reused && strings.HasPrefix(p.CellID, sweepScenario+"/"):
+		case p.Reused && b.cell(p.CellID) != nil && b.cell(p.CellID).Kind == servebench.KindSweep:
 			sweep++
 		case p.Reused:
 			from, _, _ := strings.Cut(p.CellID, "/")

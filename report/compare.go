@@ -2,7 +2,7 @@ package report
 
 import (
 	"fmt"
-	"sort"
+	"slices"
 	"strconv"
 
 	servebench "github.com/servebench/servebench"
@@ -41,18 +41,6 @@ func runLabel(in Input) string {
 	return in.Results.Run.ID
 }
 
-type cmpKey struct {
-	scenario string
-	mode     servebench.LoadMode
-	ctx, out int
-	conc     int
-	turn     int
-}
-
-func keyOf(c *servebench.CellResult) cmpKey {
-	return cmpKey{c.Scenario, c.LoadMode, c.ContextTokens, c.OutputTokens, c.Concurrency, c.Turn}
-}
-
 // Compare lines up several runs: a vllm-bench-serve-style table at the headline cell (the
 // largest concurrency, then the largest context, measured in every run), throughput and latency
 // at every common cell, overlaid charts over concurrency, and the capacity verdicts side by side.
@@ -63,7 +51,7 @@ func Compare(ins []Input) *Comparison {
 	}
 	cmp := &Comparison{Title: "Benchmark comparison"}
 	reps := make([]*Report, len(ins))
-	idx := make([]map[cmpKey]*servebench.CellResult, len(ins))
+	idx := make([]map[servebench.CellKey]*servebench.CellResult, len(ins))
 	seen := map[string]int{}
 	anySim := false
 	for i, in := range ins {
@@ -75,12 +63,12 @@ func Compare(ins []Input) *Comparison {
 		}
 		cmp.Labels = append(cmp.Labels, l)
 		anySim = anySim || reps[i].Simulated
-		idx[i] = map[cmpKey]*servebench.CellResult{}
+		idx[i] = map[servebench.CellKey]*servebench.CellResult{}
 		for j := range in.Results.Cells {
 			c := &in.Results.Cells[j]
 			if measured(c) {
-				if prev := idx[i][keyOf(c)]; prev == nil || prev.RequestsTotal < c.RequestsTotal {
-					idx[i][keyOf(c)] = c
+				if prev := idx[i][c.CellKey]; prev == nil || prev.RequestsTotal < c.RequestsTotal {
+					idx[i][c.CellKey] = c
 				}
 			}
 		}
@@ -111,7 +99,7 @@ func Compare(ins []Input) *Comparison {
 	cmp.Sections = append(cmp.Sections, Section{ID: "runs", Title: "Runs", Level: 1, Blocks: []Block{tableB(runs)}})
 
 	// common cells
-	var common []cmpKey
+	var common []servebench.CellKey
 	if len(idx) > 0 {
 		for k := range idx[0] {
 			all := true
@@ -126,30 +114,15 @@ func Compare(ins []Input) *Comparison {
 			}
 		}
 	}
-	sort.Slice(common, func(i, j int) bool {
-		a, b := common[i], common[j]
-		if a.scenario != b.scenario {
-			if (a.scenario == sweepScenario) != (b.scenario == sweepScenario) {
-				return a.scenario == sweepScenario
-			}
-			return a.scenario < b.scenario
-		}
-		if a.ctx != b.ctx {
-			return a.ctx < b.ctx
-		}
-		if a.out != b.out {
-			return a.out < b.out
-		}
-		return a.conc < b.conc
-	})
+	slices.SortFunc(common, servebench.CellKey.Compare)
 	if len(common) == 0 {
 		cmp.Sections = append(cmp.Sections, Section{ID: "headline", Title: "Token Throughput and Latency", Level: 1, Blocks: []Block{
 			missing("The runs share no measured cell (same scenario, load mode, context, output length and concurrency). Rerun them with the same --contexts, --concurrency, --output-tokens and --mode to compare them side by side.")}})
 	} else {
 		// The headline is the heaviest common sweep cell (any common cell when no sweep cell is).
-		pool := []cmpKey{}
+		pool := []servebench.CellKey{}
 		for _, k := range common {
-			if k.scenario == sweepScenario {
+			if k.Kind == servebench.KindSweep {
 				pool = append(pool, k)
 			}
 		}
@@ -158,7 +131,7 @@ func Compare(ins []Input) *Comparison {
 		}
 		head := pool[0]
 		for _, k := range pool[1:] {
-			if k.conc > head.conc || (k.conc == head.conc && k.ctx > head.ctx) {
+			if k.Concurrency > head.Concurrency || (k.Concurrency == head.Concurrency && k.ContextTokens > head.ContextTokens) {
 				head = k
 			}
 		}
@@ -215,11 +188,11 @@ func definitionsTable() *Table {
 	return t
 }
 
-func describeKey(k cmpKey) string {
-	return fmt.Sprintf("%s in / %d out tokens at %s (scenario %s, %s mode)", ctxLabel(k.ctx), k.out, capacity.Requests(k.conc), k.scenario, k.mode)
+func describeKey(k servebench.CellKey) string {
+	return fmt.Sprintf("%s in / %d out tokens at %s (scenario %s, %s mode)", ctxLabel(k.ContextTokens), k.OutputTokens, capacity.Requests(k.Concurrency), k.Scenario, k.LoadMode)
 }
 
-func compareHeadline(labels []string, idx []map[cmpKey]*servebench.CellResult, k cmpKey) Section {
+func compareHeadline(labels []string, idx []map[servebench.CellKey]*servebench.CellResult, k servebench.CellKey) Section {
 	tp := &Table{Caption: "Token throughput (± the 95% interval)", Header: append([]string{"METRIC"}, labels...)}
 	lat := &Table{Caption: "Latency (mean ± its 95% interval / p99, ms)", Header: append([]string{"METRIC"}, labels...)}
 	row := func(t *Table, name string, f func(*servebench.CellResult) string) {
@@ -257,7 +230,7 @@ func compareHeadline(labels []string, idx []map[cmpKey]*servebench.CellResult, k
 // throughputVerdict says which run leads on output throughput at cell k, by how much, and
 // whether the runs' 95% intervals show that difference (stats.DifferenceCI95 of the highest
 // and the lowest run): a ratio between two runs the data cannot tell apart is not a finding.
-func throughputVerdict(labels []string, idx []map[cmpKey]*servebench.CellResult, k cmpKey) string {
+func throughputVerdict(labels []string, idx []map[servebench.CellKey]*servebench.CellResult, k servebench.CellKey) string {
 	best, worst := 0, 0
 	for i, m := range idx {
 		if m[k].SystemOutputThroughputTPS > idx[best][k].SystemOutputThroughputTPS {
@@ -292,14 +265,14 @@ func throughputVerdict(labels []string, idx []map[cmpKey]*servebench.CellResult,
 		labels[best], labels[worst], values, diff)
 }
 
-func compareAllCells(labels []string, idx []map[cmpKey]*servebench.CellResult, common []cmpKey) Section {
+func compareAllCells(labels []string, idx []map[servebench.CellKey]*servebench.CellResult, common []servebench.CellKey) Section {
 	hdr := []string{"CELL"}
 	for _, l := range labels {
 		hdr = append(hdr, l+" OUTPUT TOK/S", l+" TTFT MEAN")
 	}
 	t := &Table{Header: hdr}
 	for _, k := range common {
-		r := []string{fmt.Sprintf("%s %s/%d c=%d", k.scenario, ctxLabel(k.ctx), k.out, k.conc)}
+		r := []string{fmt.Sprintf("%s %s/%d c=%d", k.Scenario, ctxLabel(k.ContextTokens), k.OutputTokens, k.Concurrency)}
 		for _, m := range idx {
 			c := m[k]
 			r = append(r, fmtNum(c.SystemOutputThroughputTPS, 1)+throughputPlusMinus(c)+after(caveat(c)),
@@ -313,11 +286,11 @@ func compareAllCells(labels []string, idx []map[cmpKey]*servebench.CellResult, c
 
 // compareCharts overlays the runs over concurrency at the headline cell's scenario, context and
 // output length.
-func compareCharts(labels []string, idx []map[cmpKey]*servebench.CellResult, common []cmpKey, head cmpKey) []Section {
+func compareCharts(labels []string, idx []map[servebench.CellKey]*servebench.CellResult, common []servebench.CellKey, head servebench.CellKey) []Section {
 	var concs []int
 	for _, k := range common {
-		if k.scenario == head.scenario && k.mode == head.mode && k.ctx == head.ctx && k.out == head.out {
-			concs = append(concs, k.conc)
+		if k.Kind == head.Kind && k.Scenario == head.Scenario && k.LoadMode == head.LoadMode && k.ContextTokens == head.ContextTokens && k.OutputTokens == head.OutputTokens {
+			concs = append(concs, k.Concurrency)
 		}
 	}
 	x := make([]string, len(concs))
@@ -326,13 +299,13 @@ func compareCharts(labels []string, idx []map[cmpKey]*servebench.CellResult, com
 		x[i], xv[i] = strconv.Itoa(n), float64(n)
 	}
 	mk := func(id, title, yName string, dec int, val func(*servebench.CellResult) (float64, bool)) *Chart {
-		ch := &Chart{ID: id, Title: title, Caption: fmt.Sprintf("%s vs concurrency at %s in / %d out tokens, one line per run.", title, ctxLabel(head.ctx), head.out),
+		ch := &Chart{ID: id, Title: title, Caption: fmt.Sprintf("%s vs concurrency at %s in / %d out tokens, one line per run.", title, ctxLabel(head.ContextTokens), head.OutputTokens),
 			XName: "concurrent requests", X: x, XValues: xv, XScale: "linear", YName: yName, Decimals: dec}
 		for i, m := range idx {
 			s := Series{Name: labels[i]}
 			for _, n := range concs {
 				k := head
-				k.conc = n
+				k.Concurrency = n
 				var p *float64
 				c := m[k]
 				if c != nil {

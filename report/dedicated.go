@@ -15,7 +15,7 @@ type scenarioGroup struct {
 }
 
 func (b *builder) scenarioTitle(c *servebench.CellResult) string {
-	if c.Scenario == sweepScenario {
+	if c.Kind == servebench.KindSweep {
 		return fmt.Sprintf("%s in / %d out", ctxLabel(c.ContextTokens), c.OutputTokens)
 	}
 	for _, s := range b.man.Plan.Scenarios {

@@ -159,7 +159,7 @@ func (b *builder) testParameters() string {
 		var ctxs, rates []string
 		seen := map[string]bool{}
 		for _, c := range b.workloadCells() {
-			if x := ctxLabel(c.ContextTokens); c.Scenario != "dataset" && !seen["c"+x] {
+			if x := ctxLabel(c.ContextTokens); c.Kind != servebench.KindDataset && !seen["c"+x] {
 				seen["c"+x] = true
 				ctxs = append(ctxs, x)
 			}

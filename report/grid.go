@@ -9,9 +9,6 @@ import (
 	"github.com/servebench/servebench/capacity"
 )
 
-// sweepScenario is the scenario name of the sweep's cells.
-const sweepScenario = servebench.SweepScenario
-
 // grid indexes measured cells by (context, concurrency).
 type grid struct {
 	ctxs  []int

@@ -31,6 +31,7 @@ func loadRun(t testing.TB, dir string) Input {
 			t.Fatalf("%s: %v", name, err)
 		}
 	}
+	in.Results.FillKinds() // as store.ReadRun does: the recorded runs predate cells' kinds
 	f, err := os.Open(filepath.Join(dir, "telemetry.jsonl"))
 	if err != nil {
 		t.Fatal(err)

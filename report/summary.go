@@ -51,10 +51,11 @@ func (b *builder) noCapacityWhy() string {
 	return "no use case was analysed (--use-cases default)"
 }
 
-// measuredAny reports whether any sweep cell sent requests (succeeded or not).
+// measuredAny reports whether any cell of the sweep (its grid or its request rates) sent
+// requests (succeeded or not).
 func (b *builder) measuredAny() bool {
 	for i := range b.res.Cells {
-		if c := &b.res.Cells[i]; c.Scenario == sweepScenario && !c.Skipped && c.RequestsTotal > 0 {
+		if c := &b.res.Cells[i]; (c.Kind == servebench.KindSweep || c.Kind == servebench.KindRate) && !c.Skipped && c.RequestsTotal > 0 {
 			return true
 		}
 	}
@@ -64,7 +65,7 @@ func (b *builder) measuredAny() bool {
 // measuredAtOne reports whether any sweep cell at concurrency 1 was run (succeeded or not).
 func (b *builder) measuredAtOne() bool {
 	for i := range b.res.Cells {
-		if c := &b.res.Cells[i]; c.Scenario == sweepScenario && c.Concurrency == 1 && !c.Skipped && c.RequestsTotal > 0 {
+		if c := &b.res.Cells[i]; c.Kind == servebench.KindSweep && c.Concurrency == 1 && !c.Skipped && c.RequestsTotal > 0 {
 			return true
 		}
 	}

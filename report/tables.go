@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -10,36 +11,16 @@ import (
 	"github.com/servebench/servebench/stats"
 )
 
-// measuredCells returns the measured cells grouped by scenario (in order of first appearance),
-// then by context, output length and concurrency.
+// measuredCells returns the measured cells by kind, then key (CellKey.Compare): the sweep's
+// cells first, never interleaved with a scenario's or a capacity search's.
 func (b *builder) measuredCells() []*servebench.CellResult {
-	order := map[string]int{}
 	var out []*servebench.CellResult
 	for i := range b.res.Cells {
-		c := &b.res.Cells[i]
-		if _, ok := order[c.Scenario]; !ok {
-			order[c.Scenario] = len(order)
-		}
-		if measured(c) {
+		if c := &b.res.Cells[i]; measured(c) {
 			out = append(out, c)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		a, c := out[i], out[j]
-		if order[a.Scenario] != order[c.Scenario] {
-			return order[a.Scenario] < order[c.Scenario]
-		}
-		if a.ContextTokens != c.ContextTokens {
-			return a.ContextTokens < c.ContextTokens
-		}
-		if a.OutputTokens != c.OutputTokens {
-			return a.OutputTokens < c.OutputTokens
-		}
-		if a.Concurrency != c.Concurrency {
-			return a.Concurrency < c.Concurrency
-		}
-		return a.Turn < c.Turn
-	})
+	slices.SortStableFunc(out, func(a, c *servebench.CellResult) int { return a.CellKey.Compare(c.CellKey) })
 	return out
 }
 
@@ -49,7 +30,7 @@ func cellLabel(c *servebench.CellResult) string {
 	if c.RatePerSecond > 0 {
 		s += fmt.Sprintf(" %g/s", c.RatePerSecond)
 	}
-	if c.LoadMode == servebench.ModeDedicated && c.Scenario == sweepScenario {
+	if c.Kind == servebench.KindSweep && c.LoadMode == servebench.ModeDedicated {
 		s += " dedicated"
 	}
 	if c.Turn > 0 {

@@ -37,18 +37,15 @@ func (b *builder) sectionThroughput() {
 	b.add(id, title, 1, blocks...)
 }
 
-// offGridWhat names the part of the plan that measured an off-grid cell (from its load mode
-// and scenario where results from before cells named their kind leave Kind empty).
+// offGridWhat names the part of the plan that measured an off-grid cell.
 func offGridWhat(c *servebench.CellResult) string {
-	switch {
-	case c.Kind == servebench.KindCapacity, c.Kind == "" && c.LoadMode == servebench.ModeSustained && c.Scenario != sweepScenario:
+	switch c.Kind {
+	case servebench.KindCapacity:
 		return "capacity search of use case " + c.Scenario
-	case c.Kind == servebench.KindScenario, c.Kind == "" && c.LoadMode == servebench.ModeDedicated && c.Scenario != sweepScenario:
+	case servebench.KindScenario:
 		return "dedicated scenario " + c.Scenario
-	case c.Kind != "":
-		return "plan's " + string(c.Kind) + " cells"
 	}
-	return "plan's " + c.Scenario + " cells"
+	return "plan's " + string(c.Kind) + " cells"
 }
 
 func uniqueInts(v ...int) []int {

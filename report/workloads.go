@@ -7,9 +7,11 @@ import (
 	"github.com/servebench/servebench"
 )
 
-// openLoop reports whether c is an uncapped open-loop cell (a request-rate sweep's): it has an
-// arrival rate, not a concurrency, and stays out of the context × concurrency grid.
-func openLoop(c *servebench.CellResult) bool { return c.Concurrency == 0 && c.RatePerSecond > 0 }
+// openLoop reports whether c is an uncapped open-loop cell (a request-rate sweep's or a trace's):
+// it has an arrival rate, not a concurrency, and stays out of the context × concurrency grid.
+func openLoop(c *servebench.CellResult) bool {
+	return c.Kind == servebench.KindRate || c.Kind == servebench.KindTrace
+}
 
 // sectionWorkloads renders the cells that are not on the context × concurrency grid: the
 // request-rate sweep (requested vs achieved rate, goodput, saturation) and the dataset replay.
@@ -21,7 +23,7 @@ func (b *builder) sectionWorkloads() {
 		case c.Skipped:
 		case openLoop(c):
 			rate = append(rate, c)
-		case c.Scenario == "dataset":
+		case c.Kind == servebench.KindDataset:
 			data = append(data, c)
 		}
 	}
@@ -99,7 +101,7 @@ func sloSentence(slo *servebench.Thresholds) string {
 func (b *builder) workloadCells() []*servebench.CellResult {
 	var out []*servebench.CellResult
 	for i := range b.res.Cells {
-		if c := &b.res.Cells[i]; !c.Skipped && (openLoop(c) || c.Scenario == "dataset" || sessionCell(c)) {
+		if c := &b.res.Cells[i]; !c.Skipped && (openLoop(c) || c.Kind == servebench.KindDataset || sessionCell(c)) {
 			out = append(out, c)
 		}
 	}
@@ -116,7 +118,7 @@ func (b *builder) workloadSummaryRows(t *Table) {
 	t.Header[1] = "LOAD"
 	for _, c := range cells {
 		ctx := ctxLabel(c.ContextTokens)
-		if c.Scenario == "dataset" {
+		if c.Kind == servebench.KindDataset {
 			ctx = "dataset"
 		}
 		if sessionCell(c) {
@@ -133,7 +135,7 @@ func peakCondition(c *servebench.CellResult) string { return peakWhere(c, true) 
 // peakWhere says where a cell was measured: "@ 4 concurrent requests, 1K context", "@ 2 req/s,
 // 1K context", "@ 4 concurrent, dataset prompts"; title capitalises the words of a highlight.
 func peakWhere(c *servebench.CellResult, title bool) string {
-	if c.Scenario == "dataset" {
+	if c.Kind == servebench.KindDataset {
 		return "@ " + loadLabel(c) + ", dataset prompts"
 	}
 	if sessionCell(c) {

@@ -3,7 +3,6 @@ package results
 import (
 	"fmt"
 	"slices"
-	"sort"
 	"sync"
 
 	"github.com/servebench/servebench"
@@ -175,31 +174,10 @@ func (b *Builder) Results(run Run) servebench.Results {
 	return res
 }
 
-// Sort orders cells as results.json lists them: by scenario, load mode, context, output
-// length, concurrency, rate and turn.
+// Sort orders cells as results.json lists them: by kind, then key (CellKey.Compare), so the
+// sweep's cells never interleave with a scenario's or a capacity search's.
 func Sort(cells []servebench.CellResult) {
-	sort.SliceStable(cells, func(i, j int) bool {
-		a, b := cells[i].CellKey, cells[j].CellKey
-		if a.Scenario != b.Scenario {
-			return a.Scenario < b.Scenario
-		}
-		if a.LoadMode != b.LoadMode {
-			return a.LoadMode < b.LoadMode
-		}
-		if a.ContextTokens != b.ContextTokens {
-			return a.ContextTokens < b.ContextTokens
-		}
-		if a.OutputTokens != b.OutputTokens {
-			return a.OutputTokens < b.OutputTokens
-		}
-		if a.Concurrency != b.Concurrency {
-			return a.Concurrency < b.Concurrency
-		}
-		if a.RatePerSecond != b.RatePerSecond {
-			return a.RatePerSecond < b.RatePerSecond
-		}
-		return a.Turn < b.Turn
-	})
+	slices.SortStableFunc(cells, func(a, b servebench.CellResult) int { return a.CellKey.Compare(b.CellKey) })
 }
 
 // OutageNote states an outage with its times for the report.

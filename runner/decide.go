@@ -162,7 +162,8 @@ func (d *decider) searchCapacity(ctx context.Context, done map[servebench.CellKe
 
 // ownLevel reports whether cell k is a level of uc's own capacity search.
 func ownLevel(k servebench.CellKey, uc servebench.UseCase) bool {
-	return withKind(k).Kind == servebench.KindCapacity && k.Scenario == uc.Name
+	k.FillKind()
+	return k.Kind == servebench.KindCapacity && k.Scenario == uc.Name
 }
 
 // markResumed sets Resumed on the points of res that an earlier attempt of the run measured.

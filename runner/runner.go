@@ -323,7 +323,7 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 	}()
 	done := map[servebench.CellKey]servebench.CellResult{}
 	for _, c := range r.Done {
-		c.CellKey = withKind(c.CellKey)
+		c.FillKind() // a resumed run from a servebench before cells named their kind
 		done[c.CellKey] = c
 		r.res.AddCell(c)
 	}
@@ -432,29 +432,6 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 // skippedCell is a cell that was not run, for the reason note.
 func skippedCell(key servebench.CellKey, note string) servebench.CellResult {
 	return servebench.CellResult{CellKey: key, Skipped: true, Note: note, Validity: servebench.NotMeasured(note)}
-}
-
-// withKind fills in the kind of a cell recorded before cells said theirs (a resumed run from
-// an older servebench), from its scenario and load mode.
-func withKind(k servebench.CellKey) servebench.CellKey {
-	switch {
-	case k.Kind != "":
-	case k.Scenario == SweepScenario && k.LoadMode == servebench.ModeRate:
-		k.Kind = servebench.KindRate
-	case k.Scenario == SweepScenario:
-		k.Kind = servebench.KindSweep
-	case k.Scenario == DatasetScenario:
-		k.Kind = servebench.KindDataset
-	case k.Scenario == TraceScenario:
-		k.Kind = servebench.KindTrace
-	case k.Scenario == stats.SessionScenario || k.Scenario == stats.FreshScenario:
-		k.Kind = servebench.KindSession
-	case k.LoadMode == servebench.ModeDedicated:
-		k.Kind = servebench.KindScenario
-	default:
-		k.Kind = servebench.KindCapacity
-	}
-	return k
 }
 
 // unsearched adds, after a run that stopped early, an interrupted capacity result with no levels

@@ -17,10 +17,10 @@ type Replayer interface {
 }
 
 // DatasetScenario is the scenario name of the cells that replay a dataset.
-const DatasetScenario = "dataset"
+const DatasetScenario = servebench.DatasetScenario
 
 // TraceScenario is the scenario name of the cell that replays a trace.
-const TraceScenario = "trace"
+const TraceScenario = servebench.TraceScenario
 
 // TraceReplayer builds a trace's requests: Schedule is the send times from the cell's start,
 // Fill makes entry i (in schedule order) request seq.

@@ -9,8 +9,8 @@ import (
 // Scenario names of the multi-turn session cells and of the fresh-prompt cells measured beside
 // them (same turn, concurrency and prompt length, no shared prefix).
 const (
-	SessionScenario = "session"
-	FreshScenario   = "session-fresh"
+	SessionScenario = servebench.SessionScenario
+	FreshScenario   = servebench.FreshScenario
 )
 
 // recordCached is the prompt tokens a record says the server served from its prefix cache:

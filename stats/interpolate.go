@@ -51,7 +51,8 @@ func shownValue(v float64, iv *servebench.Interval, n int) *Value {
 }
 
 // Interpolate reads TTFT and per-user generation speed (at statistic st) and system output
-// throughput, each with its 95% interval where the cells have one, at context ctx, output length out and concurrency n from a run's sustained cells,
+// throughput, each with its 95% interval where the cells have one, at context ctx, output length out and concurrency n from a run's steady levels
+// (CellKey.SteadyLevel: the sweep's and the capacity searches' sustained cells),
 // bilinearly: within each measured context c0 ≤ ctx ≤ c1 (the nearest measured ones, in
 // tokens), linearly in concurrency between the nearest measured levels n0 ≤ n ≤ n1,
 //
@@ -68,7 +69,7 @@ func Interpolate(cells []servebench.CellResult, ctx, out, n int, st servebench.S
 	r := Reading{ContextTokens: ctx, OutputTokens: out, Concurrency: n, Statistic: st}
 	rows := map[int]map[int]servebench.CellResult{} // context → concurrency → cell
 	for _, c := range cells {
-		if c.LoadMode != servebench.ModeSustained || c.OutputTokens != out || c.Skipped || c.RequestsSucceeded == 0 {
+		if !c.SteadyLevel() || c.OutputTokens != out || c.Skipped || c.RequestsSucceeded == 0 {
 			continue
 		}
 		row := rows[c.ContextTokens]

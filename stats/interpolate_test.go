@@ -11,7 +11,7 @@ import (
 
 func cellAt(ctx, n int, ttft, speed, tps float64) servebench.CellResult {
 	c := servebench.CellResult{
-		CellKey:       servebench.CellKey{Scenario: "sweep", LoadMode: servebench.ModeSustained, ContextTokens: ctx, OutputTokens: 64, Concurrency: n},
+		CellKey:       servebench.CellKey{Kind: servebench.KindSweep, Scenario: "sweep", LoadMode: servebench.ModeSustained, ContextTokens: ctx, OutputTokens: 64, Concurrency: n},
 		RequestsTotal: 10, RequestsSucceeded: 10, SystemOutputThroughputTPS: tps,
 		TTFTSeconds:                servebench.Summary{Count: 10, Mean: ttft, P90: servebench.Float(2 * ttft), CI95: &servebench.Interval{Low: ttft / 2, High: 2 * ttft}},
 		SystemOutputThroughputCI95: &servebench.Interval{Low: tps - 10, High: math.Inf(1)},

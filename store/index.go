@@ -241,6 +241,7 @@ func (ix *Index) Latest(ctx context.Context, label string) (IndexEntry, error) {
 
 // Documents returns a run's run.json and results.json as the index stored them when the run
 // was recorded. ok is false for a run recorded before the index kept them (only its entry).
+// Cells recorded before cells named their kind get it here (Results.FillKinds).
 func (ix *Index) Documents(ctx context.Context, id string) (m servebench.Manifest, res servebench.Results, ok bool, err error) {
 	var mb, rb []byte
 	err = ix.db.QueryRowContext(ctx, ix.d.rebind(`SELECT manifest, results FROM runs WHERE id = ?`), id).Scan(&mb, &rb)
@@ -259,6 +260,7 @@ func (ix *Index) Documents(ctx context.Context, id string) (m servebench.Manifes
 	if err := json.Unmarshal(rb, &res); err != nil {
 		return m, res, false, fmt.Errorf("run %s: its stored results.json does not decode: %w", id, err)
 	}
+	res.FillKinds()
 	return m, res, true, nil
 }
 

@@ -48,11 +48,11 @@ func TestRunFolderFilesMustBeRegularAndBounded(t *testing.T) {
 		file string
 		read func(dir string) error
 	}{
-		{ResultsFile, func(dir string) error { _, _, _, err := Load(dir); return err }},
+		{ResultsFile, func(dir string) error { _, _, err := Load(dir); return err }},
 		{ResultsFile, func(dir string) error { _, _, err := ReadRun(dir); return err }},
 		{ManifestFile, func(dir string) error { _, _, err := ReadRun(dir); return err }},
 		{ManifestFile, func(dir string) error { _, _, err := ReadForResume(dir); return err }},
-		{RecordsFile, func(dir string) error { _, _, _, err := Load(dir); return err }},
+		{RecordsFile, func(dir string) error { _, err := ReadRecords(filepath.Join(dir, RecordsFile)); return err }},
 		{RecordsFile, func(dir string) error { _, _, err := ReadForResume(dir); return err }},
 		{RecordsFile, func(dir string) error { _, err := Reopen(dir); return err }},
 		{CellsFile, func(dir string) error { _, err := ReadCellLogs(filepath.Join(dir, CellsFile)); return err }},

@@ -327,26 +327,6 @@ func readJSON(path string, v any) error {
 	return nil
 }
 
-// Load reads a run folder for reporting.
-func Load(dir string) (servebench.Manifest, servebench.Results, []servebench.Record, error) {
-	var m servebench.Manifest
-	var res servebench.Results
-	if err := readJSON(filepath.Join(dir, ManifestFile), &m); err != nil {
-		return m, res, nil, err
-	}
-	if err := readJSON(filepath.Join(dir, ResultsFile), &res); err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return m, res, nil, fmt.Errorf("the run has no %s: it may still be running or was stopped before its first cell; continue it with servebench run --resume %s", ResultsFile, dir)
-		}
-		return m, res, nil, err
-	}
-	recs, err := ReadRecords(filepath.Join(dir, RecordsFile))
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return m, res, nil, err
-	}
-	return m, res, recs, nil
-}
-
 // ReadRecords reads requests.jsonl. A torn last line is ignored; a torn line in the middle (a
 // write that failed part-way, followed by later appends) is repaired: the whole record that
 // follows the torn part on the same line is kept, the torn part dropped.
@@ -448,7 +428,8 @@ func repairRecords(path string) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-// ReadCellLogs reads cells.jsonl in order; a torn last line is ignored.
+// ReadCellLogs reads cells.jsonl in order; a torn last line is ignored. A cell recorded before
+// cells named their kind gets it here (CellKey.FillKind).
 func ReadCellLogs(path string) ([]servebench.CellLog, error) {
 	f, err := openRunFile(path, limitFor(path))
 	if err != nil {
@@ -463,6 +444,7 @@ func ReadCellLogs(path string) ([]servebench.CellLog, error) {
 			bad = errors.Join(bad, fmt.Errorf("%s: a line does not decode: %w", path, jerr))
 			return
 		}
+		l.Cell.FillKind()
 		out = append(out, l)
 	})
 	return out, errors.Join(err, bad)

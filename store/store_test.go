@@ -93,16 +93,25 @@ func TestResumeCutsATornLastLine(t *testing.T) {
 func TestLoadRoundTripAndAtomicWrites(t *testing.T) {
 	dir := t.TempDir()
 	r, _ := Create(dir, manifest("a"))
-	r.Append(servebench.Record{Seq: 7, ResponseID: "cmpl-1"})
+	key := servebench.CellKey{Kind: servebench.KindSweep, Scenario: "sweep", LoadMode: servebench.ModeSustained, ContextTokens: 1000, OutputTokens: 64, Concurrency: 2}
+	r.Append(servebench.Record{CellKey: key, Seq: 7, ResponseID: "cmpl-1", OutputTokens: 60, OutputTokensRequested: 64})
 	res := servebench.Results{SchemaVersion: 1, Cells: []servebench.CellResult{{SystemOutputThroughputTPS: 12.5, RequestsTotal: 4, RequestsSucceeded: 3}}}
 	if err := r.WriteResults(res); err != nil {
 		t.Fatal(err)
 	}
 	r.AppendSamples([]servebench.Sample{{Name: "num_requests_running", Value: 2}})
 	r.Close()
-	m, got, recs, err := Load(dir)
+	m, got, err := Load(dir)
 	if err != nil {
 		t.Fatal(err)
+	}
+	recs, err := ReadRecords(filepath.Join(dir, RecordsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the record's own output_tokens (60) once hid its cell's (64): the cell read back as out=60
+	if len(recs) == 1 && (recs[0].CellKey.ID() != key.ID() || recs[0].OutputTokens != 60) {
+		t.Errorf("record read back in cell %s with %d output tokens, want %s and 60", recs[0].CellKey.ID(), recs[0].OutputTokens, key.ID())
 	}
 	if m.ID != "a" || len(m.Plan.Sweep.Contexts) != 2 || m.Plan.Sweep.Contexts[1] != 2000 {
 		t.Fatalf("manifest %+v", m)
@@ -121,7 +130,7 @@ func TestLoadRoundTripAndAtomicWrites(t *testing.T) {
 		}
 	}
 	os.Remove(filepath.Join(dir, ResultsFile))
-	if _, _, _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "--resume") {
+	if _, _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "--resume") {
 		t.Errorf("missing results.json: %v", err)
 	}
 }

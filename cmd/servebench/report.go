@@ -44,7 +44,7 @@ run, and written over the folder's results.json.`,
 					return err
 				}
 			}
-			man, res, _, err := store.Load(args[0])
+			man, res, err := store.Load(args[0])
 			if err != nil {
 				return withCode(exitUsage, fmt.Errorf("%s is not a readable run folder: %w", args[0], err))
 			}
@@ -96,7 +96,7 @@ func recomputeRun(e *env, dir string, force bool) error {
 	if err != nil {
 		return withCode(exitUsage, fmt.Errorf("cannot recompute %s: %w", dir, err))
 	}
-	if _, old, _, lerr := store.Load(dir); lerr == nil && !force {
+	if _, old, lerr := store.Load(dir); lerr == nil && !force {
 		if was, now := measuredRequests(old), measuredRequests(res); now < was {
 			why := ""
 			if bad > 0 {

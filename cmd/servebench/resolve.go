@@ -40,7 +40,7 @@ func (r *runResolver) close() {
 // looks like a path (it has a separator) is only ever a folder.
 func (r *runResolver) resolve(ctx context.Context, name string) (resolvedRun, error) {
 	if _, err := os.Stat(filepath.Join(name, store.ManifestFile)); err == nil {
-		m, res, _, err := store.Load(name)
+		m, res, err := store.Load(name)
 		if err != nil {
 			return resolvedRun{}, withCode(exitUsage, fmt.Errorf("%s is not a readable run folder: %w", name, err))
 		}
@@ -86,7 +86,7 @@ func (r *runResolver) resolve(ctx context.Context, name string) (resolvedRun, er
 		return resolvedRun{}, withCode(exitError, err)
 	}
 	if !ok { // recorded before the index kept documents: read its folder
-		lm, lres, _, lerr := store.Load(e.Dir)
+		lm, lres, lerr := store.Load(e.Dir)
 		if lerr != nil {
 			return resolvedRun{}, withCode(exitUsage, fmt.Errorf("%s: the index keeps only its summary and its folder %s cannot be read: %w", how, e.Dir, lerr))
 		}

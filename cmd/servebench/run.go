@@ -244,7 +244,7 @@ func (s *session) resolvePlan(ov plan.Overrides) error {
 			return withCode(exitUsage, fmt.Errorf("cannot resume %s: %w", f.resume, err))
 		}
 		s.resume = &resumedRun{resumeState: newResumeState(m, recs), lock: lk}
-		if _, prev, _, err := store.Load(f.resume); err == nil {
+		if _, prev, err := store.Load(f.resume); err == nil {
 			s.resume.outages = prev.Outages
 			for _, c := range prev.Cells {
 				if !c.Skipped {

@@ -244,8 +244,15 @@
     }
   }
 
+  // steadyLevel: a concurrency level measured in steady state (servebench.CellKey.SteadyLevel):
+  // a level of the sweep's grid or of a capacity search, under sustained load, run. The
+  // interpolated reading and the comparison's charts across concurrency read these cells.
+  function steadyLevel(c) {
+    return (c.kind === "sweep" || c.kind === "capacity") && c.load_mode === "sustained" && !c.skipped;
+  }
+
   function setupReader(doc) {
-    var cells = doc.results.cells.filter(function (c) { return c.load_mode === "sustained" && !c.skipped && c.requests_succeeded > 0; });
+    var cells = doc.results.cells.filter(function (c) { return steadyLevel(c) && c.requests_succeeded > 0; });
     var outSel = $("ip-out"), ctx = $("ip-ctx"), n = $("ip-n"), stat = $("ip-stat"), src = $("ip-source");
     if (!cells.length) { src.textContent = "No sustained cell has been measured yet."; return; }
     var outs = [];
@@ -607,7 +614,7 @@
       var keys = [];
       docs.forEach(function (d) {
         d.results.cells.forEach(function (c) {
-          if (c.load_mode !== "sustained" || c.skipped) return;
+          if (!steadyLevel(c)) return;
           var k = c.context_tokens + "/" + c.output_tokens;
           if (keys.indexOf(k) < 0) keys.push(k);
         });
@@ -617,7 +624,7 @@
       // start on the shape most of the runs measured
       var shared = keys.map(function (k) {
         return docs.filter(function (d) {
-          return d.results.cells.some(function (c) { return c.load_mode === "sustained" && !c.skipped && c.context_tokens + "/" + c.output_tokens === k; });
+          return d.results.cells.some(function (c) { return steadyLevel(c) && c.context_tokens + "/" + c.output_tokens === k; });
         }).length;
       });
       var best = keys[shared.indexOf(Math.max.apply(null, shared))];
@@ -640,7 +647,7 @@
         var k = sel.value.split("/"), ctx = parseInt(k[0], 10), o = parseInt(k[1], 10);
         specs.forEach(function (s, i) {
           var series = docs.map(function (d) {
-            var pts = d.results.cells.filter(function (c) { return c.load_mode === "sustained" && !c.skipped && c.context_tokens === ctx && c.output_tokens === o; })
+            var pts = d.results.cells.filter(function (c) { return steadyLevel(c) && c.context_tokens === ctx && c.output_tokens === o; })
               .sort(function (a, b) { return a.concurrency - b.concurrency; })
               .map(function (c) { return [c.concurrency, s[2](c)]; });
             return { name: runName(d.run), type: "line", data: pts, symbolSize: 7 };
