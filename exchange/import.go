@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -239,6 +240,10 @@ func sweepOf(cells []servebench.CellResult) servebench.Sweep {
 		}
 		sw.OutputTokens = servebench.Tokens(c.OutputTokens)
 		sw.Mode = c.LoadMode
+		sw.Requests = max(sw.Requests, c.RequestsTotal) // the prompts a fixed-count cell sent
+		if c.RatePerSecond > 0 && !slices.Contains(sw.Rates, c.RatePerSecond) {
+			sw.Rates = append(sw.Rates, c.RatePerSecond)
+		}
 	}
 	sort.Slice(sw.Contexts, func(i, j int) bool { return sw.Contexts[i] < sw.Contexts[j] })
 	sort.Ints(sw.Concurrency)
