@@ -52,7 +52,7 @@ func TestImportIntoIndex(t *testing.T) {
 				if !strings.Contains(stdout, "indexed in") || !strings.Contains(stdout, "docs/exchange.md") {
 					t.Errorf("import %s says:\n%s", tc.file, stdout)
 				}
-				m, res, _, err := store.Load(filepath.Join(tmp, tc.from))
+				m, res, err := store.Load(filepath.Join(tmp, tc.from))
 				if err != nil || m.Imported == nil || m.Imported.Format != tc.from || len(res.Cells) == 0 {
 					t.Fatalf("run folder of %s: %v %+v", tc.file, err, m.Imported)
 				}
@@ -209,7 +209,7 @@ func TestImportedVLLMAgreesWithServebench(t *testing.T) {
 	}
 
 	cell := func(dir string) servebench.CellResult {
-		_, res, _, err := store.Load(filepath.Join(tmp, dir))
+		_, res, err := store.Load(filepath.Join(tmp, dir))
 		if err != nil {
 			t.Fatal(err)
 		}
