@@ -295,6 +295,11 @@ type ServerTimings struct {
 	// Source names where they came from: "llamacpp-timings", "vllm-request-metrics",
 	// "ollama-native", "sim".
 	Source string `json:"source"`
+	// ArrivalSeconds is the server's own arrival time of the request (vLLM's arrival_time)
+	// − the request start, both wall-clock (s): how long the request took to reach the server's
+	// engine, its accept queue and its read of the request included. It is only as exact as the
+	// two clocks agree (the same machine, or clocks synchronised to within a millisecond).
+	ArrivalSeconds *float64 `json:"arrival_seconds,omitempty"`
 	// QueueSeconds is the time from arrival at the server to the start of prefill.
 	QueueSeconds *float64 `json:"queue_seconds,omitempty"`
 	// PrefillSeconds is the time spent processing the prompt.
@@ -330,6 +335,17 @@ type Record struct {
 	StartOffsetSeconds float64 `json:"start_offset_seconds"`
 	// EndOffsetSeconds is the last byte of the response (or the failure) relative to the origin.
 	EndOffsetSeconds float64 `json:"end_offset_seconds"`
+	// ConnectSeconds is how long the connection this request opened took to open (TCP, and TLS
+	// for https), before the request start and so outside TTFT (s); nil when the request used a
+	// connection already open (kept alive, or opened ahead of its cell).
+	ConnectSeconds *float64 `json:"connect_seconds,omitempty"`
+	// WriteSeconds is request start → the request's last byte handed to the kernel (the time
+	// the write returned; on loopback and on a link with room the bytes have reached the
+	// server's socket by then) (s): the client's share of TTFT. The rest, ttft_seconds −
+	// write_seconds, is the server's and the way back: its accept queue and its read of the
+	// request, its queue and prefill, the first token's transit. Server.ArrivalSeconds, where
+	// the server reports its arrival time, splits that rest once more.
+	WriteSeconds float64 `json:"write_seconds,omitempty"`
 	// ScheduledOffsetSeconds is when an open-loop schedule wanted the request sent; the send lag
 	// is StartOffsetSeconds − ScheduledOffsetSeconds. Zero in closed-loop modes.
 	ScheduledOffsetSeconds float64 `json:"scheduled_offset_seconds,omitempty"`

@@ -508,12 +508,15 @@ func (a *exchange) run(parent context.Context, tr *http.Transport, body []byte) 
 	var reused atomic.Bool
 	var kc atomic.Pointer[conn]
 	mark := new(startMark)
+	var opened atomic.Bool // the request opened its connection
 	trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
 		gotConn.Store(int64(time.Since(t0)) + 1)
 		reused.Store(info.Reused)
+		opened.Store(!info.Reused)
 		if oc := ownConn(info.Conn); oc != nil {
 			if oc.prewarmed {
 				reused.Store(true) // opened ahead: the server may have dropped it meanwhile
+				opened.Store(false)
 			}
 			oc.armStart(mark)
 			if oc.kernelClock() {
@@ -548,6 +551,12 @@ func (a *exchange) run(parent context.Context, tr *http.Transport, body []byte) 
 		a.startAt(t0.Add(time.Duration(g - 1)))
 	} else {
 		a.startAt(t0)
+	}
+	if g := gotConn.Load(); g > 0 && opened.Load() {
+		a.rec.ConnectSeconds = ptr(time.Duration(g - 1).Seconds())
+	}
+	if d, ok := mark.written(); ok {
+		a.rec.WriteSeconds = d.Seconds()
 	}
 	if err != nil {
 		if f := a.ctxFailure(); f {
@@ -698,6 +707,9 @@ func (a *exchange) finish(st *stream, f *failure, sr *stampBook) {
 		rec.ReasoningTokens, rec.ReasoningTokensSource = st.reasoningEvents, servebench.SourceClientCount
 	}
 	rec.Server = st.serverTimings()
+	if m := st.vllm; rec.Server != nil && m != nil && m.ArrivalTime != nil && rec.StartUnixNano != 0 {
+		rec.Server.ArrivalSeconds = ptr(*m.ArrivalTime - float64(rec.StartUnixNano)/1e9)
+	}
 	rec.ClockSource = sr.clockSource()
 	if st.firstLag >= 0 && st.chunks > 0 {
 		rec.ClientLagSeconds = servebench.Float(st.firstLag.Seconds())

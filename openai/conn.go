@@ -30,6 +30,8 @@ type conn struct {
 	kernelNs atomic.Int64
 	// start, when set, is stamped by the next Write and cleared.
 	start atomic.Pointer[startMark]
+	// writing is the mark of the request being written: each Write notes its return in it.
+	writing atomic.Pointer[startMark]
 	// prewarmed marks a connection opened ahead of its first request (Client.Prewarm).
 	prewarmed bool
 	// live counts the dialer's open connections; closed makes Close count once.
@@ -44,10 +46,22 @@ func (c *conn) Close() error {
 	return c.Conn.Close()
 }
 
-// startMark receives the time right before a request's first byte was written.
+// startMark receives the time right before a request's first byte was written, and how long
+// after it the latest write of the request returned.
 type startMark struct {
 	t   time.Time
 	set atomic.Bool // published after t is written
+	// wrote is the latest write's return − t in ns, + 1 (0: none returned yet).
+	wrote atomic.Int64
+}
+
+// written returns how long after the start the request's latest write returned.
+func (m *startMark) written() (time.Duration, bool) {
+	if m == nil {
+		return 0, false
+	}
+	w := m.wrote.Load()
+	return time.Duration(w - 1), w > 0
 }
 
 // at returns the stamp and whether the write happened.
@@ -65,8 +79,13 @@ func (c *conn) Write(p []byte) (int, error) {
 	if m := c.start.Swap(nil); m != nil {
 		m.t = time.Now()
 		m.set.Store(true)
+		c.writing.Store(m)
 	}
-	return c.Conn.Write(p)
+	n, err := c.Conn.Write(p)
+	if m := c.writing.Load(); m != nil && err == nil {
+		m.wrote.Store(int64(time.Since(m.t)) + 1)
+	}
+	return n, err
 }
 
 func (c *conn) Read(p []byte) (int, error) {

@@ -552,6 +552,9 @@ func (a *exchange) runH1(fresh bool, body []byte) (retry bool) {
 	c, w := a.c, a.w
 	t0 := w.base
 	hc, reused, err := c.h1.get(a.ctx, fresh)
+	if err == nil && !reused {
+		a.rec.ConnectSeconds = ptr(time.Since(t0).Seconds())
+	}
 	if err != nil {
 		a.startAt(t0)
 		if a.ctxFailure() {
@@ -593,6 +596,9 @@ func (a *exchange) runH1(fresh bool, body []byte) (retry bool) {
 		bufs = append(bufs, body) // no empty write: an in-memory connection would wait for its reader
 	}
 	_, werr := bufs.WriteTo(hc.c.Conn)
+	if werr == nil {
+		a.rec.WriteSeconds = time.Since(a.start).Seconds()
+	}
 
 	book := &stampBook{w: w, kernel: hc.c.kernelClock()}
 	// The parser is made before the response arrives: nothing is allocated between a first

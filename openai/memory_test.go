@@ -26,6 +26,9 @@ const memStreams = 4096
 // "held N" each time N streams reach that point, and ends every stream when a line arrives on
 // its stdin.
 func TestHoldServer(t *testing.T) {
+	if os.Getenv("SERVEBENCH_SEND_SERVER") == "1" {
+		sendServer()
+	}
 	if os.Getenv("SERVEBENCH_HOLD_SERVER") != "1" {
 		t.Skip("helper process for BenchmarkInFlightMemory")
 	}
@@ -52,6 +55,23 @@ func TestHoldServer(t *testing.T) {
 		<-release
 		_, _ = io.WriteString(c, chunk(fmt.Sprintf(usageEvent, 1, 1)+doneEvent)+"0\r\n\r\n")
 		return true
+	})
+	select {}
+}
+
+// sendServer serves BenchmarkSendPath in the helper process: every request is answered at
+// once with one token, usage and the end.
+func sendServer() {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		os.Exit(1)
+	}
+	fmt.Println("addr", ln.Addr())
+	body := chatChunk(`{"content":"a"}`) + fmt.Sprintf(usageEvent, 5, 1) + doneEvent
+	resp := fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n", len(body), body)
+	acceptRequests(ln, func(c net.Conn, _ int32, _ int) bool {
+		_, err := io.WriteString(c, resp)
+		return err == nil
 	})
 	select {}
 }

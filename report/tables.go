@@ -276,6 +276,7 @@ func (b *builder) sectionNotes() {
 var Definitions = []Field{
 	{"Request start", "Just before the request is written; all times are offsets on one monotonic clock, read when an event's bytes arrive on the socket, before any JSON parsing."},
 	{"ttft_seconds", "Start → first event carrying a non-empty content, reasoning or tool-call delta (s). Role-only chunks, keep-alive comments and empty deltas do not stop the clock."},
+	{"write_seconds", "Start → the request's last byte handed to the kernel (s): the client's share of TTFT; ttft_seconds − write_seconds is the server's (its accept queue, its read of the request, queue, prefill) and the way back. connect_seconds, when a request opened its connection, came before the start."},
 	{"first_content_seconds", "Start → first non-empty content delta, when reasoning came first; otherwise equal to TTFT (s)."},
 	{"e2e_latency_seconds", "Start → last byte of the response (s)."},
 	{"decode_seconds", "Last token-carrying event − first token-carrying event (s)."},
