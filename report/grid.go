@@ -152,6 +152,12 @@ func (g grid) chart(id, title, what, yName string, decimals int, val func(*serve
 // them the same way (see Series.Marks and Chart.MarkNote).
 func (s *Series) add(p *float64, c *servebench.CellResult) {
 	s.Data = append(s.Data, p)
+	if tip := pointTip(p, c); tip != "" || s.Tips != nil {
+		if s.Tips == nil {
+			s.Tips = make([]string, len(s.Data)-1, cap(s.Data))
+		}
+		s.Tips = append(s.Tips, tip)
+	}
 	mark := ""
 	if p != nil && c != nil && !c.Validity.Trusted() {
 		mark = string(c.Validity.Verdict)
@@ -162,6 +168,38 @@ func (s *Series) add(p *float64, c *servebench.CellResult) {
 	if s.Marks != nil {
 		s.Marks = append(s.Marks, mark)
 	}
+}
+
+// pointTip is what a chart's tooltip adds after a point's value: the value's 95% interval where
+// the point is one of the cell's intervalled figures (mean TTFT, mean generation speed, output
+// throughput; " (n<min)" where withheld) and the cell's validity with its reasons, e.g.
+// " ±4% · valid" or " (n<min) · low-confidence: too-few-samples". Empty where there is no point
+// or no cell.
+func pointTip(p *float64, c *servebench.CellResult) string {
+	if p == nil || c == nil {
+		return ""
+	}
+	pm := ""
+	switch v := *p; {
+	case v == c.TTFTSeconds.Mean:
+		pm = meanPlusMinus(c.TTFTSeconds)
+	case v == c.GenerationSpeedTPS.Mean:
+		pm = meanPlusMinus(c.GenerationSpeedTPS)
+	case v == c.SystemOutputThroughputTPS:
+		pm = throughputPlusMinus(c)
+	}
+	verdict := string(c.Validity.Verdict)
+	if verdict == "" {
+		return pm
+	}
+	if len(c.Validity.Reasons) > 0 {
+		var rs []string
+		for _, r := range c.Validity.Reasons {
+			rs = append(rs, string(r))
+		}
+		verdict += ": " + strings.Join(rs, ", ")
+	}
+	return pm + " · " + verdict
 }
 
 // markNote says how the chart draws the points of cells that are not valid, naming only the

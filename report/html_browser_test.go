@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/servebench/servebench"
+
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
@@ -253,5 +255,56 @@ func TestChartMarksInBrowser(t *testing.T) {
 	}
 	if capacity == 0 {
 		t.Fatal("no general chatbot capacity chart in the page")
+	}
+}
+
+// A chart's tooltip names the point as its axis does (the context "8K", not 8,192.00) and gives
+// each value with its 95% interval and its cell's validity, read in headless Chromium from the
+// tooltip ECharts draws on hover.
+func TestChartTooltipNamesContextIntervalAndValidity(t *testing.T) {
+	page := renderHTML(t, func(in *Input) {
+		for i := range in.Results.Cells {
+			c := &in.Results.Cells[i]
+			c.TTFTSeconds.Count = 40
+			c.TTFTSeconds.CI95 = &servebench.Interval{Low: c.TTFTSeconds.Mean * 0.9, High: c.TTFTSeconds.Mean * 1.1}
+			c.Validity = servebench.Valid()
+			c.Validity.Add(servebench.ReasonTooFewSamples, servebench.VerdictLowConfidence, "")
+		}
+	})
+	tctx, u := openInBrowser(t, page, nil)
+	var tip string
+	err := chromedp.Do(tctx,
+		chromedp.EmulateViewport(1280, 900),
+		chromedp.Navigate(u),
+		pdfprint.WaitCharts(),
+		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			var err error
+			tip, err = chromedp.Evaluate[string](`(function () {
+				var inst = echarts.getInstanceByDom(document.getElementById("chart-ttft"));
+				inst.dispatchAction({ type: "showTip", seriesIndex: 0, dataIndex: 1 });
+				var box = Array.prototype.filter.call(document.querySelectorAll("#chart-ttft div"), function (d) { return d.style.position === "absolute" && d.textContent; }).pop();
+				return box ? box.textContent : "";
+			})()`)(ctx, tg)
+			return err
+		}),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := Build(loadFixture(t))
+	var ctx string
+	for _, c := range charts(rep.Sections) {
+		if c.ID == "chart-ttft" {
+			ctx = c.X[1]
+		}
+	}
+	for _, want := range []string{"context (tokens): " + ctx, "±10%", "low-confidence: too-few-samples"} {
+		if !strings.Contains(tip, want) {
+			t.Errorf("the TTFT chart's tooltip lacks %q:\n%s", want, tip)
+		}
+	}
+	t.Logf("tooltip: %s", tip)
+	if strings.Contains(tip, ",") && strings.Contains(tip, ".00") {
+		t.Errorf("the tooltip writes the context as a number: %s", tip)
 	}
 }

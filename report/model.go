@@ -206,6 +206,9 @@ type Series struct {
 	// Marks[i] is the validity verdict of the cell behind Data[i] when it is not valid
 	// ("low-confidence" or "invalid"), "" otherwise; nil when every point is valid.
 	Marks []string `json:"marks,omitempty"`
+	// Tips[i] follows Data[i]'s value in the chart's tooltip: its 95% interval and the cell's
+	// validity (pointTip); absent for series not drawn from cells.
+	Tips []string `json:"tips,omitempty"`
 }
 
 // Threshold is a dashed horizontal line at Value on axis Axis.

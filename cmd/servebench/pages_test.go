@@ -304,7 +304,15 @@ func testWhatIfInBrowser(t *testing.T, base, id, dir, site, live string) {
 	if len(sizing.UseCases) != 1 || sizing.UseCases[0].SlotsPerReplica == nil {
 		t.Fatalf("the last threshold should be sized: %+v", sizing)
 	}
-	wantSize := fmt.Sprintf("%d|%.0f", *sizing.UseCases[0].SlotsPerReplica, *sizing.UseCases[0].UsersPerReplica)
+	// in the report's words: a lower bound keeps its "+" (the report's "32+ users per replica")
+	plus := ""
+	if sizing.UseCases[0].AtMost {
+		plus = "+"
+	}
+	wantSize := fmt.Sprintf("%d%s|%.0f%s", *sizing.UseCases[0].SlotsPerReplica, plus, *sizing.UseCases[0].UsersPerReplica, plus)
+	if plus != "" {
+		wantSize += "|at most "
+	}
 	if want[0] == want[1] && want[1] == want[2] {
 		t.Fatalf("the three thresholds %v should give different limits, all give %s", thresholds, want[0])
 	}
@@ -438,7 +446,7 @@ func testWhatIfInBrowser(t *testing.T, base, id, dir, site, live string) {
 			gotSize, err = chromedp.Evaluate[string](`(function () {
 				var users = document.getElementById("pl-users"); users.value = "4"; users.dispatchEvent(new Event("input"));
 				var tds = document.querySelectorAll('#pl-table tr[data-usecase="code_completion"] td');
-				return tds[1].textContent + "|" + tds[2].textContent.replace(/,/g, "");
+				return tds[1].textContent + "|" + tds[2].textContent.replace(/,/g, "") + (tds[3].textContent.indexOf("at most ") === 0 ? "|at most " : "");
 			})()`)(ctx, tg)
 			if err != nil {
 				return err

@@ -296,6 +296,18 @@
 
   function money(v) { return v === null || v === undefined ? "—" : "$" + num(v, v < 10 ? 2 : 0); }
 
+  // forSizing is the capacity result the planner sizes: the what-if's own, except where its
+  // measured levels do not decide the limit but one of them passes (a limit between two levels,
+  // "3–5"): the level that passes is then a lower bound, sized as one ("at least"), not left
+  // unsized.
+  function forSizing(o) {
+    if (o.decided !== false || !(o.lo > 0)) return o;
+    var c = JSON.parse(JSON.stringify(o));
+    c.limit = o.lo; c.limit_kind = "lower_bound"; c.note = "";
+    c.bracket = o.hi ? "limit between " + o.lo + " and " + (o.hi - 1) + ": sized at " + o.lo + ", the highest level measured to pass" : "";
+    return c;
+  }
+
   function setupPlanner(doc) {
     var box = $("pl-out");
     if (!box) return;
@@ -318,7 +330,7 @@
         gpus_per_replica: parseInt(gpus.value, 10) || 0,
         gpu_usd_per_hour: parseFloat(price.value) || 0
       };
-      var list = caps.map(function (c) { return outcomes[c.use_case] || c; });
+      var list = caps.map(function (c) { return forSizing(outcomes[c.use_case] || c); });
       var out = callGo("size", { capacity: list, plan: plan, declared_gpu: doc.metadata.gpu || "", cells: doc.results.cells });
       box.textContent = "";
       if (out.error) { box.appendChild(el("p", { "class": "error" }, out.error)); return; }
@@ -328,20 +340,25 @@
       head.appendChild(el("th", { "class": "num" }, "$ per 1M output tokens"));
       var thead = el("thead"); thead.appendChild(head); t.appendChild(thead);
       var tb = el("tbody");
-      out.use_cases.forEach(function (u) {
+      out.use_cases.forEach(function (u, i) {
         var tr = el("tr", { "data-usecase": u.use_case });
-        tr.appendChild(el("td", {}, u.title));
+        var name = el("td", {}, u.title);
+        if (list[i] && list[i].bracket) name.appendChild(el("div", { "class": "muted small" }, list[i].bracket));
+        tr.appendChild(name);
         if (u.slots_per_replica === null || u.slots_per_replica === undefined) {
           tr.appendChild(el("td", { colspan: String(3 + out.target_users.length), "class": "muted" }, u.note || "Not sized."));
           tb.appendChild(tr);
           return;
         }
-        tr.appendChild(el("td", { "class": "num" }, String(u.slots_per_replica)));
-        tr.appendChild(el("td", { "class": "num" }, num(u.users_per_replica, 0)));
+        // in the report's words: a lower bound stays one ("8+", "32+ users", "at most 4
+        // replicas"), an interpolated limit is approximate ("~")
+        var before = u.approximate ? "~" : "", after = u.at_most ? "+" : "";
+        tr.appendChild(el("td", { "class": "num" }, before + u.slots_per_replica + after));
+        tr.appendChild(el("td", { "class": "num" }, before + num(u.users_per_replica, 0) + after));
         (u.targets || []).forEach(function (g) {
           var txt = g.replicas + " replica" + (g.replicas > 1 ? "s" : "") + " · " + g.gpus + " GPU" + (g.gpus > 1 ? "s" : "");
           if (g.monthly_usd !== null && g.monthly_usd !== undefined) txt += " · " + money(g.monthly_usd) + "/month";
-          tr.appendChild(el("td", { "class": "num" }, (u.at_most ? "≤ " : "") + txt));
+          tr.appendChild(el("td", { "class": "num" }, (u.at_most ? "at most " : before) + txt));
         });
         tr.appendChild(el("td", { "class": "num" }, money(u.total_usd_per_million_output_tokens)));
         // the limit as its card shows it now (the run's, or the what-if's), in capacity's words
