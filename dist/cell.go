@@ -117,7 +117,8 @@ func (c *Coordinator) split(spec load.Spec, n int) []order {
 		return s
 	}
 	switch key.LoadMode {
-	case servebench.ModeSustained, servebench.ModeDedicated, "":
+	case servebench.ModeSustained, servebench.ModeDedicated, servebench.ModeUsers, "":
+		// a users cell: worker k runs users k, k + n, k + 2n, … (each user lives on one worker)
 		for k := range out {
 			out[k].Share = share(key.Concurrency, k)
 		}
@@ -147,6 +148,19 @@ func (c *Coordinator) split(spec load.Spec, n int) []order {
 		if key.LoadMode == servebench.ModeFixed {
 			out[k].Share = share(key.Concurrency, k)
 		}
+		if spec.Groups != nil && sched == nil {
+			// a group's requests (a session's turns) go to one worker: group g to worker g mod n,
+			// the same worker at every cell of this concurrency
+			out[k].Items = []int{}
+			for i := 0; i < total && i < len(spec.Groups); i++ {
+				if spec.Groups[i]%n == k {
+					out[k].Items = append(out[k].Items, i)
+				}
+			}
+			// no more slots than requests; a worker with none takes no part
+			out[k].Requests, out[k].Share = len(out[k].Items), min(out[k].Share, len(out[k].Items))
+			continue
+		}
 		if sched != nil {
 			for i := k; i < total; i += n {
 				out[k].Offsets = append(out[k].Offsets, sched[i])
@@ -154,6 +168,22 @@ func (c *Coordinator) split(spec load.Spec, n int) []order {
 		}
 	}
 	return out
+}
+
+// windowed reports whether cells of mode open their measured window after a warm-up and end
+// it by the runner's rule on the merged records: sustained cells and user populations.
+func windowed(mode servebench.LoadMode) bool {
+	return mode == servebench.ModeSustained || mode == servebench.ModeUsers || mode == ""
+}
+
+// warmRecords is the completion of the order's part that ends its warm-up: its Share-th in a
+// sustained cell (one request per slot), its 2 × Share-th in a population (load: on average a
+// user's joining turn and one turn whose history the server could have cached).
+func warmRecords(o order) int {
+	if o.Key.LoadMode == servebench.ModeUsers {
+		return 2 * o.Share
+	}
+	return o.Share
 }
 
 // cellRun is one cell on the workers, as the coordinator follows it.
@@ -275,10 +305,10 @@ func (cr *cellRun) handle(w *wconn, m msg) {
 			break
 		}
 		p.records++
-		if k := o.Key.LoadMode; (k == servebench.ModeSustained || k == "") && !p.warmed && p.records >= 2*o.Share {
-			// its warm-up ends at its Share-th completion; fewer than Share more can follow
-			// before it says so
-			bad = fmt.Sprintf("it sent %d records without reporting the end of its warm-up, which comes with its %d-th", p.records, o.Share)
+		if windowed(o.Key.LoadMode) && !p.warmed && p.records >= warmRecords(o)+o.Share {
+			// its warm-up ends at its warmRecords-th completion; fewer than Share more can
+			// follow before it says so
+			bad = fmt.Sprintf("it sent %d records without reporting the end of its warm-up, which comes with its %d-th", p.records, warmRecords(o))
 			break
 		}
 		if bad = cr.volume(w, p, rec); bad != "" {
@@ -286,7 +316,11 @@ func (cr *cellRun) handle(w *wconn, m msg) {
 		}
 		delete(p.inflight, rec.Seq)
 		p.firstStart, p.lastEnd = min(p.firstStart, rec.StartOffsetSeconds), max(p.lastEnd, rec.EndOffsetSeconds)
+		turn := rec.Turn
 		rec.CellKey, rec.Worker = cr.spec.Key, w.name
+		if o.Key.LoadMode == servebench.ModeUsers {
+			rec.Turn = turn // the depth of the user's conversation
+		}
 		if cr.stopped && !rec.Warmup && rec.StartOffsetSeconds >= cr.stopAt {
 			// Sent after the rule said enough, before the stop reached the worker: a local run
 			// would never have sent it, so it stays out of the statistics as warm-up does.
@@ -299,12 +333,12 @@ func (cr *cellRun) handle(w *wconn, m msg) {
 	case tWarm:
 		at := m.At + p.shift
 		switch {
-		case o.Key.LoadMode != servebench.ModeSustained && o.Key.LoadMode != "":
+		case !windowed(o.Key.LoadMode):
 			bad = "it reported a warm-up's end in a cell without one"
 		case p.warmed:
 			bad = "it reported its warm-up's end twice"
-		case !sp.has(at) || p.records < o.Share:
-			bad = fmt.Sprintf("it reported its warm-up's end at %.3f s after %d records (the span is %.3f–%.3f s, the end comes with its %d-th)", at, p.records, sp.lo, sp.hi, o.Share)
+		case !sp.has(at) || p.records < warmRecords(o):
+			bad = fmt.Sprintf("it reported its warm-up's end at %.3f s after %d records (the span is %.3f–%.3f s, the end comes with its %d-th)", at, p.records, sp.lo, sp.hi, warmRecords(o))
 		default:
 			p.warmAt, p.warmed, p.warmSeen = at, true, now
 		}
@@ -530,7 +564,7 @@ func (cr *cellRun) drive(ctx context.Context) (load.Outcome, error) {
 					release(burst)
 				}
 			}
-		case (mode == servebench.ModeSustained || mode == "") && !stopped:
+		case windowed(mode) && !stopped:
 			if cr.enough(begin) {
 				stopped, windowEnd = true, cr.now()
 				cr.mu.Lock()
@@ -588,7 +622,7 @@ func (cr *cellRun) laggards() []laggard {
 		}
 	}
 	switch cr.spec.Key.LoadMode {
-	case servebench.ModeSustained, "":
+	case servebench.ModeSustained, servebench.ModeUsers, "":
 		check("end its warm-up", cr.begin, func(p *part) (float64, bool) { return p.warmSeen, p.warmed })
 	case servebench.ModeDedicated:
 		for b, from := range cr.released {
@@ -665,7 +699,7 @@ func (cr *cellRun) outcome(windowEnd float64, lastBurst int) load.Outcome {
 		out.Warmup += p.out.Warmup
 		out.Dropped += p.out.Dropped
 		switch cr.spec.Key.LoadMode {
-		case servebench.ModeSustained, "":
+		case servebench.ModeSustained, servebench.ModeUsers, "":
 		case servebench.ModeDedicated:
 			if s, ok := p.bStart[1]; ok {
 				start = min(start, s)
@@ -680,7 +714,7 @@ func (cr *cellRun) outcome(windowEnd float64, lastBurst int) load.Outcome {
 			}
 		}
 	}
-	if cr.spec.Key.LoadMode == servebench.ModeSustained || cr.spec.Key.LoadMode == "" {
+	if windowed(cr.spec.Key.LoadMode) {
 		start = math.Inf(-1)
 		for _, p := range cr.parts {
 			if p.warmed {

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/cells"
 	"github.com/servebench/servebench/load"
 )
 
@@ -31,6 +32,14 @@ func maxOutputTokens(requested int) int { return 2*requested + 16 }
 // seqIndex is j for a sequence number the order hands out (SeqBase + Slot + Stride × j), or
 // false when seq is not one of them.
 func (o order) seqIndex(seq int64) (int64, bool) {
+	if o.Items != nil {
+		for j, it := range o.Items {
+			if seq == o.SeqBase+int64(it) {
+				return int64(j), true
+			}
+		}
+		return 0, false
+	}
 	d := seq - o.SeqBase - int64(o.Slot)
 	stride := int64(max(o.Stride, 1))
 	if d < 0 || d%stride != 0 {
@@ -43,7 +52,7 @@ func (o order) seqIndex(seq int64) (int64, bool) {
 // slots), −1 when the cell's own rule ends it (sustained).
 func (o order) requestLimit(bursts int) int {
 	switch o.Key.LoadMode {
-	case servebench.ModeSustained, "":
+	case servebench.ModeSustained, servebench.ModeUsers, "":
 		return -1
 	case servebench.ModeDedicated:
 		return o.Share * (bursts + 1)
@@ -98,13 +107,21 @@ func checkStart(o order, bursts int, p *part, m msg, at float64, sp span) string
 //   - times and counts are finite and non-negative; ttft, first content and decode_seconds ≤
 //     e2e ≤ end − start; ttft + decode_seconds ≤ e2e; the chunk gaps number fewer than the
 //     chunks and sum to at most e2e;
-//   - it asked for the cell's lengths; reasoning ≤ output tokens ≤ maxOutputTokens(asked);
+//   - it asked for the cell's lengths (a cell whose prompts have their own, cells.SourceOf: an
+//     answer of at least 1 token); reasoning ≤ output tokens ≤ maxOutputTokens(asked);
 //     cached ≤ input tokens; at most one retry;
 //   - a measurable answer's ITL and speed are Derive's of its tokens and decode time;
 //   - output_tokens / e2e at most MaxStreamTPS.
 func checkRecord(key servebench.CellKey, name string, rec *servebench.Record, st started, sp span) string {
 	got, want := rec.CellKey, key
 	got.OutputTokens, want.OutputTokens = 0, 0 // not on the wire: Record.OutputTokens shadows it
+	if key.LoadMode == servebench.ModeUsers {
+		got.Turn = 0 // a user's request names its turn's depth
+	}
+	// Synthetic prompts ask for the cell's lengths; a dataset's, a trace's, a conversation's and
+	// a user's ask for their own (an answer's length at least 1 token either way).
+	asked := rec.OutputTokensRequested
+	ownLengths := cells.SourceOf(key) != cells.Synthetic
 	switch {
 	case rec.Worker != name:
 		return fmt.Sprintf("seq %d names worker %q, not the connection's %q", rec.Seq, servebench.TerminalText(rec.Worker, 40, false), servebench.TerminalText(name, 40, false))
@@ -153,10 +170,12 @@ func checkRecord(key servebench.CellKey, name string, rec *servebench.Record, st
 	switch {
 	case rec.InputTokens < 0 || rec.OutputTokens < 0 || rec.Chunks < 0 || rec.ReasoningTokens < 0 || rec.Retries < 0 || rec.Retries > 1:
 		return fmt.Sprintf("seq %d has negative counts (input %d, output %d, chunks %d, reasoning %d) or %d retries", rec.Seq, rec.InputTokens, rec.OutputTokens, rec.Chunks, rec.ReasoningTokens, rec.Retries)
-	case rec.OutputTokensRequested != key.OutputTokens || rec.InputTokensRequested != key.ContextTokens:
-		return fmt.Sprintf("seq %d asked for %d input and %d output tokens, the cell %d and %d", rec.Seq, rec.InputTokensRequested, rec.OutputTokensRequested, key.ContextTokens, key.OutputTokens)
-	case rec.OutputTokens > maxOutputTokens(key.OutputTokens):
-		return fmt.Sprintf("seq %d has %d output tokens for max_tokens %d (at most %d are plausible)", rec.Seq, rec.OutputTokens, key.OutputTokens, maxOutputTokens(key.OutputTokens))
+	case !ownLengths && (asked != key.OutputTokens || rec.InputTokensRequested != key.ContextTokens):
+		return fmt.Sprintf("seq %d asked for %d input and %d output tokens, the cell %d and %d", rec.Seq, rec.InputTokensRequested, asked, key.ContextTokens, key.OutputTokens)
+	case ownLengths && (asked < 1 || rec.InputTokensRequested < 0):
+		return fmt.Sprintf("seq %d asked for %d input and %d output tokens", rec.Seq, rec.InputTokensRequested, asked)
+	case rec.OutputTokens > maxOutputTokens(asked):
+		return fmt.Sprintf("seq %d has %d output tokens for max_tokens %d (at most %d are plausible)", rec.Seq, rec.OutputTokens, asked, maxOutputTokens(asked))
 	case rec.ReasoningTokens > rec.OutputTokens:
 		return fmt.Sprintf("seq %d has %d reasoning tokens of %d output tokens", rec.Seq, rec.ReasoningTokens, rec.OutputTokens)
 	case rec.CachedTokens != nil && (*rec.CachedTokens < 0 || *rec.CachedTokens > rec.InputTokens):

@@ -83,10 +83,13 @@ type order struct {
 	// MaxDuration bounds an open-loop cell (load.Spec.MaxDuration).
 	MaxDuration time.Duration `json:"max_duration,omitempty"`
 	// The worker's j-th request of the cell has sequence number SeqBase + Slot + Stride × j:
-	// run-wide unique, and in fixed and rate modes the same number a local run gives it.
+	// run-wide unique, and in fixed and rate modes the same number a local run gives it. With
+	// Items (a cell whose requests are grouped, load.Spec.Groups) it is SeqBase + Items[j]:
+	// Items are the cell's requests (counted from its first) this worker sends, in order.
 	SeqBase int64 `json:"seq_base"`
 	Slot    int   `json:"slot"`
 	Stride  int   `json:"stride"`
+	Items   []int `json:"items,omitempty"`
 	// StartAt is when to begin, on the worker's clock (Unix ns): every worker begins together.
 	StartAt int64 `json:"start_at"`
 }

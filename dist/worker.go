@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/cells"
 	"github.com/servebench/servebench/load"
+	"github.com/servebench/servebench/workload"
 )
 
 // PromptBuilder makes a prompt of exactly tokens tokens for request seq (runner.PromptBuilder).
@@ -19,13 +21,20 @@ type PromptBuilder interface {
 	Prompt(ctx context.Context, seq int64, tokens int) (string, error)
 }
 
-// Target is what a worker measures with: the client, the prompt builder and the clock origin
-// its records' offsets count from.
+// Target is what a worker measures with: the client, the prompt builder, the clock origin its
+// records' offsets count from, and the plan's files as the worker read them.
 type Target struct {
 	Client  servebench.Client
 	Prompts PromptBuilder
 	Origin  time.Time
 	Close   func()
+	// Dataset, Trace and Script supply the prompts of a dataset's cells, of a trace's cell and
+	// of the multi-turn sessions' turns from a dataset's conversations (workload.Sources); nil
+	// when the plan names none. The worker builds every cell's requests as a local run does
+	// (workload.Sources.Requests, workload.NewPopulation).
+	Dataset workload.EntryFiller
+	Trace   workload.TraceSource
+	Script  []workload.ScriptedSession
 }
 
 // Worker is one `servebench worker` process: it joins a coordinator, opens the target of the
@@ -47,9 +56,12 @@ type Worker struct {
 	// Dial, when set, replaces the TCP connection to Coordinator (tests).
 	Dial func(ctx context.Context) (net.Conn, error)
 
-	p   *peer
-	tg  *Target
-	clk clock
+	p    *peer
+	tg   *Target
+	clk  clock
+	plan servebench.Plan
+	// sessions are the conversations of this worker's own sessions at the level being measured.
+	sessions *workload.Sessions
 
 	mu      sync.Mutex
 	cancel  context.CancelFunc // the current cell's
@@ -81,6 +93,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		return err
 	}
 	defer conn.Close()
+	w.plan = plan
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
 	w.tg, err = w.Open(ctx, plan, marker)
@@ -305,7 +318,12 @@ func (w *Worker) runCell(ctx context.Context, o order, bursts <-chan int) {
 	if pw, ok := w.tg.Client.(prewarmer); ok && o.Share > 0 {
 		_, _ = pw.Prewarm(ctx, o.Share)
 	}
-	global := func(j int64) int64 { return o.SeqBase + int64(o.Slot) + int64(o.Stride)*j }
+	global := func(j int64) int64 {
+		if o.Items != nil && j >= 0 && j < int64(len(o.Items)) {
+			return o.SeqBase + int64(o.Items[j])
+		}
+		return o.SeqBase + int64(o.Slot) + int64(o.Stride)*j
+	}
 	warmBurst := atomic.Bool{}
 	client := servebench.ClientFunc(func(ctx context.Context, req *servebench.Request) servebench.Record {
 		if o.Key.LoadMode == servebench.ModeDedicated {
@@ -314,15 +332,21 @@ func (w *Worker) runCell(ctx context.Context, o order, bursts <-chan int) {
 		_ = w.p.send(msg{T: tStarted, Seq: global(req.Seq), Warm: req.Warmup, At: w.clk.since()})
 		return w.tg.Client.Do(ctx, req)
 	})
+	// the same requests a local run builds, numbered as the coordinator hands them out
+	build := w.sources(o).Requests(o.Key, o.SeqBase)
 	next := func(ctx context.Context, j int64, warm bool) (*servebench.Request, error) {
-		text, err := w.tg.Prompts.Prompt(ctx, global(j), o.Key.ContextTokens)
-		if err != nil {
-			return nil, err
-		}
-		return &servebench.Request{Prompt: text, ContextTokens: o.Key.ContextTokens, MaxOutputTokens: o.Key.OutputTokens}, nil
+		return build(ctx, global(j), warm)
 	}
+	var pop *workload.PopulationConfig
 	sink := func(rec servebench.Record) {
+		turn := rec.Turn
 		rec.Seq, rec.CellKey, rec.Worker = global(rec.Seq), o.Key, w.Name
+		if pop != nil {
+			rec.Turn, rec.User = turn, pop.GlobalUser(rec.User-1)+1
+		}
+		if w.sessions != nil && cells.SourceOf(o.Key) == cells.SessionTurn {
+			w.sessions.Ended(int(rec.Seq-o.SeqBase), o.Key.Turn, rec.EndOffsetSeconds)
+		}
 		_ = w.p.send(msg{T: tRecord, Rec: &rec})
 	}
 	var local atomic.Int64
@@ -335,6 +359,13 @@ func (w *Worker) runCell(ctx context.Context, o order, bursts <-chan int) {
 	case servebench.ModeSustained:
 		spec.Key = servebench.CellKey{LoadMode: servebench.ModeSustained, Concurrency: o.Share}
 		spec.Until = w.stopped.Load
+		out, err = load.Run(ctx, spec, client, next, sink)
+	case servebench.ModeUsers:
+		// this worker's users of the population: the same conversations they have in a local run
+		pop = w.population(o, global)
+		spec.Key = servebench.CellKey{LoadMode: servebench.ModeUsers, Concurrency: o.Share}
+		spec.Until = w.stopped.Load
+		spec.Population = workload.NewPopulation(*pop)
 		out, err = load.Run(ctx, spec, client, next, sink)
 	case servebench.ModeDedicated:
 		// each burst is released when the coordinator says so, on every worker together
@@ -367,4 +398,51 @@ func (w *Worker) runCell(ctx context.Context, o order, bursts <-chan int) {
 		done.Err = err.Error()
 	}
 	_ = w.p.send(done)
+}
+
+// sources are the worker's sources of prompts for the order: its plan's files and, for a
+// session turn, the conversations of its own sessions (a level's first turn starts them; a later
+// turn keeps the turn before it, which the coordinator only moves past once it was kept).
+func (w *Worker) sources(o order) *workload.Sources {
+	if cells.SourceOf(o.Key) == cells.SessionTurn && w.plan.Sessions != nil {
+		if o.Key.Turn == 1 || w.sessions == nil {
+			in := cells.Inputs{ScriptTurns: workload.ScriptTurns(w.tg.Script)}
+			w.sessions = workload.NewSessions(w.plan.Sessions, cells.SessionCount(w.plan.Sessions, in, o.Key.Concurrency), w.tg.Script, w.tg.Prompts,
+				func() time.Duration { return time.Since(w.clk.origin) })
+		} else {
+			w.sessions.Advance(o.Key.Turn)
+		}
+	}
+	return &workload.Sources{Prompts: w.tg.Prompts, Dataset: w.tg.Dataset, Trace: w.tg.Trace, Sessions: w.sessions}
+}
+
+// minTexter is a prompt builder that says the shortest prompt it can build.
+type minTexter interface{ MinTokens() int }
+
+// population is the configuration of this worker's users of the order's population: users Slot,
+// Slot + Stride, … of the whole (each user lives on one worker), their requests numbered by
+// global.
+func (w *Worker) population(o order, global func(int64) int64) *workload.PopulationConfig {
+	least := 1
+	if m, ok := w.tg.Prompts.(minTexter); ok {
+		least = m.MinTokens()
+	}
+	return &workload.PopulationConfig{Users: w.plan.Users, Profile: workload.ProfileFor(w.plan.Users, o.Key.Scenario),
+		Window: o.Key.ContextTokens, N: o.Key.Concurrency, Prompts: seqPrompts{w.tg.Prompts, global}, MinTokens: least,
+		Slot: o.Slot, Stride: max(o.Stride, 1)}
+}
+
+// seqPrompts numbers a population's request texts as the coordinator hands the worker's
+// requests out (global); a joining user's history texts keep their own numbers (from 2³¹, dealt
+// by workload.NewPopulation so that no two workers make the same).
+type seqPrompts struct {
+	p      PromptBuilder
+	global func(int64) int64
+}
+
+func (s seqPrompts) Prompt(ctx context.Context, seq int64, tokens int) (string, error) {
+	if seq < 1<<31 {
+		seq = s.global(seq)
+	}
+	return s.p.Prompt(ctx, seq, tokens)
 }

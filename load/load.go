@@ -65,6 +65,12 @@ type Spec struct {
 	// Population drives a users cell (ModeUsers): who the users are and how their
 	// conversations go.
 	Population *Population
+	// Groups, when set, names the group of each request of a fixed cell: request k (counting
+	// from the cell's first) belongs to group Groups[k], a multi-turn session say. A local run
+	// ignores it; a distributed run sends every request of a group from one worker, the same
+	// for every cell of equal concurrency, so what the group built up (a conversation) stays
+	// where it was built.
+	Groups []int
 	// WindowOpened, when set, is called once in sustained and users mode, the moment the measured window
 	// opens, with the offset Outcome.WindowStart will hold (a distributed worker reports its
 	// warm-up's end with it).

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/cells"
 	"github.com/servebench/servebench/stats"
 )
 
@@ -67,8 +68,9 @@ func DefaultUseCases() []servebench.UseCase {
 // at the target's maximum model length at run time).
 var DefaultContexts = []servebench.Tokens{1024, 8192, 32768, 65536, 98304, 131072, 262144}
 
-// DefaultScenarioConcurrency is a scenario's burst sizes when it names none.
-var DefaultScenarioConcurrency = []int{1, 2, 4}
+// DefaultScenarioConcurrency is a scenario's burst sizes when it names none
+// (cells.DefaultScenarioLevels).
+var DefaultScenarioConcurrency = cells.DefaultScenarioLevels
 
 // DemoProfile is the simulator profile of the README demo: GLM-4.7-Flash on one H200, the
 // profile that reproduces a published benchmark report (servebench sim --list gives its

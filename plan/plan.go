@@ -19,6 +19,7 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/cells"
 )
 
 // File is a parsed plan file: YAML with the keys of servebench.Plan.
@@ -30,6 +31,10 @@ type File struct {
 	// useCaseOutput[i] is whether use_cases[i] sets output_tokens; one that does not gets the
 	// sweep's.
 	useCaseOutput []bool
+	// traceSpeed and traceBlock say whether the trace section writes speed and block_tokens;
+	// one it leaves out gets its default (cells.DefaultTraceSpeed, DefaultTraceBlockTokens),
+	// one it writes is judged as written (0 is refused).
+	traceSpeed, traceBlock bool
 }
 
 // LoadFile reads and strictly decodes a plan file. Unknown keys and wrong types are errors
@@ -57,12 +62,19 @@ func ParseFile(b []byte) (*File, error) {
 		UseCases []struct {
 			OutputTokens *servebench.Tokens `yaml:"output_tokens"`
 		} `yaml:"use_cases"`
+		Trace *struct {
+			Speed       *float64 `yaml:"speed"`
+			BlockTokens *int     `yaml:"block_tokens"`
+		} `yaml:"trace"`
 	}
 	if err := yaml.Unmarshal(b, &given); err != nil {
 		return nil, fmt.Errorf("plan file is invalid: %w", err)
 	}
 	for _, u := range given.UseCases {
 		f.useCaseOutput = append(f.useCaseOutput, u.OutputTokens != nil)
+	}
+	if t := given.Trace; t != nil {
+		f.traceSpeed, f.traceBlock = t.Speed != nil, t.BlockTokens != nil
 	}
 	return f, nil
 }
@@ -113,6 +125,14 @@ func Resolve(f *File, ov Overrides) (servebench.Plan, error) {
 				p.UseCases[i].OutputTokens = p.Sweep.OutputTokens
 			}
 		}
+		if t := p.Trace; t != nil {
+			if !f.traceSpeed {
+				t.Speed = cells.DefaultTraceSpeed
+			}
+			if !f.traceBlock {
+				t.BlockTokens = cells.DefaultTraceBlockTokens
+			}
+		}
 	}
 	known := map[string]bool{}
 	for _, fl := range Flags() {
@@ -137,7 +157,7 @@ func Resolve(f *File, ov Overrides) (servebench.Plan, error) {
 }
 
 // complete fills what a use case or scenario may leave out: a use case's statistic (mean) and
-// title (its name), a scenario's burst sizes (DefaultScenarioConcurrency).
+// title (its name), a scenario's burst sizes (cells.DefaultScenarioLevels).
 func complete(p *servebench.Plan) {
 	for i := range p.UseCases {
 		u := &p.UseCases[i]
@@ -150,7 +170,7 @@ func complete(p *servebench.Plan) {
 	}
 	for i := range p.Scenarios {
 		if p.Scenarios[i].Concurrency == nil {
-			p.Scenarios[i].Concurrency = slices.Clone(DefaultScenarioConcurrency)
+			p.Scenarios[i].Concurrency = slices.Clone(cells.DefaultScenarioLevels)
 		}
 	}
 }

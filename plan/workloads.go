@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/cells"
 )
 
 // workloadFlags are the flags that shape what is sent: prompts from a dataset or a trace,
@@ -28,7 +29,7 @@ func workloadFlags() []Flag {
 	}
 	tr := func(p *servebench.Plan) *servebench.TracePlan {
 		if p.Trace == nil {
-			p.Trace = &servebench.TracePlan{}
+			p.Trace = &servebench.TracePlan{Speed: cells.DefaultTraceSpeed, BlockTokens: cells.DefaultTraceBlockTokens}
 		}
 		return p.Trace
 	}
@@ -131,14 +132,6 @@ func validateWorkloads(p *servebench.Plan, add func(string, ...any)) {
 	if d := p.Dataset; d != nil && d.Seed == 0 && p.Request.Seed != nil {
 		d.Seed = *p.Request.Seed // --seed also draws --dataset-sample
 	}
-	if t := p.Trace; t != nil {
-		if t.Speed == 0 {
-			t.Speed = 1
-		}
-		if t.BlockTokens == 0 {
-			t.BlockTokens = 512
-		}
-	}
 	for _, r := range p.Sweep.Rates {
 		if !(r > 0) || math.IsInf(r, 0) {
 			add("sweep.rates has %g: every rate must be a positive number of requests per second", r)
@@ -212,10 +205,10 @@ func validateWorkloads(p *servebench.Plan, add func(string, ...any)) {
 			add("trace.path: %v", err)
 		}
 		if !(tr.Speed > 0) || math.IsInf(tr.Speed, 0) {
-			add("trace.speed %g must be positive (2 replays twice as fast as recorded)", tr.Speed)
+			add("trace.speed %g must be a positive finite factor (2 replays twice as fast as recorded); leave it out to replay as recorded (%g×)", tr.Speed, cells.DefaultTraceSpeed)
 		}
 		if tr.BlockTokens < 1 {
-			add("trace.block_tokens must be at least 1")
+			add("trace.block_tokens %d must be at least 1; leave it out for %d tokens per hash id, as in the Mooncake traces", tr.BlockTokens, cells.DefaultTraceBlockTokens)
 		}
 		if p.Dataset != nil {
 			add("trace and dataset both set: replay one of them")
@@ -250,7 +243,7 @@ func validateSessions(p *servebench.Plan, add func(string, ...any)) {
 		ss.OutputTokens = p.Sweep.OutputTokens
 	}
 	if len(ss.Concurrency) == 0 {
-		ss.Concurrency = []int{1, 4}
+		ss.Concurrency = slices.Clone(cells.DefaultSessionLevels)
 	}
 	slices.Sort(ss.Concurrency)
 	ss.Concurrency = slices.Compact(ss.Concurrency)
@@ -275,7 +268,7 @@ func validateSessions(p *servebench.Plan, add func(string, ...any)) {
 		}
 	}
 	if ss.Count < 0 {
-		add("sessions.count must not be negative (0: twice the level, at least 4)")
+		add("sessions.count must not be negative (0: %d × the level, at least %d)", cells.SessionsPerLevel, cells.MinSessions)
 	}
 	if ss.ThinkTime < 0 {
 		add("sessions.think_time must not be negative")

@@ -150,3 +150,43 @@ func TestResolveSessions(t *testing.T) {
 		}
 	}
 }
+
+// trace.speed and trace.block_tokens get their defaults where the plan leaves them out, and an
+// explicit 0 (in the file or a flag) is refused with the fix, never replaced by the default.
+func TestTraceDefaultsOnlyWhenLeftOut(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "t.jsonl")
+	if err := os.WriteFile(trace, []byte("{\"timestamp\": 0, \"input_length\": 8, \"output_length\": 2}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file := func(body string) *File {
+		f, err := ParseFile([]byte("sweep:\n  mode: rate\ntrace:\n  path: " + trace + "\n" + body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	p, err := Resolve(file(""), nil)
+	if err != nil || p.Trace.Speed != 1 || p.Trace.BlockTokens != 512 {
+		t.Fatalf("trace without speed: %+v %v, want speed 1 and 512 tokens per hash id", p.Trace, err)
+	}
+	p, err = Resolve(nil, Overrides{"trace": trace})
+	if err != nil || p.Trace.Speed != 1 || p.Trace.BlockTokens != 512 {
+		t.Fatalf("--trace alone: %+v %v, want speed 1 and 512 tokens per hash id", p.Trace, err)
+	}
+	for name, tc := range map[string]struct {
+		f  *File
+		ov Overrides
+	}{
+		"file speed 0":         {file("  speed: 0\n"), nil},
+		"flag --trace-speed 0": {nil, Overrides{"trace": trace, "trace-speed": "0"}},
+	} {
+		_, err := Resolve(tc.f, tc.ov)
+		if err == nil || !strings.Contains(err.Error(), "trace.speed 0") || !strings.Contains(err.Error(), "leave it out") {
+			t.Errorf("%s: %v, want a refusal naming trace.speed and the fix", name, err)
+		}
+	}
+	if _, err := Resolve(file("  block_tokens: 0\n"), nil); err == nil || !strings.Contains(err.Error(), "trace.block_tokens 0") {
+		t.Errorf("block_tokens 0: %v, want a refusal", err)
+	}
+}

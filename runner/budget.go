@@ -8,6 +8,7 @@ import (
 
 	"github.com/servebench/servebench"
 	"github.com/servebench/servebench/capacity"
+	"github.com/servebench/servebench/cells"
 	"github.com/servebench/servebench/stats"
 )
 
@@ -92,7 +93,7 @@ func (r *Runner) expected(k servebench.CellKey) float64 {
 
 // sweepCell sets the cap of the sweep cell key, rest being the sweep cells after it, and says
 // whether any time is left for it at all.
-func (r *Runner) budgetSweepCell(key servebench.CellKey, rest []servebench.CellKey, useCasesLeft int) bool {
+func (r *Runner) budgetSweepCell(key servebench.CellKey, rest []cells.Cell, useCasesLeft int) bool {
 	b := r.bud
 	if b == nil {
 		return true
@@ -113,7 +114,7 @@ func (r *Runner) budgetSweepCell(key servebench.CellKey, rest []servebench.CellK
 	}
 	sum := w(key)
 	for _, k := range rest {
-		sum += w(k)
+		sum += w(k.Key)
 	}
 	share := time.Duration(float64(left) * w(key) / sum)
 	b.cap = max(share-seconds(r.expected(key)), time.Millisecond)

@@ -268,6 +268,12 @@ func runControlled(t *testing.T, srv http.Handler, p servebench.Plan, url string
 // runControlledEvents is runControlled with the runner's events passed to events.
 func runControlledEvents(t *testing.T, srv http.Handler, p servebench.Plan, url string, maxConns int, id string, events func(runner.Event)) *memRecorder {
 	t.Helper()
+	return runControlledWith(t, srv, p, url, maxConns, id, events, workloads{})
+}
+
+// runControlledWith is runControlledEvents with the plan's files.
+func runControlledWith(t *testing.T, srv http.Handler, p servebench.Plan, url string, maxConns int, id string, events func(runner.Event), wl workloads) *memRecorder {
+	t.Helper()
 	ln := newPipeListener()
 	hs := &http.Server{Handler: srv}
 	served := make(chan struct{})
@@ -281,7 +287,9 @@ func runControlledEvents(t *testing.T, srv http.Handler, p servebench.Plan, url 
 	rec := &memRecorder{}
 	r := &runner.Runner{Plan: p, Server: servebench.ServerInfo{Models: []string{"controlled"}}, Client: client,
 		Prompts: wordPrompts{}, Recorder: rec, Origin: origin, RunInfo: servebench.RunInfo{ID: id}, Events: events}
+	wl.attach(r)
 	runErr := r.Run(t.Context())
+	rec.res = r.Results()
 	client.Close()
 	_ = hs.Close()
 	<-served

@@ -7,6 +7,7 @@ import (
 
 	"github.com/servebench/servebench"
 	"github.com/servebench/servebench/capacity"
+	"github.com/servebench/servebench/cells"
 	"github.com/servebench/servebench/results"
 )
 
@@ -61,12 +62,12 @@ func (d *decider) addCapacity(c servebench.CapacityResult) {
 }
 
 // levelCost is the fewest requests a sustained sweep level of concurrency n costs: the live
-// run's (Runner.levelCost, under its time budget), else the plan's sizing's.
+// run's (Runner.levelCost), else the plan's (cells.LevelCost, the same rule).
 func (d *decider) levelCost(n int) int {
 	if d.live != nil {
 		return d.live.levelCost(n)
 	}
-	return sweepSizing(d.plan.Sweep).Minimum(n)
+	return cells.LevelCost(d.plan.Sweep, n)
 }
 
 // searching tells the live run's budget and view which capacity search is under way;

@@ -24,6 +24,23 @@ import (
 // connection drops, its requests end with it) once the server has received killAfter requests.
 func runDistributed(t *testing.T, srv *controlled, p servebench.Plan, url string, n, minWorkers int, killAfter int64) (*memRecorder, *dist.Coordinator, error) {
 	t.Helper()
+	return runDistributedWith(t, srv, p, url, n, minWorkers, killAfter, workloads{})
+}
+
+// workloads are the plan's files as a test hands them to the runner and to every worker.
+type workloads struct {
+	dataset runner.Replayer
+	trace   runner.TraceReplayer
+	script  []runner.ScriptedSession
+}
+
+func (w workloads) attach(r *runner.Runner) {
+	r.Dataset, r.Trace, r.SessionScript = w.dataset, w.trace, w.script
+}
+
+// runDistributedWith is runDistributed with the plan's files.
+func runDistributedWith(t *testing.T, srv *controlled, p servebench.Plan, url string, n, minWorkers int, killAfter int64, wl workloads) (*memRecorder, *dist.Coordinator, error) {
+	t.Helper()
 	ln := newPipeListener()
 	hs := &http.Server{Handler: srv}
 	served := make(chan struct{})
@@ -53,7 +70,8 @@ func runDistributed(t *testing.T, srv *controlled, p servebench.Plan, url string
 				if err != nil {
 					return nil, err
 				}
-				return &dist.Target{Client: client, Prompts: wordPrompts{}, Origin: time.Now(), Close: client.Close}, nil
+				return &dist.Target{Client: client, Prompts: wordPrompts{}, Origin: time.Now(), Close: client.Close,
+					Dataset: wl.dataset, Trace: wl.trace, Script: wl.script}, nil
 			}}
 		go func() { workersDone <- w.Run(wctx); kill() }()
 	}
@@ -63,6 +81,7 @@ func runDistributed(t *testing.T, srv *controlled, p servebench.Plan, url string
 	rec := &memRecorder{}
 	r := &runner.Runner{Plan: p, Server: servebench.ServerInfo{Models: []string{"controlled"}}, Prompts: wordPrompts{},
 		Recorder: rec, Origin: origin, RunInfo: servebench.RunInfo{ID: "dist"}, Load: c}
+	wl.attach(r)
 	runErr := r.Run(ctx)
 	rec.res = r.Results()
 	c.Close()

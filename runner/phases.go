@@ -7,6 +7,7 @@ import (
 
 	"github.com/servebench/servebench"
 	"github.com/servebench/servebench/capacity"
+	"github.com/servebench/servebench/cells"
 )
 
 // Phase headers of the live view: what each phase measures, in a reader's words.
@@ -74,10 +75,7 @@ func (r *Runner) scenarioTitle(name string) string {
 		if title == "" {
 			title = s.Name
 		}
-		levels := s.Concurrency
-		if len(levels) == 0 {
-			levels = []int{1, 2, 4}
-		}
+		levels := cells.ScenarioLevels(s)
 		ls := make([]string, len(levels))
 		for i, n := range levels {
 			ls[i] = strconv.Itoa(n)

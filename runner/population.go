@@ -2,95 +2,45 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"math/rand/v2"
-	"sync"
 	"time"
 
 	"github.com/servebench/servebench"
 	"github.com/servebench/servebench/capacity"
+	"github.com/servebench/servebench/cells"
 	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/workload"
 )
 
 // usersProfile is the profile of use case name's users: plan p's users.profiles, or
-// workload.DefaultProfile.
+// workload.DefaultProfile (workload.ProfileFor).
 func usersProfile(p servebench.Plan, name string) workload.UserProfile {
-	if p, ok := p.Users.Profiles[name]; ok {
-		if prof, err := workload.LookupProfile(p); err == nil {
-			return prof
-		}
-	}
-	return workload.DefaultProfile(name)
+	return workload.ProfileFor(p.Users, name)
+}
+
+// usersKey is the cell of a population of n users of use case uc (cells.UsersKey).
+func usersKey(server servebench.ServerInfo, uc servebench.UseCase, n int) servebench.CellKey {
+	return cells.UsersKey(uc, cells.Server{MaxModelLen: server.MaxModelLen}, n)
 }
 
 // usersWindow is the longest conversation of use case uc's users (tokens, prompt and answer):
-// its context and output tokens, no more than the target's (server's) maximum model length.
+// its context and output tokens, no more than the target's maximum model length (cells.UsersKey).
 func usersWindow(server servebench.ServerInfo, uc servebench.UseCase) int {
-	w := int(uc.ContextTokens + uc.OutputTokens)
-	if m := server.MaxModelLen; m > 0 {
-		w = min(w, m)
-	}
-	return w
-}
-
-// usersKey is the cell of a population of n users of use case uc.
-func usersKey(server servebench.ServerInfo, uc servebench.UseCase, n int) servebench.CellKey {
-	return servebench.CellKey{Kind: servebench.KindUsers, Scenario: uc.Name, LoadMode: servebench.ModeUsers, ContextTokens: usersWindow(server, uc), Concurrency: n}
+	return usersKey(server, uc, 0).ContextTokens
 }
 
 // minTexter is a PromptBuilder that says the shortest prompt it can build.
 type minTexter interface{ MinTokens() int }
 
-// population is the load.Population of n users of uc: each user's conversations drawn from the
-// profile with a generator seeded by the plan's users.seed, the population and the user (the same
-// plan sends the same conversations); new text from the prompt builder, each text unique (its
-// own sequence number), no shorter than the builder can make.
-func (r *Runner) population(uc servebench.UseCase, n int) *load.Population {
-	up := r.Plan.Users
-	prof := usersProfile(r.Plan, uc.Name)
-	window := usersWindow(r.Server, uc)
-	var mu sync.Mutex
-	rngs := make([]*rand.Rand, n)
-	for u := range rngs {
-		rngs[u] = rand.New(rand.NewPCG(uint64(up.Seed), uint64(n)<<32|uint64(u)))
-	}
+// population is the load.Population of the users of uc's cell key, all of them on this machine
+// (workload.NewPopulation; a distributed run's workers each build their own users').
+func (r *Runner) population(uc servebench.UseCase, key servebench.CellKey) *load.Population {
 	least := 1
 	if m, ok := r.Prompts.(minTexter); ok {
 		least = m.MinTokens()
 	}
-	conv := func(turns []workload.SessionTurn) []load.UserTurn {
-		out := make([]load.UserTurn, len(turns))
-		for i, t := range turns {
-			out[i] = load.UserTurn{NewTokens: max(t.NewTokens, least), OutputTokens: t.OutputTokens, Think: t.Think}
-		}
-		return out
-	}
-	// Texts of a joining user's history take sequence numbers of their own, above any request's
-	// and below warmSeq (a prompt's marker codes 32 bits of its number).
-	var extra int64 = 1 << 31
-	return &load.Population{
-		Session: func(u int, joining bool) ([]load.UserTurn, int) {
-			mu.Lock()
-			defer mu.Unlock()
-			if joining {
-				turns, join := prof.JoinedSession(rngs[u], window, up.ThinkScale)
-				return conv(turns), join
-			}
-			return conv(prof.Session(rngs[u], window, up.ThinkScale)), 0
-		},
-		Text: func(ctx context.Context, seq int64, key, tokens int) (string, error) {
-			if key > 0 {
-				mu.Lock()
-				extra++
-				seq = extra
-				mu.Unlock()
-			}
-			return r.Prompts.Prompt(ctx, seq, max(tokens, least))
-		},
-		Stagger: max(time.Second, time.Duration(prof.ThinkSeconds.Median*up.ThinkScale*float64(time.Second))),
-	}
+	return workload.NewPopulation(workload.PopulationConfig{Users: r.Plan.Users, Profile: usersProfile(r.Plan, uc.Name),
+		Window: key.ContextTokens, N: key.Concurrency, Prompts: r.Prompts, MinTokens: least, Stride: 1})
 }
 
 // serverLoad is what the server's metrics showed while a population ran: its KV-cache usage
@@ -155,9 +105,6 @@ func (sl serverLoad) fill(e *servebench.UsersEvidence) {
 		e.Preemptions = &n
 	}
 }
-
-// errDistributedUsers: populations run on this machine only.
-var errDistributedUsers = errors.New("users: a distributed run cannot carry a population of users yet (each user's conversation lives in one process); run the users' search without --workers")
 
 // searchUsers measures each of the plan's users' use cases: a capacity search in users (the
 // use case's thresholds, the same sequential search and 95% range as its capacity in concurrent
@@ -246,9 +193,9 @@ func (d *decider) searchUsers(ctx context.Context, done map[servebench.CellKey]s
 // measurePopulation measures a population of n users of uc (the cell key), and what the
 // server's metrics showed while it ran.
 func (r *Runner) measurePopulation(ctx context.Context, uc servebench.UseCase, n int, key servebench.CellKey, phase string) (servebench.CellResult, int, serverLoad, error) {
-	r.startCell(key, nil)
+	r.startLevel(key)
 	r.emit(Event{Kind: EventCellStart, Phase: phase, Cell: key, Planned: r.planned(key)})
-	r.pop = r.population(uc, n)
+	r.pop = r.population(uc, key)
 	stop := r.watchServer(ctx)
 	c, sent, err := r.measure(ctx, key, phase, 0, 0, func(c servebench.CellResult) bool { return capacity.Settled(uc, c) })
 	sl := stop()

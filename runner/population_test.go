@@ -3,11 +3,9 @@ package runner_test
 import (
 	"context"
 	"sort"
-	"strings"
 	"testing"
 
 	"github.com/servebench/servebench"
-	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/runner"
 	"github.com/servebench/servebench/sim"
 )
@@ -81,28 +79,5 @@ func TestPopulationsOfUsers(t *testing.T) {
 				t.Fatalf("population %d, user %d: requests %d and %d overlap", k[0], k[1], rs[i-1].Seq, rs[i].Seq)
 			}
 		}
-	}
-}
-
-// viaGenerator is a Generator other than the local one (as a distributed run's fleet is).
-type viaGenerator struct{ c servebench.Client }
-
-func (g viaGenerator) Run(ctx context.Context, spec load.Spec, next load.Source, sink load.Sink) (load.Outcome, error) {
-	return load.Run(ctx, spec, g.c, next, sink)
-}
-
-// A run whose load comes from elsewhere (distributed) refuses a population instead of
-// measuring it wrongly.
-func TestPopulationsNeedOneProcess(t *testing.T) {
-	tg := startSim(t, sim.FastProfile, sim.Options{Seed: 5})
-	p := smallPlan(t, "1k", "1", 16)
-	p.UseCases = []servebench.UseCase{{Name: "c", ContextTokens: 4096, OutputTokens: 64, Thresholds: servebench.Thresholds{TTFTSecondsMax: servebench.Float(5)}}}
-	p.Capacity.MaxConcurrency = 1
-	p.Users = &servebench.UsersPlan{UseCases: []string{"c"}, Populations: []int{1}, ThinkScale: 1, MaxUsers: 4}
-	r, _ := newRunner(t, tg, p, nil)
-	r.Load = viaGenerator{r.Client}
-	err := r.Run(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "--workers") {
-		t.Fatalf("distributed run with a population: %v, want a refusal naming --workers", err)
 	}
 }

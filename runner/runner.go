@@ -21,12 +21,14 @@ import (
 
 	"github.com/servebench/servebench"
 	"github.com/servebench/servebench/capacity"
+	"github.com/servebench/servebench/cells"
 	"github.com/servebench/servebench/collect/gpu"
 	"github.com/servebench/servebench/collect/promscrape"
 	"github.com/servebench/servebench/host"
 	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/results"
 	"github.com/servebench/servebench/stats"
+	"github.com/servebench/servebench/workload"
 )
 
 // prewarmer is a Client that can open a cell's connections before its measured phase.
@@ -194,9 +196,9 @@ type Runner struct {
 	costs []cellCost
 	// res folds the cells, decisions and notes into Results (Recompute folds the same values
 	// read back from the run folder).
-	res  results.Builder
-	conv *conversations   // the multi-turn sessions of the level being measured
-	pop  *load.Population // the population of users being measured
+	res      results.Builder
+	sessions *workload.Sessions // the multi-turn sessions of the level being measured
+	pop      *load.Population   // the population of users being measured
 	// bud keeps the plan's time budget (nil without one); search is the capacity search in
 	// progress as the budget sees it
 	bud    *budget
@@ -240,18 +242,24 @@ type cellClock struct {
 	estimate, after time.Duration
 }
 
-// startCell starts the live view's clock for key; rest are the phase's cells after it.
-func (r *Runner) startCell(key servebench.CellKey, rest []servebench.CellKey) {
-	c := &cellClock{start: time.Now()}
-	if d, ok := estimateCell(key, r.planned(key), r.family(key)); ok {
-		c.estimate = d
+// startCell starts the live view's clock for c; rest are the phase's cells after it (their
+// sizes from cells.Expand).
+func (r *Runner) startCell(c cells.Cell, rest []cells.Cell) {
+	clk := &cellClock{start: time.Now()}
+	if d, ok := estimateCell(c.Key, c.Requests, r.family(c.Key)); ok {
+		clk.estimate = d
 		for _, k := range rest {
-			if d, ok := estimateCell(k, r.planned(k), r.family(k)); ok {
-				c.after += d
+			if d, ok := estimateCell(k.Key, k.Requests, r.family(k.Key)); ok {
+				clk.after += d
 			}
 		}
 	}
-	r.clock.Store(c)
+	r.clock.Store(clk)
+}
+
+// startLevel starts the clock for a level of a search, sized when it is decided.
+func (r *Runner) startLevel(key servebench.CellKey) {
+	r.startCell(cells.Cell{Key: key, Requests: r.planned(key)}, nil)
 }
 
 // endCell stops the clock and remembers what the finished cell cost.
@@ -313,9 +321,6 @@ const SweepScenario = servebench.SweepScenario
 // after every cell, so an interrupted run keeps everything it measured. A canceled ctx stops
 // new requests; Run then returns ctx's error and Results still holds the finished cells.
 func (r *Runner) Run(ctx context.Context) (err error) {
-	if r.Plan.Users != nil && r.Load != nil {
-		return errDistributedUsers
-	}
 	defer func() {
 		if err != nil {
 			r.unsearched()
@@ -334,7 +339,6 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 	if err := r.keep(servebench.CellLog{Event: servebench.LogSession, Notes: r.Notes, Run: &info}); err != nil {
 		return err
 	}
-	maxLen := r.Server.MaxModelLen
 	r.bud = newBudget(time.Duration(r.Plan.Sweep.MaxTime), time.Now())
 	defer func() {
 		if n := r.bud.note(r.Plan.Sweep); n != "" {
@@ -347,40 +351,39 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 		}
 	}()
 
-	// 1. the sweep
-	sweep := r.sweepKeys()
-	for _, s := range r.Plan.Scenarios {
-		levels := s.Concurrency
-		if len(levels) == 0 {
-			levels = []int{1, 2, 4}
-		}
-		for _, n := range levels {
-			sweep = append(sweep, servebench.CellKey{Kind: servebench.KindScenario, Scenario: s.Name, LoadMode: servebench.ModeDedicated,
-				ContextTokens: int(s.ContextTokens), OutputTokens: int(s.OutputTokens), Concurrency: n})
+	// 1. the sweep and the dedicated scenarios
+	var sweep []cells.Cell
+	for _, c := range r.expand() {
+		if c.Phase == servebench.PhaseSweep && !c.Search {
+			sweep = append(sweep, c)
 		}
 	}
-	r.emit(Event{Kind: EventPhase, Phase: servebench.PhaseSweep, Title: r.sweepTitle(sweep), CellCount: len(sweep)})
+	keys := make([]servebench.CellKey, len(sweep))
+	for i, c := range sweep {
+		keys[i] = c.Key
+	}
+	r.emit(Event{Kind: EventPhase, Phase: servebench.PhaseSweep, Title: r.sweepTitle(keys), CellCount: len(sweep)})
 	scenario := servebench.SweepScenario
-	for i, key := range sweep {
-		if key.Scenario != scenario {
+	for i, c := range sweep {
+		key := c.Key
+		if key.Scenario != scenario && key.Kind == servebench.KindScenario {
 			scenario = key.Scenario
 			r.emit(Event{Kind: EventPhase, Phase: "scenario " + key.Scenario, Title: r.scenarioTitle(key.Scenario), CellCount: len(sweep)})
 		}
 		if _, ok := done[key]; ok {
 			continue
 		}
-		if maxLen > 0 && key.ContextTokens+key.OutputTokens > maxLen {
-			note := fmt.Sprintf("skipped: %d context + %d output tokens exceed the target's maximum model length of %d tokens", key.ContextTokens, key.OutputTokens, maxLen)
-			if err := r.keep(servebench.CellLog{Event: servebench.LogSkipped, Phase: servebench.PhaseSweep, Cell: key, Note: note}); err != nil {
+		if c.Skip != "" {
+			if err := r.keep(servebench.CellLog{Event: servebench.LogSkipped, Phase: servebench.PhaseSweep, Cell: key, Note: c.Skip}); err != nil {
 				return err
 			}
-			r.addCell(skippedCell(key, note))
-			r.emit(Event{Kind: EventNote, Phase: servebench.PhaseSweep, Cell: key, Message: key.ID() + " " + note})
+			r.addCell(skippedCell(key, c.Skip))
+			r.emit(Event{Kind: EventNote, Phase: servebench.PhaseSweep, Cell: key, Message: key.ID() + " " + c.Skip})
 			continue
 		}
-		var rest []servebench.CellKey
+		var rest []cells.Cell
 		for _, k := range sweep[i+1:] {
-			if _, ok := done[k]; !ok && (maxLen <= 0 || k.ContextTokens+k.OutputTokens <= maxLen) {
+			if _, ok := done[k.Key]; !ok && k.Skip == "" {
 				rest = append(rest, k)
 			}
 		}
@@ -392,8 +395,8 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 			r.addCell(skippedCell(key, note))
 			continue
 		}
-		r.startCell(key, rest)
-		r.emit(Event{Kind: EventCellStart, Phase: servebench.PhaseSweep, Cell: key, CellIndex: i + 1, CellCount: len(sweep), Planned: r.planned(key)})
+		r.startCell(c, rest)
+		r.emit(Event{Kind: EventCellStart, Phase: servebench.PhaseSweep, Cell: key, CellIndex: i + 1, CellCount: len(sweep), Planned: c.Requests})
 		res, _, err := r.measure(ctx, key, servebench.PhaseSweep, i+1, len(sweep), nil)
 		r.bud.cellStopped(res)
 		r.endCell(key, res)
@@ -417,7 +420,7 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 		if err := r.budgetLevel(key, r.search.points > 0, r.search.useCasesLeft); err != nil {
 			return servebench.CellResult{}, 0, err
 		}
-		r.startCell(key, nil)
+		r.startLevel(key)
 		r.emit(Event{Kind: EventCellStart, Phase: phase, Cell: key, Planned: r.planned(key)})
 		c, sent, err := r.measure(ctx, key, phase, 0, 0, func(c servebench.CellResult) bool { return capacity.Settled(uc, c) })
 		r.bud.cellStopped(c)
@@ -461,50 +464,22 @@ func (r *Runner) rateFor() float64 {
 	return 0
 }
 
-// sizing is the load.Sizing of a sustained cell: the sweep's floors, precision and caps; a
-// capacity level (search) has no count floors, since it stops as soon as its verdict is settled.
+// sizing is the load.Sizing of a sustained cell (cells.Sizing), its window capped at what the
+// time budget allows.
 func (r *Runner) sizing(search bool) load.Sizing {
-	z := sweepSizing(r.Plan.Sweep)
-	if search {
-		z.MinRequests, z.Rounds, z.MinDuration = 0, 0, 0
-	}
+	z := cells.Sizing(r.Plan.Sweep, search)
 	if r.bud != nil && r.bud.cap > 0 {
 		z.MaxDuration = min(cmp.Or(z.MaxDuration, r.bud.cap), r.bud.cap)
 	}
 	return z
 }
 
-// sweepSizing is the load.Sizing of a sustained sweep cell of plan s before a time budget caps
-// its window: the plan's floors, precision and caps, the count floors dropped under a time
-// budget (sweep.max_time: see budget). Run and Recompute size the dense grid with it alike.
-func sweepSizing(s servebench.Sweep) load.Sizing {
-	z := load.Sizing{MinRequests: s.MinRequests, Rounds: s.Rounds, MinDuration: time.Duration(s.MinDuration),
-		RelHalfWidth: s.Precision, MaxRequests: s.MaxRequests, MaxDuration: time.Duration(s.MaxDuration)}
-	if s.MaxTime > 0 {
-		z.MinRequests, z.Rounds, z.MinDuration = 0, 0, 0
-	}
-	return z
-}
+// levelCost is the fewest requests a sustained level of concurrency n costs (load.Sizing.Minimum
+// of sizing): the dense-grid cost a capacity search compares itself with.
+func (r *Runner) levelCost(n int) int { return cells.LevelCost(r.Plan.Sweep, n) }
 
-// levelCost is the fewest requests a sustained sweep level of concurrency n costs
-// (load.Sizing.Minimum: a warm-up of n plus max(min_requests, rounds × n, 2 × n) measured).
-func (r *Runner) levelCost(n int) int { return r.sizing(false).Minimum(n) }
-
-func (r *Runner) planned(key servebench.CellKey) int {
-	s := r.Plan.Sweep
-	switch key.LoadMode {
-	case servebench.ModeSustained, servebench.ModeUsers:
-		return r.levelCost(key.Concurrency)
-	case servebench.ModeDedicated:
-		b := s.Bursts
-		if b == 0 {
-			b = s.Rounds
-		}
-		return (b + 1) * key.Concurrency
-	default:
-		return r.openLoopRequests(key)
-	}
-}
+// planned is how many requests the cell key sends at least (cells.Planned).
+func (r *Runner) planned(key servebench.CellKey) int { return cells.Planned(r.Plan, r.inputs(), key) }
 
 func (r *Runner) addCell(c servebench.CellResult) {
 	r.res.AddCell(c)
@@ -534,145 +509,212 @@ var ErrWrite = errors.New("writing requests.jsonl failed")
 // measureOnce runs one attempt at a cell and returns its result and how many requests it sent.
 // An outage ends the attempt early with an *outageError. settled, when set, makes it a capacity
 // level: it may stop as soon as settled says the level's verdict is certain (within the window
-// rule and the caps of load.Sizing).
+// rule and the caps of load.Sizing). Its jobs, in order: build what the cell needs before its
+// clock matters (prepare), watch the server and the GPUs (startTelemetry), run the cell's
+// requests through the load generator while keeping every record (cellRecords), then turn what
+// it kept into the cell's log and result (finishCell).
 func (r *Runner) measureOnce(ctx context.Context, key servebench.CellKey, phase string, idx, count, attempt int, settled func(servebench.CellResult) bool) (servebench.CellResult, int, servebench.CellLog, error) {
-	// Build one prompt of this length before the clock matters, so counting calls to the
-	// server (tokenize, calibration) never overlap the measured phase.
-	replay := r.Dataset != nil && key.Scenario == DatasetScenario
-	trace := r.Trace != nil && key.Scenario == TraceScenario
-	session := r.conv != nil && key.Scenario == stats.SessionScenario
 	firstSeq := r.seq.Load()
-	warmTokens := key.ContextTokens
-	if session {
-		warmTokens = newTextTokens(r.Plan.Sessions, key.Turn)
-		r.conv.begin()
-	}
-	scripted := session && r.conv.script != nil // the dataset's text: no prompt to build
-	if scripted || key.LoadMode == servebench.ModeUsers {
-		// nothing to build ahead
-	} else if _, err := r.Prompts.Prompt(ctx, warmSeq, warmTokens); err != nil && !replay && !trace {
-		if r.Probe != nil && ctx.Err() == nil && r.Probe(ctx) != nil {
-			return servebench.CellResult{}, 0, servebench.CellLog{}, &outageError{at: time.Now(), cause: "building a prompt: " + err.Error()}
-		}
-		return servebench.CellResult{}, 0, servebench.CellLog{}, fmt.Errorf("cell %s: building a %d-token prompt: %w", key.ID(), key.ContextTokens, err)
+	if err := r.prepare(ctx, key); err != nil {
+		return servebench.CellResult{}, 0, servebench.CellLog{}, err
 	}
 	// The attempt stops early (no new requests) when a write fails or the server goes away.
 	cellCtx, stopCell := context.WithCancelCause(ctx)
 	defer stopCell(nil)
-	watch := outageWatch{concurrency: key.Concurrency}
-	var outage *outageError
-	var before *promscrape.Snapshot
-	var scrapeErr error
-	if r.Metrics != nil {
-		before, scrapeErr = r.Metrics.Scrape(ctx)
-	}
-	var meter *gpu.Meter
-	if r.GPU != nil {
-		meter = gpu.NewMeter(r.GPU, 250*time.Millisecond)
-		meter.Start(ctx)
-	}
-
-	var mu sync.Mutex
-	var recs []servebench.Record
-	var writeErr error
-	var live atomic.Pointer[CellProgress]
+	tel := r.startTelemetry(ctx)
 	planned := r.planned(key)
-	sink := func(rec servebench.Record) {
-		rec.CellAttempt = attempt
-		mu.Lock()
-		recs = append(recs, rec)
-		n := len(recs)
-		if err := r.Recorder.Append(rec); err != nil && writeErr == nil {
-			writeErr = err
-			stopCell(err)
-		}
-		if r.Probe != nil && outage == nil && watch.see(rec) {
-			outage = &outageError{at: time.Unix(0, rec.StartUnixNano), cause: string(rec.ErrorClass) + ": " + rec.Error}
-			stopCell(outage)
-		}
-		mu.Unlock()
-		r.tally(rec)
-		if session {
-			r.sessionEnded(int(rec.Seq-firstSeq), rec)
+	var live atomic.Pointer[CellProgress]
+	kept := &cellRecords{r: r, attempt: attempt, stop: stopCell, watch: outageWatch{concurrency: key.Concurrency}}
+	kept.then = func(rec servebench.Record, n int) {
+		if r.sessions != nil && cells.SourceOf(key) == cells.SessionTurn {
+			r.sessions.Ended(int(rec.Seq-firstSeq), rec.Turn, rec.EndOffsetSeconds)
 		}
 		r.emit(Event{Kind: EventRequest, Phase: phase, Cell: key, CellIndex: idx, CellCount: count, Requests: n, Planned: planned, Progress: live.Load()})
 	}
-	next := func(ctx context.Context, seq int64, warmup bool) (*servebench.Request, error) {
-		if replay {
-			req := &servebench.Request{Cell: key, Seq: seq, Warmup: warmup}
-			r.Dataset.FillNext(req, key.OutputTokens)
-			return req, nil
-		}
-		if trace {
-			req := &servebench.Request{Cell: key, Seq: seq, Warmup: warmup}
-			return req, r.Trace.Fill(int(seq-firstSeq), seq, req)
-		}
-		if session {
-			return r.sessionRequest(ctx, key, seq, int(seq-firstSeq))
-		}
-		text, err := r.Prompts.Prompt(ctx, seq, key.ContextTokens)
-		if err != nil {
-			return nil, err
-		}
-		return &servebench.Request{Cell: key, Seq: seq, Warmup: warmup, Prompt: text, ContextTokens: key.ContextTokens, MaxOutputTokens: key.OutputTokens}, nil
-	}
-	s := r.Plan.Sweep
-	bursts := s.Bursts
-	if bursts <= 0 {
-		bursts = s.Rounds
-	}
-	spec := load.Spec{
-		Key: key, Sizing: r.sizing(settled != nil), Judge: judge(key, &mu, &recs, settled, cmp.Or(s.Precision, stats.DefaultRelHalfWidth), &live),
-		Bursts: bursts, Requests: r.openLoopRequests(key), Rate: key.RatePerSecond, Poisson: s.Arrivals != "constant",
-		MaxDuration: time.Duration(s.Duration),
-		Seed:        int64(key.ContextTokens)*7919 + int64(key.Concurrency), NextSeq: &r.seq,
-		Clock: func() time.Duration { return time.Since(r.Origin) },
-	}
-	if trace {
-		spec.Offsets = r.Trace.Schedule()
-	}
-	if key.LoadMode == servebench.ModeUsers {
-		spec.Population = r.pop
-	}
+	spec := r.spec(key, settled)
+	spec.Judge = judge(key, &kept.mu, &kept.recs, settled, cmp.Or(r.Plan.Sweep.Precision, stats.DefaultRelHalfWidth), &live)
 	gen := r.Load
 	if gen == nil {
 		gen = localLoad{r: r, phase: phase}
 	}
 	sched0 := host.SchedLatency()
-	out, runErr := gen.Run(cellCtx, spec, next, sink)
+	out, runErr := gen.Run(cellCtx, spec, r.sources().Requests(key, firstSeq), kept.sink)
 	sched := stats.HistogramDelta(sched0, host.SchedLatency())
-	var readings []gpu.Reading
-	if meter != nil {
-		readings = meter.Stop()
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if writeErr != nil {
-		return servebench.CellResult{}, len(recs), servebench.CellLog{}, fmt.Errorf("%w: %w (nothing measured so far is lost; fix the disk problem and --resume the run)", ErrWrite, writeErr)
-	}
-	if outage != nil && ctx.Err() == nil {
-		for _, rec := range recs {
-			if !rec.OK() {
-				outage.failed++
-			}
-		}
-		return servebench.CellResult{}, len(recs), servebench.CellLog{}, outage
-	}
-	if runErr != nil && ctx.Err() == nil {
-		return servebench.CellResult{}, len(recs), servebench.CellLog{}, fmt.Errorf("cell %s: %w", key.ID(), runErr)
-	}
-	if ctx.Err() != nil {
-		return servebench.CellResult{}, len(recs), servebench.CellLog{}, ctx.Err()
+	readings := tel.stop()
+	recs, err := kept.end(ctx, key, runErr)
+	if err != nil {
+		return servebench.CellResult{}, len(recs), servebench.CellLog{}, err
 	}
 	l := servebench.CellLog{Event: servebench.LogCell, Phase: phase, Cell: key, Attempt: attempt,
 		WindowStartSeconds: out.WindowStart, WindowEndSeconds: out.WindowEnd, SchedLatency: &sched}
+	r.finishLog(ctx, &l, recs, tel, readings)
+	cell := r.cellFrom(l, recs)
+	r.emit(Event{Kind: EventCellDone, Phase: phase, Cell: key, CellIndex: idx, CellCount: count, Requests: len(recs), Planned: planned, Result: &cell})
+	return cell, len(recs), l, nil
+}
+
+// sources are the run's sources of prompts, as the cell being measured sees them.
+func (r *Runner) sources() *workload.Sources {
+	return &workload.Sources{Prompts: r.Prompts, Dataset: r.Dataset, Trace: r.Trace, Sessions: r.sessions}
+}
+
+// inputs are what the plan's files say that decides its cells (cells.Expand).
+func (r *Runner) inputs() cells.Inputs {
+	in := cells.Inputs{Dataset: r.Dataset != nil, ScriptTurns: workload.ScriptTurns(r.SessionScript)}
+	if r.Trace != nil {
+		in.TraceSchedule = r.Trace.Schedule()
+	}
+	return in
+}
+
+// expand is what the plan runs against this target (cells.Expand).
+func (r *Runner) expand() []cells.Cell {
+	return cells.Expand(r.Plan, cells.Server{MaxModelLen: r.Server.MaxModelLen}, r.inputs())
+}
+
+// prepare builds, before the cell's clock matters, one prompt of the length the cell's own
+// prompts have, so counting calls to the server (tokenize, calibration) never overlap the
+// measured phase; a session turn's attempt also starts here (nothing of an earlier one is kept).
+func (r *Runner) prepare(ctx context.Context, key servebench.CellKey) error {
+	if r.sessions != nil && cells.SourceOf(key) == cells.SessionTurn {
+		r.sessions.Begin()
+	}
+	tokens := r.sources().AheadTokens(key, r.Plan.Sessions)
+	if tokens <= 0 {
+		return nil
+	}
+	if _, err := r.Prompts.Prompt(ctx, warmSeq, tokens); err != nil {
+		if r.Probe != nil && ctx.Err() == nil && r.Probe(ctx) != nil {
+			return &outageError{at: time.Now(), cause: "building a prompt: " + err.Error()}
+		}
+		return fmt.Errorf("cell %s: building a %d-token prompt: %w", key.ID(), tokens, err)
+	}
+	return nil
+}
+
+// spec is the load.Spec of the cell key: its sizing (a search level's when settled is set), its
+// bursts, request count, rate and schedule, from the plan's cells (package cells).
+func (r *Runner) spec(key servebench.CellKey, settled func(servebench.CellResult) bool) load.Spec {
+	s := r.Plan.Sweep
+	spec := load.Spec{
+		Key: key, Sizing: r.sizing(settled != nil),
+		Bursts: cells.Bursts(s), Requests: r.planned(key), Rate: key.RatePerSecond, Poisson: s.Arrivals != "constant",
+		MaxDuration: time.Duration(s.Duration),
+		Seed:        int64(key.ContextTokens)*7919 + int64(key.Concurrency), NextSeq: &r.seq,
+		Clock: func() time.Duration { return time.Since(r.Origin) },
+	}
+	switch cells.SourceOf(key) {
+	case cells.Trace:
+		if r.Trace != nil {
+			spec.Offsets = r.Trace.Schedule()
+		}
+	case cells.SessionTurn:
+		if r.sessions != nil {
+			spec.Groups = r.sessions.Active(key.Turn) // a session's turns stay on one worker
+		}
+	case cells.Population:
+		spec.Population = r.pop
+	}
+	return spec
+}
+
+// telemetry is what watches the server and the GPUs during a cell: the server's metrics before
+// it (or why there are none) and the GPU meter.
+type telemetry struct {
+	before    *promscrape.Snapshot
+	scrapeErr error
+	meter     *gpu.Meter
+}
+
+func (r *Runner) startTelemetry(ctx context.Context) *telemetry {
+	t := &telemetry{}
+	if r.Metrics != nil {
+		t.before, t.scrapeErr = r.Metrics.Scrape(ctx)
+	}
+	if r.GPU != nil {
+		t.meter = gpu.NewMeter(r.GPU, 250*time.Millisecond)
+		t.meter.Start(ctx)
+	}
+	return t
+}
+
+// stop ends the GPU meter and returns its readings.
+func (t *telemetry) stop() []gpu.Reading {
+	if t.meter == nil {
+		return nil
+	}
+	return t.meter.Stop()
+}
+
+// cellRecords keeps one attempt's records as they end: each is numbered with the attempt,
+// written to the run folder and watched for an outage; a failed write or an outage stops the
+// attempt (stop). then, when set, follows every record (n: the records so far).
+type cellRecords struct {
+	r       *Runner
+	attempt int
+	stop    context.CancelCauseFunc
+	then    func(rec servebench.Record, n int)
+
+	mu       sync.Mutex
+	recs     []servebench.Record
+	writeErr error
+	watch    outageWatch
+	outage   *outageError
+}
+
+func (c *cellRecords) sink(rec servebench.Record) {
+	rec.CellAttempt = c.attempt
+	c.mu.Lock()
+	c.recs = append(c.recs, rec)
+	n := len(c.recs)
+	if err := c.r.Recorder.Append(rec); err != nil && c.writeErr == nil {
+		c.writeErr = err
+		c.stop(err)
+	}
+	if c.r.Probe != nil && c.outage == nil && c.watch.see(rec) {
+		c.outage = &outageError{at: time.Unix(0, rec.StartUnixNano), cause: string(rec.ErrorClass) + ": " + rec.Error}
+		c.stop(c.outage)
+	}
+	c.mu.Unlock()
+	c.r.tally(rec)
+	if c.then != nil {
+		c.then(rec, n)
+	}
+}
+
+// end is the attempt's records once its generator returned runErr, or why the attempt does not
+// count: a failed write (ErrWrite), an outage (*outageError), the generator's error, or ctx's.
+func (c *cellRecords) end(ctx context.Context, key servebench.CellKey, runErr error) ([]servebench.Record, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.writeErr != nil:
+		return c.recs, fmt.Errorf("%w: %w (nothing measured so far is lost; fix the disk problem and --resume the run)", ErrWrite, c.writeErr)
+	case c.outage != nil && ctx.Err() == nil:
+		for _, rec := range c.recs {
+			if !rec.OK() {
+				c.outage.failed++
+			}
+		}
+		return c.recs, c.outage
+	case runErr != nil && ctx.Err() == nil:
+		return c.recs, fmt.Errorf("cell %s: %w", key.ID(), runErr)
+	case ctx.Err() != nil:
+		return c.recs, ctx.Err()
+	}
+	return c.recs, nil
+}
+
+// finishLog completes a measured attempt's log: the records it covers, what the server's
+// metrics and the GPUs said.
+func (r *Runner) finishLog(ctx context.Context, l *servebench.CellLog, recs []servebench.Record, tel *telemetry, readings []gpu.Reading) {
 	for i, rec := range recs {
 		if i == 0 || rec.Seq < l.FirstSeq {
 			l.FirstSeq = rec.Seq
 		}
 		l.EndSeq = max(l.EndSeq, rec.Seq+1)
 	}
-	r.readServer(ctx, &l, recs, before, scrapeErr)
+	r.readServer(ctx, l, recs, tel.before, tel.scrapeErr)
 	if r.GPU != nil {
 		l.PowerSource = r.GPU.Name()
 		for _, rd := range readings {
@@ -681,9 +723,6 @@ func (r *Runner) measureOnce(ctx context.Context, key servebench.CellKey, phase 
 	} else {
 		l.PowerNote = r.GPUNote
 	}
-	cell := r.cellFrom(l, recs)
-	r.emit(Event{Kind: EventCellDone, Phase: phase, Cell: key, CellIndex: idx, CellCount: count, Requests: len(recs), Planned: planned, Result: &cell})
-	return cell, len(recs), l, nil
 }
 
 // readServer completes l with what the server's metrics say about the cell's requests: a

@@ -3,18 +3,15 @@ package runner
 import (
 	"context"
 	"errors"
-	"math"
-	"time"
 
 	"github.com/servebench/servebench"
 	"github.com/servebench/servebench/capacity"
+	"github.com/servebench/servebench/workload"
 )
 
-// Replayer hands out dataset entries in order, cycling: FillNext sets a request's conversation,
-// output length (defaultOut when the entry names none) and dataset index.
-type Replayer interface {
-	FillNext(req *servebench.Request, defaultOut int)
-}
+// Replayer supplies the dataset cells' prompts: Fill sets request seq from entry seq mod the
+// entries (workload.Replay).
+type Replayer = workload.EntryFiller
 
 // DatasetScenario is the scenario name of the cells that replay a dataset.
 const DatasetScenario = servebench.DatasetScenario
@@ -23,81 +20,8 @@ const DatasetScenario = servebench.DatasetScenario
 const TraceScenario = servebench.TraceScenario
 
 // TraceReplayer builds a trace's requests: Schedule is the send times from the cell's start,
-// Fill makes entry i (in schedule order) request seq.
-type TraceReplayer interface {
-	Schedule() []time.Duration
-	Fill(i int, seq int64, req *servebench.Request) error
-}
-
-// sweepKeys lists the sweep's cells: contexts × concurrency levels; a dataset replaces the
-// contexts (one context 0: the entries' own lengths) and a rate sweep the concurrency levels
-// (one open-loop cell per rate, concurrency 0: uncapped).
-func (r *Runner) sweepKeys() []servebench.CellKey {
-	s := r.Plan.Sweep
-	if r.Plan.Sessions != nil || s.AutoRate {
-		return nil // the sessions replace the grid (runSessions), as does a rate search (searchRates)
-	}
-	if r.Trace != nil {
-		sched := r.Trace.Schedule()
-		rate := 0.0
-		if n := len(sched); n > 1 && sched[n-1] > sched[0] {
-			rate = float64(n-1) / (sched[n-1] - sched[0]).Seconds() // the trace's mean arrival rate
-		}
-		return []servebench.CellKey{{Kind: servebench.KindTrace, Scenario: TraceScenario, LoadMode: servebench.ModeRate, RatePerSecond: rate}}
-	}
-	scenario, kind := SweepScenario, servebench.KindSweep
-	if s.Mode == servebench.ModeRate {
-		kind = servebench.KindRate
-	}
-	contexts := make([]int, 0, len(s.Contexts))
-	for _, c := range s.Contexts {
-		contexts = append(contexts, int(c))
-	}
-	if r.Dataset != nil {
-		scenario, kind, contexts = DatasetScenario, servebench.KindDataset, []int{0}
-	}
-	type level struct {
-		n    int
-		rate float64
-	}
-	var levels []level
-	switch {
-	case s.Mode == servebench.ModeRate && len(s.Rates) > 0:
-		for _, rate := range s.Rates {
-			levels = append(levels, level{0, rate})
-		}
-	case s.Mode == servebench.ModeRate:
-		levels = []level{{0, s.Rate}}
-	default:
-		for _, n := range s.Concurrency {
-			levels = append(levels, level{n, r.rateFor()})
-		}
-	}
-	var keys []servebench.CellKey
-	for _, c := range contexts {
-		for _, l := range levels {
-			keys = append(keys, servebench.CellKey{Kind: kind, Scenario: scenario, LoadMode: s.Mode, ContextTokens: c,
-				OutputTokens: int(s.OutputTokens), Concurrency: l.n, RatePerSecond: l.rate})
-		}
-	}
-	return keys
-}
-
-// openLoopRequests is how many requests an open-loop cell of key sends: sweep.requests, else
-// ⌈rate × duration⌉.
-func (r *Runner) openLoopRequests(key servebench.CellKey) int {
-	s := r.Plan.Sweep
-	if r.Trace != nil && key.Scenario == TraceScenario {
-		return len(r.Trace.Schedule())
-	}
-	if r.Plan.Sessions != nil && sessionCell(key) {
-		return r.sessionRequests(key)
-	}
-	if s.Requests > 0 || s.Duration <= 0 || key.RatePerSecond <= 0 {
-		return s.Requests
-	}
-	return int(math.Ceil(key.RatePerSecond * float64(s.Duration) / 1e9))
-}
+// Fill makes entry i (in schedule order) request seq (workload.TraceReplay).
+type TraceReplayer = workload.TraceSource
 
 // searchRates runs --rate auto: at each context, open-loop cells at the rates capacity.NextRate
 // picks, until the highest rate whose goodput stays at or above the target is bracketed

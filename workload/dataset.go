@@ -237,6 +237,14 @@ func (r *Replay) Next() Entry {
 // FillNext fills req from the next entry (see Entry.Fill).
 func (r *Replay) FillNext(req *servebench.Request, defaultOut int) { r.Next().Fill(req, defaultOut) }
 
+// Fill fills req from entry seq mod the entries (see Entry.Fill): requests are numbered run-wide,
+// so a run replays the entries in order, cycling, and the workers of a distributed run each
+// send the entries of the sequence numbers handed to them.
+func (r *Replay) Fill(seq int64, req *servebench.Request, defaultOut int) {
+	n := int64(len(r.d.Entries))
+	r.d.Entries[int((seq%n+n)%n)].Fill(req, defaultOut)
+}
+
 // Fill sets req's conversation, output length and dataset index from e; output tokens fall back
 // to defaultOut when the entry names none.
 func (e Entry) Fill(req *servebench.Request, defaultOut int) {

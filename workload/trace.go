@@ -86,6 +86,10 @@ func LoadTrace(path string) (*Trace, error) {
 		sorted[i].At = time.Duration((ts[j] - ts[idx[0]]) * float64(time.Millisecond))
 	}
 	tr.Entries = sorted
+	if last := sorted[len(sorted)-1].At; last <= 0 {
+		// one instant is no schedule: its arrival rate, (n − 1) / (last − first), is undefined
+		return nil, fmt.Errorf("trace %s: its %d request(s) all have the timestamp %g ms, so it has no schedule to replay and no arrival rate; give each line its send time in ms, or send the requests together with --mode fixed --requests %d --concurrency %d", path, len(sorted), ts[idx[0]], len(sorted), len(sorted))
+	}
 	return tr, nil
 }
 

@@ -74,3 +74,14 @@ func commonPrefix(a, b string) int {
 	}
 	return i
 }
+
+// A trace whose requests share one timestamp has no schedule and no rate: refused with the fix.
+func TestTraceAtOneInstantRefused(t *testing.T) {
+	p := writeFile(t, "t.jsonl", `{"timestamp": 7, "input_length": 64, "output_length": 4}
+{"timestamp": 7, "input_length": 32, "output_length": 8}
+`)
+	_, err := LoadTrace(p)
+	if err == nil || !strings.Contains(err.Error(), "no arrival rate") || !strings.Contains(err.Error(), "--mode fixed --requests 2") {
+		t.Fatalf("one-instant trace: %v, want a refusal naming the fixed-mode burst", err)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/servebench/servebench"
 	"github.com/servebench/servebench/dist"
 	"github.com/servebench/servebench/host"
+	"github.com/servebench/servebench/workload"
 )
 
 // tokenEnv holds the shared secret of a distributed run (coordinator and workers).
@@ -47,13 +48,6 @@ func (s *session) checkDistributed() error {
 	}
 	if err := dist.CheckToken(s.e.getenv(tokenEnv), tokenEnv); err != nil {
 		return withCode(exitUsage, fmt.Errorf("--workers: %w", err))
-	}
-	p := s.man.Plan
-	if s.man.ID == "" {
-		p = s.plan
-	}
-	if p.Dataset != nil || p.Trace != nil || p.Sessions != nil {
-		return withCode(exitUsage, errors.New("--workers does not replay datasets, traces or multi-turn sessions yet: run them from one process (drop --workers)"))
 	}
 	return nil
 }
@@ -172,7 +166,12 @@ the run is over.`,
 					if err := s.openTarget(ctx); err != nil {
 						return nil, err
 					}
-					return &dist.Target{Client: s.tg.client, Prompts: s.tg.prompts, Origin: s.tg.origin, Close: s.tg.stop}, nil
+					tg := &dist.Target{Client: s.tg.client, Prompts: s.tg.prompts, Origin: s.tg.origin, Close: s.tg.stop}
+					if err := openWorkloads(plan, s.tg.prompts, tg); err != nil {
+						s.tg.stop()
+						return nil, err
+					}
+					return tg, nil
 				}}
 			if err := w.Run(cmd.Context()); err != nil {
 				if errors.Is(err, dist.ErrRefused) {
@@ -201,4 +200,30 @@ func defaultWorkerName(e *env) string {
 		return fmt.Sprintf("worker-%d", os.Getpid())
 	}
 	return fmt.Sprintf("%s-%d", h, os.Getpid())
+}
+
+// openWorkloads reads the plan's dataset, its conversations as sessions, or its trace for a
+// worker, which builds every cell's requests itself as a local run does: the files must be at
+// the plan's paths on the worker's machine too (the coordinator checked them on its own).
+func openWorkloads(plan servebench.Plan, prompts *workload.Builder, tg *dist.Target) error {
+	replay, _, err := loadDataset(plan.Dataset)
+	if err != nil {
+		return fmt.Errorf("%w (a worker reads the plan's dataset at the same path as the coordinator)", err)
+	}
+	script, _, err := loadSessionScript(plan.Dataset)
+	if err != nil {
+		return fmt.Errorf("%w (a worker reads the plan's dataset at the same path as the coordinator)", err)
+	}
+	trace, _, err := loadTrace(plan.Trace, prompts)
+	if err != nil {
+		return fmt.Errorf("%w (a worker reads the plan's trace at the same path as the coordinator)", err)
+	}
+	if replay != nil {
+		tg.Dataset = replay
+	}
+	if trace != nil {
+		tg.Trace = trace
+	}
+	tg.Script = script
+	return nil
 }
