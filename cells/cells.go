@@ -317,6 +317,15 @@ func Sizing(s servebench.Sweep, search bool) load.Sizing {
 	return z
 }
 
+// Precision is the relative half-width a sustained cell aims for: sweep.precision, else
+// stats.DefaultRelHalfWidth (the one definition of the default).
+func Precision(s servebench.Sweep) float64 {
+	if s.Precision > 0 {
+		return s.Precision
+	}
+	return stats.DefaultRelHalfWidth
+}
+
 // LevelCost is the fewest requests a sustained level of concurrency n costs with the sweep's
 // floors (load.Sizing.Minimum): the ETA's plan for a sustained cell and the dense-grid cost a
 // capacity search compares itself with.

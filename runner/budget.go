@@ -191,13 +191,9 @@ func (b *budget) note(plan servebench.Sweep) string {
 	return s.String()
 }
 
-// precisionOr is the precision p aimed for; stats.DefaultRelHalfWidth when p is unset.
-func precisionOr(p float64) float64 {
-	if p <= 0 {
-		return stats.DefaultRelHalfWidth
-	}
-	return p
-}
+// precisionOr is the precision p aimed for (cells.Precision: stats.DefaultRelHalfWidth when p is
+// unset).
+func precisionOr(p float64) float64 { return cells.Precision(servebench.Sweep{Precision: p}) }
 
 // shortDur writes 10m0s as "10m", 90s as "1m30s".
 func shortDur(d time.Duration) string {

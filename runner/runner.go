@@ -532,7 +532,7 @@ func (r *Runner) measureOnce(ctx context.Context, key servebench.CellKey, phase 
 		r.emit(Event{Kind: EventRequest, Phase: phase, Cell: key, CellIndex: idx, CellCount: count, Requests: n, Planned: planned, Progress: live.Load()})
 	}
 	spec := r.spec(key, settled)
-	spec.Judge = judge(key, &kept.mu, &kept.recs, settled, cmp.Or(r.Plan.Sweep.Precision, stats.DefaultRelHalfWidth), &live)
+	spec.Judge = judge(key, &kept.mu, &kept.recs, settled, cells.Precision(r.Plan.Sweep), &live)
 	gen := r.Load
 	if gen == nil {
 		gen = localLoad{r: r, phase: phase}
