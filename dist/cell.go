@@ -272,7 +272,7 @@ func (cr *cellRun) handle(w *wconn, m msg) {
 	}
 	o := p.ord
 	sp := cr.span(p)
-	bursts := max(cr.spec.Bursts, 1)
+	bursts := max(cr.spec.Bursts, len(cr.released)-1, 1) // measured bursts released so far, or the plan's
 	now := cr.now()
 	var rec *servebench.Record
 	var bad string
@@ -557,7 +557,7 @@ func (cr *cellRun) drive(ctx context.Context) (load.Outcome, error) {
 		case mode == servebench.ModeDedicated && !stopped:
 			if cr.burstDone(burst) {
 				burst++
-				if burst > bursts || (burst >= 2 && spec.MaxDuration > 0 && spec.Clock()-begin >= spec.MaxDuration) {
+				if !cr.moreBursts(burst, bursts) || (burst >= 2 && spec.MaxDuration > 0 && spec.Clock()-begin >= spec.MaxDuration) {
 					stopped = true
 					stop()
 				} else {
@@ -575,6 +575,29 @@ func (cr *cellRun) drive(ctx context.Context) (load.Outcome, error) {
 		}
 	}
 	return cr.outcome(windowEnd, burst-1), cr.firstErr()
+}
+
+// moreBursts reports whether a dedicated cell releases burst b: its floor of bursts measured
+// ones always, then more while the spec's Judge, on the merged records, says the mean-TTFT
+// interval is not yet within the precision (load.Sizing.EnoughBursts, the local driver's rule).
+func (cr *cellRun) moreBursts(b, bursts int) bool {
+	spec := cr.spec
+	if b <= bursts {
+		return true
+	}
+	if spec.Judge == nil {
+		return false
+	}
+	cr.mu.Lock()
+	start, ok := cr.released[1]
+	cr.mu.Unlock()
+	if !ok {
+		return false
+	}
+	now := cr.now()
+	p := spec.Judge(start, now)
+	p.WindowSeconds = now - start
+	return !spec.Sizing.EnoughBursts(spec.Key.Concurrency, b-1, bursts, p)
 }
 
 // laggard is a worker that did not reach a point of the cell in time, and why.

@@ -262,3 +262,27 @@ func testDistributedPopulation(t *testing.T, search bool) {
 		}
 	})
 }
+
+// A dedicated scenario's bursts on 3 workers: the cells one process measures, with as many
+// measured bursts (each burst released on every worker together).
+func TestDistributedScenario(t *testing.T) {
+	p := controlledPlan(t, 256, 16, "1", 8)
+	p.Scenarios = []servebench.Scenario{{Name: "chat", ContextTokens: 128, OutputTokens: 8, Concurrency: []int{1, 3, 6}}}
+	synctest.Test(t, func(t *testing.T) {
+		local := runControlledWith(t, &controlled{prefillPerUser: 20 * time.Millisecond, tokenPerUser: 5 * time.Millisecond}, p, p.Target.URL, 32, "local", nil, workloads{})
+		got, _, err := runDistributedWith(t, &controlled{prefillPerUser: 20 * time.Millisecond, tokenPerUser: 5 * time.Millisecond}, p, p.Target.URL, 3, 3, 0, workloads{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		compareRuns(t, local, got)
+		lc := map[string]int{}
+		for _, c := range local.res.Cells {
+			lc[c.ID()] = c.RequestsTotal
+		}
+		for _, c := range got.res.Cells {
+			if c.Kind == servebench.KindScenario && c.RequestsTotal != lc[c.ID()] {
+				t.Errorf("%s: %d measured requests distributed, %d local", c.ID(), c.RequestsTotal, lc[c.ID()])
+			}
+		}
+	})
+}
