@@ -90,8 +90,8 @@ func MetricUnit(m string) string {
 	return ""
 }
 
-// Reading is one metric at one concurrency level, judged against its threshold.
-type Reading struct {
+// LevelReading is one metric at one concurrency level, judged against its threshold.
+type LevelReading struct {
 	Metric string
 	// Value is the metric at the level; Measured is false when it has none (no request
 	// qualified, or the level lies outside the measured ones).
@@ -106,7 +106,7 @@ type Reading struct {
 	Holds bool
 }
 
-// Explanation is what a capacity verdict states, decided here; package report words it.
+// Explanation is what a capacity verdict states, decided here; Verdict and Detail word it.
 type Explanation struct {
 	// Label is LimitLabel; Kind the limit kind ("" when the search reached no verdict).
 	Label string
@@ -118,9 +118,9 @@ type Explanation struct {
 	Passing, Failing int
 	// AtLimit holds every threshold at Limit (at 1 when not viable), in Checks order; the values
 	// are interpolated (Approx) where Limit was not measured.
-	AtLimit []Reading
+	AtLimit []LevelReading
 	// AtFailing holds the metrics that fail at Failing, in the order of CapacityPoint.Failing.
-	AtFailing []Reading
+	AtFailing []LevelReading
 	// LimitingMetric is the failing metric with the largest relative violation at Failing.
 	LimitingMetric string
 }
@@ -157,7 +157,7 @@ func Explain(r servebench.CapacityResult) Explanation {
 	}
 	if p, ok := PointAt(r, ex.Failing); ok {
 		for _, m := range p.Failing {
-			rd := Reading{Metric: m}
+			rd := LevelReading{Metric: m}
 			rd.Value, rd.Measured = p.Values[m]
 			rd.Check, rd.HasCheck = checkFor(uc, m)
 			ex.AtFailing = append(ex.AtFailing, rd)
@@ -167,8 +167,8 @@ func Explain(r servebench.CapacityResult) Explanation {
 }
 
 // readingAt is check k's metric at level n of r, judged.
-func readingAt(r servebench.CapacityResult, k Check, n int) Reading {
-	rd := Reading{Metric: k.Metric, Check: k, HasCheck: true}
+func readingAt(r servebench.CapacityResult, k Check, n int) LevelReading {
+	rd := LevelReading{Metric: k.Metric, Check: k, HasCheck: true}
 	rd.Value, rd.Approx, rd.Measured = ValueAt(r, k.Metric, n)
 	rd.Holds = rd.Measured && k.Holds(rd.Value)
 	return rd

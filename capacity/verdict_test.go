@@ -43,7 +43,7 @@ func pt(uc servebench.UseCase, n int, ttft, speed, e2e, rate float64) servebench
 // brief writes an Explanation compactly: "limit 23 [pass 0, fail 24] at limit: e2e_latency_seconds=1.98 ok |
 // failing: e2e_latency_seconds=2.016".
 func brief(ex capacity.Explanation) string {
-	rd := func(r capacity.Reading) string {
+	rd := func(r capacity.LevelReading) string {
 		s := r.Metric + "="
 		if !r.Measured {
 			s += "?"

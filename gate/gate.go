@@ -55,27 +55,27 @@ func DefaultThresholds() Thresholds {
 	return Thresholds{Throughput: 0.05, TTFT: 0.10, Speed: 0.05, Capacity: 0.10}
 }
 
-// Verdict is one row's outcome.
-type Verdict string
+// Outcome is how one row of the gate came out: passed, failed, or why it was not judged worse.
+type Outcome string
 
 const (
 	// Pass: not worse beyond both the uncertainty and the threshold (or better).
-	Pass Verdict = "ok"
+	Pass Outcome = "ok"
 	// Fail: worse beyond the uncertainty and beyond the threshold.
-	Fail Verdict = "WORSE"
+	Fail Outcome = "WORSE"
 	// Noise: worse by more than the threshold, but the difference is within the uncertainty.
-	Noise Verdict = "within noise"
+	Noise Outcome = "within noise"
 	// Small: worse beyond the uncertainty, but by less than the threshold.
-	Small Verdict = "within threshold"
+	Small Outcome = "within threshold"
 	// NoInterval: worse by more than the threshold, and a run has no interval to tell; it
 	// fails: a gate does not pass what it cannot check.
-	NoInterval Verdict = "WORSE (no interval)"
+	NoInterval Outcome = "WORSE (no interval)"
 	// NotGated: the metric has no threshold.
-	NotGated Verdict = "not gated"
+	NotGated Outcome = "not gated"
 )
 
 // Failed says whether the verdict fails the gate.
-func (v Verdict) Failed() bool { return v == Fail || v == NoInterval }
+func (v Outcome) Failed() bool { return v == Fail || v == NoInterval }
 
 // Row is one metric at one cell or use case.
 type Row struct {
@@ -96,7 +96,7 @@ type Row struct {
 	Diff      *servebench.Interval
 	Threshold float64
 	Gated     bool
-	Verdict   Verdict
+	Outcome   Outcome
 }
 
 // Result is the gate's decision.
@@ -111,7 +111,7 @@ type Result struct {
 func (r Result) Failed() []Row {
 	var out []Row
 	for _, row := range r.Rows {
-		if row.Verdict.Failed() {
+		if row.Outcome.Failed() {
 			out = append(out, row)
 		}
 	}
@@ -212,12 +212,12 @@ func valueRow(m Metric, where, unit string, higherBetter bool, b float64, bi *se
 			worseBeyondNoise = r.Diff.Low > 0
 		}
 	}
-	r.Verdict = judge(r.Gated, r.Worse > r.Threshold, worseBeyondNoise, r.Diff != nil)
+	r.Outcome = judge(r.Gated, r.Worse > r.Threshold, worseBeyondNoise, r.Diff != nil)
 	return r
 }
 
 // judge is the rule every row follows.
-func judge(gated, beyondThreshold, beyondNoise, hasInterval bool) Verdict {
+func judge(gated, beyondThreshold, beyondNoise, hasInterval bool) Outcome {
 	switch {
 	case !gated:
 		return NotGated
@@ -281,6 +281,6 @@ func capacityRow(b, c servebench.CapacityResult, th Thresholds) Row {
 	}
 	r.Threshold, r.Gated = th[Capacity]
 	// a candidate lower bound at or above the baseline's limit is never worse
-	r.Verdict = judge(r.Gated, r.Worse > r.Threshold, r.Diff.High < 0, true)
+	r.Outcome = judge(r.Gated, r.Worse > r.Threshold, r.Diff.High < 0, true)
 	return r
 }

@@ -53,7 +53,7 @@ func TestDecideValues(t *testing.T) {
 	for _, tc := range []struct {
 		m     Metric
 		where string
-		want  Verdict
+		want  Outcome
 	}{
 		{Throughput, "1K in / 128 out, c=1", Fail},
 		{Throughput, "1K in / 128 out, c=2", Small},
@@ -63,8 +63,8 @@ func TestDecideValues(t *testing.T) {
 		{TTFT, "1K in / 128 out, c=5", Pass},
 		{Speed, "1K in / 128 out, c=1", Pass},
 	} {
-		if got := find(t, r, tc.m, tc.where); got.Verdict != tc.want {
-			t.Errorf("%s at %s: %q (change %.3f, diff %v), want %q", tc.m, tc.where, got.Verdict, got.Change, got.Diff, tc.want)
+		if got := find(t, r, tc.m, tc.where); got.Outcome != tc.want {
+			t.Errorf("%s at %s: %q (change %.3f, diff %v), want %q", tc.m, tc.where, got.Outcome, got.Change, got.Diff, tc.want)
 		}
 	}
 	if n := len(r.Failed()); n != 2 {
@@ -73,8 +73,8 @@ func TestDecideValues(t *testing.T) {
 	// without a throughput threshold the slower cell is shown, not gated
 	th := DefaultThresholds()
 	delete(th, Throughput)
-	if got := find(t, Decide(base, cand, th), Throughput, "1K in / 128 out, c=1"); got.Verdict != NotGated {
-		t.Errorf("ungated throughput: %q", got.Verdict)
+	if got := find(t, Decide(base, cand, th), Throughput, "1K in / 128 out, c=1"); got.Outcome != NotGated {
+		t.Errorf("ungated throughput: %q", got.Outcome)
 	}
 	// the same run against itself passes everywhere
 	if f := Decide(base, base, DefaultThresholds()).Failed(); len(f) != 0 {
@@ -94,7 +94,7 @@ func TestDecideCapacity(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		base, cand servebench.CapacityResult
-		want       Verdict
+		want       Outcome
 	}{
 		{"settled drop", limit(8, servebench.LimitMeasured, &[2]int{8, 8}), limit(5, servebench.LimitMeasured, &[2]int{5, 5}), Fail},
 		{"ranges overlap", limit(8, servebench.LimitMeasured, &[2]int{6, 9}), limit(6, servebench.LimitMeasured, &[2]int{5, 7}), Noise},
@@ -108,8 +108,8 @@ func TestDecideCapacity(t *testing.T) {
 		if r.CommonUseCases != 1 || len(r.Rows) != 1 {
 			t.Fatalf("%s: %+v", tc.name, r)
 		}
-		if got := r.Rows[0]; got.Verdict != tc.want {
-			t.Errorf("%s: %q (diff %v), want %q", tc.name, got.Verdict, got.Diff, tc.want)
+		if got := r.Rows[0]; got.Outcome != tc.want {
+			t.Errorf("%s: %q (diff %v), want %q", tc.name, got.Outcome, got.Diff, tc.want)
 		}
 	}
 	if c := relChange(0, 0); c != 0 || !math.IsInf(relChange(0, 1), 1) {

@@ -38,11 +38,11 @@ func fmtThreshold(key string, v float64) string { return capacity.ThresholdValue
 // describeCheck writes "TTFT ≤ 8s" / "generation speed ≥ 15 tok/s" (capacity.Check.Describe).
 func describeCheck(k capacity.Check, st servebench.Statistic) string { return k.Describe(st) }
 
-// verdicts builds one Verdict per capacity result.
-func (b *builder) verdicts() []Verdict {
-	var out []Verdict
+// verdicts builds one CapacityVerdict per capacity result.
+func (b *builder) verdicts() []CapacityVerdict {
+	var out []CapacityVerdict
 	for _, cr := range b.res.Capacity {
-		v := Verdict{UseCase: cr.UseCase, Title: useCaseTitle(cr), ContextTokens: cr.ContextTokens, Context: ctxLabel(cr.ContextTokens),
+		v := CapacityVerdict{UseCase: cr.UseCase, Title: useCaseTitle(cr), ContextTokens: cr.ContextTokens, Context: ctxLabel(cr.ContextTokens),
 			LimitLabel: capacity.LimitLabel(cr), LimitPhrase: capacity.LimitPhrase(cr), LimitKind: string(cr.LimitKind), LimitRange: cr.LimitRange, Interrupted: cr.Interrupted}
 		v.Analysis, v.Sentence = verdictText(cr)
 		out = append(out, v)
@@ -136,24 +136,26 @@ func (b *builder) sectionCapacity() {
 	}
 }
 
+// capacityUseCase is one use case's subsection: its thresholds, charts of the thresholded
+// metrics against concurrency, a table at the telling levels, the verdict and what the search
+// cost.
 func (b *builder) capacityUseCase(cr servebench.CapacityResult) {
-	pts := cr.Points // sorted by concurrency
 	ths := capacity.Checks(cr.Thresholds)
 	id := "capacity-" + slug(cr.UseCase)
-	var blocks []Block
-	var desc []string
-	for _, k := range ths {
-		desc = append(desc, describeCheck(k, ""))
-	}
 	stat := "mean"
 	if cr.Statistic != "" {
 		stat = string(cr.Statistic)
 	}
+	var blocks []Block
 	if d := b.useCaseDescription(cr.UseCase); d != "" {
 		blocks = append(blocks, para("%s", d))
 	}
+	var desc []string
+	for _, k := range ths {
+		desc = append(desc, describeCheck(k, ""))
+	}
 	blocks = append(blocks, para("%s context, %s per request. Thresholds (on the %s): %s.", ctxLabel(cr.ContextTokens), counted(fmt.Sprint(cr.OutputTokens), "output token"), stat, strings.Join(desc, ", ")))
-	if len(pts) == 0 {
+	if len(cr.Points) == 0 {
 		blocks = append(blocks, verdictB(capacity.Headline(cr)))
 		if d := capacity.Detail(cr); d != "" {
 			blocks = append(blocks, para("%s", d))
@@ -161,11 +163,30 @@ func (b *builder) capacityUseCase(cr servebench.CapacityResult) {
 		b.add(id, useCaseHeading(cr), 2, blocks...)
 		return
 	}
-	// charts: thresholded metrics vs concurrency, one chart per unit (seconds, tok/s), so a
-	// line is only ever read against thresholds of its own quantity; concurrency to scale, with
-	// a marker at the capacity limit.
-	keys := []string{}
-	hasRate := false
+	keys, hasRate := chartedMetrics(ths)
+	blocks = append(blocks, b.capacityCharts(cr, id, stat, ths, keys)...)
+	blocks = append(blocks, tableB(capacityTable(cr, ths, keys, hasRate)), verdictB(capacity.Headline(cr)))
+	if d := capacity.Detail(cr); d != "" {
+		if cr.LimitKind == servebench.LimitLowerBound && !cr.Interrupted {
+			d += " Raise capacity.max_concurrency (--capacity-max) to search further."
+		}
+		blocks = append(blocks, para("%s", d))
+	}
+	if cr.Note != "" {
+		blocks = append(blocks, note(cr.Note))
+	}
+	if s := b.searchCost(cr); s != "" {
+		blocks = append(blocks, para("%s", s))
+	}
+	if cr.ContextTokens >= 32*1024 && b.man.Plan.Sweep.SharedPrefix == 0 {
+		blocks = append(blocks, note("About caching: users who build context incrementally (multi-turn chat, agents) hit the prefix cache on every turn when it is enabled, so only new tokens need prefill. These results are worst-case TTFT, with the whole context processed at once."))
+	}
+	b.add(id, useCaseHeading(cr), 2, blocks...)
+}
+
+// chartedMetrics are the metrics a use case's charts draw: its thresholded ones, plus system
+// throughput when no threshold is a rate (hasRate says whether one is).
+func chartedMetrics(ths []capacity.Check) (keys []string, hasRate bool) {
 	for _, k := range ths {
 		keys = append(keys, k.Metric)
 		hasRate = hasRate || capacity.MetricUnit(k.Metric) == "tok/s"
@@ -173,6 +194,14 @@ func (b *builder) capacityUseCase(cr servebench.CapacityResult) {
 	if !hasRate {
 		keys = append(keys, capacity.MetricSystemThroughput)
 	}
+	return keys, hasRate
+}
+
+// capacityCharts draws the metrics against concurrency, one chart per unit (seconds, tok/s), so
+// a line is only ever read against thresholds of its own quantity; concurrency to scale, with a
+// marker at the capacity limit.
+func (b *builder) capacityCharts(cr servebench.CapacityResult, id, stat string, ths []capacity.Check, keys []string) []Block {
+	pts := cr.Points // sorted by concurrency
 	var units []string
 	for _, key := range keys {
 		if u := unitAxis(key); !slices.Contains(units, u) {
@@ -188,6 +217,7 @@ func (b *builder) capacityUseCase(cr servebench.CapacityResult) {
 	case cr.Limit != nil && *cr.Limit > 0:
 		marker = []Marker{{Name: "capacity limit " + capacity.LimitLabel(cr), X: float64(*cr.Limit)}}
 	}
+	var blocks []Block
 	for i, unit := range units {
 		cid := "chart-" + id
 		if i > 0 {
@@ -224,8 +254,13 @@ func (b *builder) capacityUseCase(cr servebench.CapacityResult) {
 		ch.Caption = fmt.Sprintf("%s %s vs concurrency at %s context, concurrency to scale.", upperFirst(stat), joinAnd(seriesNames(ch)), ctxLabel(cr.ContextTokens))
 		blocks = append(blocks, chartB(ch))
 	}
+	return blocks
+}
 
-	// table at 1 / limit / first failing (completed with measured levels to three columns)
+// capacityTable writes the metrics at 1, at the limit and at the first failing level (completed
+// with measured levels to three columns), marking each value past its threshold.
+func capacityTable(cr servebench.CapacityResult, ths []capacity.Check, keys []string, hasRate bool) *Table {
+	pts := cr.Points
 	cols := []int{1}
 	if cr.Limit != nil {
 		cols = append(cols, *cr.Limit)
@@ -275,53 +310,47 @@ func (b *builder) capacityUseCase(cr servebench.CapacityResult) {
 		}
 		t.Rows = append(t.Rows, row)
 	}
-	blocks = append(blocks, tableB(t), verdictB(capacity.Headline(cr)))
-	if d := capacity.Detail(cr); d != "" {
-		if cr.LimitKind == servebench.LimitLowerBound && !cr.Interrupted {
-			d += " Raise capacity.max_concurrency (--capacity-max) to search further."
-		}
-		blocks = append(blocks, para("%s", d))
-	}
-	if cr.Note != "" {
-		blocks = append(blocks, note(cr.Note))
-	}
+	return t
+}
+
+// searchCost says what the search measured and spent: so far, for an interrupted one; against
+// the cost of a dense grid, for a finished one. Empty when there is nothing to say.
+func (b *builder) searchCost(cr servebench.CapacityResult) string {
+	pts := cr.Points
 	if cr.Interrupted && len(pts) > 0 {
-		blocks = append(blocks, para("Before it was interrupted, the search measured %s%s and spent %s.", plural(len(pts), "concurrency level"), b.reusedText(pts), plural(cr.RequestsSpent, "request")))
+		return fmt.Sprintf("Before it was interrupted, the search measured %s%s and spent %s.", plural(len(pts), "concurrency level"), b.reusedText(pts), plural(cr.RequestsSpent, "request"))
 	}
-	if cr.DenseGridRequests > 0 && len(pts) > 0 && !cr.Interrupted {
-		top := cr.Ceiling
-		if cr.FirstFailing != nil {
-			top = *cr.FirstFailing
-		}
-		spentTime, denseTime := "", ""
-		if cr.ServerSecondsSpent > 0 && cr.DenseGridServerSeconds > 0 {
-			spentTime, denseTime = " (about "+fmtDur(cr.ServerSecondsSpent)+" of server time)", " (about "+fmtDur(cr.DenseGridServerSeconds)+")"
-		}
-		sure, how := "", ""
-		if r := cr.LimitRange; r != nil {
-			how = ", stopping each as soon as its verdict was settled at 95% confidence,"
-			if r[0] == r[1] {
-				sure = " Both sides of the limit are settled at 95% confidence."
-			} else {
-				sure = fmt.Sprintf(" At 95%% confidence the data cannot tell the limit apart from %d–%d concurrent requests.", r[0], r[1])
-			}
-		}
-		// A search that needed every level from 1 up (a limit of 0, 1 or 2) saves nothing.
-		cost := fmt.Sprintf("it needed every level from 1 to %d, as a dense grid does, so it saved nothing", top)
-		if top <= 1 {
-			cost = "level 1 alone decides the verdict, so there was nothing to save"
-		}
-		if cr.DenseGridRequests > cr.RequestsSpent {
-			saved := 1 - float64(cr.RequestsSpent)/float64(cr.DenseGridRequests)
-			cost = fmt.Sprintf("measuring every level from 1 to %d would have cost %s%s (%s saved)", top, fmtInt(cr.DenseGridRequests), denseTime, fmtPct0(saved))
-		}
-		blocks = append(blocks, para("The search measured %s%s%s and spent %s%s; %s.%s",
-			plural(len(pts), "concurrency level"), b.reusedText(pts), how, plural(cr.RequestsSpent, "request"), spentTime, cost, sure))
+	if cr.DenseGridRequests <= 0 || len(pts) == 0 || cr.Interrupted {
+		return ""
 	}
-	if cr.ContextTokens >= 32*1024 && b.man.Plan.Sweep.SharedPrefix == 0 {
-		blocks = append(blocks, note("About caching: users who build context incrementally (multi-turn chat, agents) hit the prefix cache on every turn when it is enabled, so only new tokens need prefill. These results are worst-case TTFT, with the whole context processed at once."))
+	top := cr.Ceiling
+	if cr.FirstFailing != nil {
+		top = *cr.FirstFailing
 	}
-	b.add(id, useCaseHeading(cr), 2, blocks...)
+	spentTime, denseTime := "", ""
+	if cr.ServerSecondsSpent > 0 && cr.DenseGridServerSeconds > 0 {
+		spentTime, denseTime = " (about "+fmtDur(cr.ServerSecondsSpent)+" of server time)", " (about "+fmtDur(cr.DenseGridServerSeconds)+")"
+	}
+	sure, how := "", ""
+	if r := cr.LimitRange; r != nil {
+		how = ", stopping each as soon as its verdict was settled at 95% confidence,"
+		if r[0] == r[1] {
+			sure = " Both sides of the limit are settled at 95% confidence."
+		} else {
+			sure = fmt.Sprintf(" At 95%% confidence the data cannot tell the limit apart from %d–%d concurrent requests.", r[0], r[1])
+		}
+	}
+	// A search that needed every level from 1 up (a limit of 0, 1 or 2) saves nothing.
+	cost := fmt.Sprintf("it needed every level from 1 to %d, as a dense grid does, so it saved nothing", top)
+	if top <= 1 {
+		cost = "level 1 alone decides the verdict, so there was nothing to save"
+	}
+	if cr.DenseGridRequests > cr.RequestsSpent {
+		saved := 1 - float64(cr.RequestsSpent)/float64(cr.DenseGridRequests)
+		cost = fmt.Sprintf("measuring every level from 1 to %d would have cost %s%s (%s saved)", top, fmtInt(cr.DenseGridRequests), denseTime, fmtPct0(saved))
+	}
+	return fmt.Sprintf("The search measured %s%s%s and spent %s%s; %s.%s",
+		plural(len(pts), "concurrency level"), b.reusedText(pts), how, plural(cr.RequestsSpent, "request"), spentTime, cost, sure)
 }
 
 // reusedText says where a search's levels came from, in parentheses: " (2 reused from the

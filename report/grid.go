@@ -68,9 +68,15 @@ func (g grid) ordered() []*servebench.CellResult {
 // extreme returns the cell where val is largest (max) or smallest (!max) among cells where it
 // is defined; ties go to the first in (context, concurrency) order.
 func (g grid) extreme(max bool, val func(*servebench.CellResult) (float64, bool)) (*servebench.CellResult, float64) {
+	return extreme(g.ordered(), max, val)
+}
+
+// extreme returns the cell of cells where val is largest (max) or smallest (!max) among those
+// where it is defined; ties go to the first.
+func extreme(cells []*servebench.CellResult, max bool, val func(*servebench.CellResult) (float64, bool)) (*servebench.CellResult, float64) {
 	var best *servebench.CellResult
 	var bv float64
-	for _, c := range g.ordered() {
+	for _, c := range cells {
 		v, ok := val(c)
 		if !ok {
 			continue
@@ -127,24 +133,34 @@ func (g grid) chart(id, title, what, yName string, decimals int, val func(*serve
 		ch.XValues = append(ch.XValues, float64(x))
 	}
 	ch.XScale = "log"
-	for _, n := range g.concs {
-		s := Series{Name: seriesName(n)}
+	names := make([]string, len(g.concs))
+	for i, n := range g.concs {
+		names[i] = seriesName(n)
+	}
+	plot(ch, names, g.ctxs, func(i, x int) *servebench.CellResult { return g.at(x, g.concs[i]) }, val, true)
+	return ch
+}
+
+// plot adds to ch one series per name, with a point at each x: val of the cell at(series, x)
+// where it has one, marked with that cell. dropEmpty leaves out a series without any point.
+func plot(ch *Chart, names []string, xs []int, at func(series, x int) *servebench.CellResult, val func(*servebench.CellResult) (float64, bool), dropEmpty bool) {
+	for i, name := range names {
+		s := Series{Name: name}
 		any := false
-		for _, x := range g.ctxs {
+		for _, x := range xs {
 			var p *float64
-			var from *servebench.CellResult
-			if c := g.at(x, n); c != nil {
+			c := at(i, x)
+			if c != nil {
 				if v, ok := val(c); ok {
-					p, from, any = ptr(v), c, true
+					p, any = ptr(v), true
 				}
 			}
-			s.add(p, from)
+			s.add(p, c)
 		}
-		if any {
+		if any || !dropEmpty {
 			ch.Series = append(ch.Series, s)
 		}
 	}
-	return ch
 }
 
 // add appends a point to the series, measured in cell c (nil where there is no point), and

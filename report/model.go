@@ -48,7 +48,7 @@ type Report struct {
 	// Summary is the compact context × concurrency table of the terminal summary.
 	Summary Table `json:"summary"`
 	// Capacity holds one verdict per use case (also rendered inside Sections).
-	Capacity []Verdict `json:"capacity"`
+	Capacity []CapacityVerdict `json:"capacity"`
 	// Planning is the Capacity Planning table (replicas, GPUs, cost per target user count), also
 	// rendered inside Sections; nil without sizing.
 	Planning *Table `json:"planning,omitempty"`
@@ -91,8 +91,8 @@ type Highlight struct {
 	Condition string `json:"condition"`
 }
 
-// Verdict is one use case's capacity, ready to print.
-type Verdict struct {
+// CapacityVerdict is one use case's capacity, ready to print.
+type CapacityVerdict struct {
 	UseCase       string `json:"use_case"`
 	Title         string `json:"title"`
 	ContextTokens int    `json:"context_tokens"`

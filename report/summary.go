@@ -26,7 +26,7 @@ func (b *builder) totals() (total int, rate float64) {
 
 // headline is the verdict the summary leads with: the plan's capacity.headline use case, else
 // the first analysed one; nil when no use case was analysed.
-func (b *builder) headline() *Verdict {
+func (b *builder) headline() *CapacityVerdict {
 	name := b.man.Plan.Capacity.Headline
 	if name == "" { // a run folder from before the plan named its headline
 		name = plan.Defaults(false).Capacity.Headline

@@ -3,6 +3,7 @@ package sim
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -409,46 +410,19 @@ type chatResponse struct {
 // StreamInterval (the last one carries finish_reason), then the usage chunk when asked, then
 // "data: [DONE]".
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, q *seq, chat, includeUsage bool) {
-	fl, _ := w.(http.Flusher)
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	h.Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
-	prefix, object := "cmpl-", "text_completion"
-	if chat {
-		prefix, object = "chatcmpl-", "chat.completion.chunk"
-	}
-	id, created := s.responseID(prefix, q), s.created()
-	bw := bufio.NewWriterSize(w, 4096)
-	event := func(v any) bool {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return false
-		}
-		bw.WriteString("data: ")
-		bw.Write(b)
-		bw.WriteString("\n\n")
-		return true
-	}
-	flush := func() bool {
-		if bw.Flush() != nil {
-			return false
-		}
-		if fl != nil {
-			fl.Flush()
-		}
-		return true
-	}
+	sw := s.newSSE(w, q, chat)
 	if chat {
 		empty := ""
-		event(chatChunk{ID: id, Object: object, Created: created, Model: s.model,
-			Choices: []chatChunkChoice{{Delta: delta{Role: "assistant", Content: &empty}}}})
-		if !flush() {
+		sw.chat(chatChunkChoice{Delta: delta{Role: "assistant", Content: &empty}}, nil, nil)
+		if !sw.flush() {
 			s.abort(q)
 			return
 		}
 	}
-	interval := s.p.Engine.StreamInterval
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	ctx := r.Context()
@@ -461,117 +435,195 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, q *seq, chat, in
 			s.abort(q)
 			return
 		}
-		s.mu.Lock()
-		vis, done := q.visibleTokens, q.visibleDone
-		var reason string
-		var rm *requestMetrics
-		var u *usage
-		if done {
-			reason, rm, u = q.finishReason, s.requestMetrics(q), s.usage(q, vis)
-		}
-		s.mu.Unlock()
+		st := s.visible(q)
 		// The answer never shares a flush with the reasoning: a flush that would span the end
 		// of the reasoning stops there, and the answer follows at the next one (at least
 		// reasoningGap later), as a thinking model's stream does.
 		held := false
-		if chat && sent < q.reasoning && vis > q.reasoning {
-			vis, done, held = q.reasoning, false, true
+		if chat && sent < q.reasoning && st.tokens > q.reasoning {
+			st.tokens, st.done, held = q.reasoning, false, true
 		}
-		if vis > sent || done {
+		if st.tokens > sent || st.done {
 			from := sent
-			sent = vis
-			var fr *string
-			if done {
-				fr = &reason
-			}
-			last := done && !includeUsage
-			var m *requestMetrics
-			if last {
-				m = rm
-			}
-			if chat {
-				// Reasoning tokens go out as reasoning deltas, the answer as content; a flush
-				// that spans the end of the reasoning sends one event of each. The last event
-				// carries finish_reason.
-				var deltas []delta
-				if r := min(q.reasoning, vis); from < r {
-					rt := s.text(q, from, r)
-					if s.o.ReasoningField == ReasoningFieldShort {
-						deltas = append(deltas, delta{Reasoning: &rt})
-					} else {
-						deltas = append(deltas, delta{ReasoningContent: &rt})
-					}
-					from = r
-				}
-				if from < vis || len(deltas) == 0 {
-					text := s.text(q, from, vis)
-					deltas = append(deltas, delta{Content: &text})
-				}
-				for i, d := range deltas {
-					c := chatChunkChoice{Delta: d}
-					var em *requestMetrics
-					if i == len(deltas)-1 {
-						c.FinishReason, em = fr, m
-						if done {
-							c.StopReason = json.RawMessage("null")
-						}
-					}
-					event(chatChunk{ID: id, Object: object, Created: created, Model: s.model,
-						Choices: []chatChunkChoice{c}, Metrics: em})
-				}
-			} else {
-				text := s.text(q, from, vis)
-				event(completionResponse{ID: id, Object: object, Created: created, Model: s.model,
-					Choices: []completionChoice{{Text: text, FinishReason: fr}}, Metrics: m})
-			}
-			if done {
-				if includeUsage {
-					if chat {
-						event(chatChunk{ID: id, Object: object, Created: created, Model: s.model,
-							Choices: []chatChunkChoice{}, Usage: u, Metrics: rm})
-					} else {
-						event(completionResponse{ID: id, Object: object, Created: created, Model: s.model,
-							Choices: []completionChoice{}, Usage: u, Metrics: rm})
-					}
-				}
-				bw.WriteString("data: [DONE]\n\n")
-				flush()
+			sent = st.tokens
+			s.writeTokens(sw, q, from, st, includeUsage)
+			if st.done {
+				sw.finish(st, includeUsage)
 				return
 			}
-			if !flush() {
+			if !sw.flush() {
 				s.abort(q)
 				return
 			}
 		}
-		wait, doneCh := interval, q.doneCh
+		if !s.pace(ctx, q, timer, held) {
+			s.abort(q)
+			return
+		}
+	}
+}
+
+// sse writes one response's server-sent events: each a "data: " line of JSON, buffered until
+// flush.
+type sse struct {
+	bw         *bufio.Writer
+	fl         http.Flusher
+	id, object string
+	created    int64
+	model      string
+	chatStream bool
+}
+
+func (s *Server) newSSE(w http.ResponseWriter, q *seq, chat bool) *sse {
+	fl, _ := w.(http.Flusher)
+	prefix, object := "cmpl-", "text_completion"
+	if chat {
+		prefix, object = "chatcmpl-", "chat.completion.chunk"
+	}
+	return &sse{bw: bufio.NewWriterSize(w, 4096), fl: fl, id: s.responseID(prefix, q), object: object,
+		created: s.created(), model: s.model, chatStream: chat}
+}
+
+func (e *sse) event(v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return
+	}
+	e.bw.WriteString("data: ")
+	e.bw.Write(b)
+	e.bw.WriteString("\n\n")
+}
+
+// chat writes a chat chunk of the one choice c, with usage and metrics when set.
+func (e *sse) chat(c chatChunkChoice, u *usage, m *requestMetrics) {
+	e.event(chatChunk{ID: e.id, Object: e.object, Created: e.created, Model: e.model, Choices: []chatChunkChoice{c}, Usage: u, Metrics: m})
+}
+
+// flush sends what is buffered; false when the client is gone.
+func (e *sse) flush() bool {
+	if e.bw.Flush() != nil {
+		return false
+	}
+	if e.fl != nil {
+		e.fl.Flush()
+	}
+	return true
+}
+
+// streamState is what a request shows at one moment: its visible tokens and, once done, how it
+// finished.
+type streamState struct {
+	tokens int
+	done   bool
+	reason string
+	rm     *requestMetrics
+	u      *usage
+}
+
+// visible reads q's visible state under the server's lock.
+func (s *Server) visible(q *seq) streamState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := streamState{tokens: q.visibleTokens, done: q.visibleDone}
+	if st.done {
+		st.reason, st.rm, st.u = q.finishReason, s.requestMetrics(q), s.usage(q, st.tokens)
+	}
+	return st
+}
+
+// writeTokens writes the tokens [from, st.tokens) of q. In a chat, reasoning tokens go out as
+// reasoning deltas and the answer as content; a flush that spans the end of the reasoning sends
+// one event of each. The last event of a finished request carries finish_reason, and its
+// metrics when no usage chunk follows.
+func (s *Server) writeTokens(sw *sse, q *seq, from int, st streamState, includeUsage bool) {
+	var fr *string
+	if st.done {
+		fr = &st.reason
+	}
+	var m *requestMetrics
+	if st.done && !includeUsage {
+		m = st.rm
+	}
+	if !sw.chatStream {
+		sw.event(completionResponse{ID: sw.id, Object: sw.object, Created: sw.created, Model: sw.model,
+			Choices: []completionChoice{{Text: s.text(q, from, st.tokens), FinishReason: fr}}, Metrics: m})
+		return
+	}
+	var deltas []delta
+	if r := min(q.reasoning, st.tokens); from < r {
+		rt := s.text(q, from, r)
+		if s.o.ReasoningField == ReasoningFieldShort {
+			deltas = append(deltas, delta{Reasoning: &rt})
+		} else {
+			deltas = append(deltas, delta{ReasoningContent: &rt})
+		}
+		from = r
+	}
+	if from < st.tokens || len(deltas) == 0 {
+		text := s.text(q, from, st.tokens)
+		deltas = append(deltas, delta{Content: &text})
+	}
+	for i, d := range deltas {
+		c := chatChunkChoice{Delta: d}
+		var em *requestMetrics
+		if i == len(deltas)-1 {
+			c.FinishReason, em = fr, m
+			if st.done {
+				c.StopReason = json.RawMessage("null")
+			}
+		}
+		sw.chat(c, nil, em)
+	}
+}
+
+// finish ends a finished request's stream: the usage chunk when asked, then "data: [DONE]".
+func (e *sse) finish(st streamState, includeUsage bool) {
+	if includeUsage {
+		if e.chatStream {
+			e.event(chatChunk{ID: e.id, Object: e.object, Created: e.created, Model: e.model,
+				Choices: []chatChunkChoice{}, Usage: st.u, Metrics: st.rm})
+		} else {
+			e.event(completionResponse{ID: e.id, Object: e.object, Created: e.created, Model: e.model,
+				Choices: []completionChoice{}, Usage: st.u, Metrics: st.rm})
+		}
+	}
+	e.bw.WriteString("data: [DONE]\n\n")
+	e.flush()
+}
+
+// pace waits StreamInterval before the next flush (at least reasoningGap when the answer was
+// held back behind the reasoning, then it goes on even when no new step comes); false when the
+// client went away.
+func (s *Server) pace(ctx context.Context, q *seq, timer *time.Timer, held bool) bool {
+	wait, doneCh := s.p.Engine.StreamInterval, q.doneCh
+	if held {
+		wait, doneCh = max(wait, reasoningGap), nil
+		select { // the tokens already visible must not wake the next flush at once
+		case <-q.notify:
+		default:
+		}
+	}
+	if wait <= 0 {
+		return true
+	}
+	timer.Reset(wait)
+	select {
+	case <-timer.C:
 		if held {
-			wait, doneCh = max(interval, reasoningGap), nil
-			select { // the tokens already visible must not wake the next flush at once
-			case <-q.notify:
+			select { // go on with the answer even when no new step comes
+			case q.notify <- struct{}{}:
 			default:
 			}
 		}
-		if wait > 0 {
-			timer.Reset(wait)
-			select {
-			case <-timer.C:
-				if held {
-					select { // go on with the answer even when no new step comes
-					case q.notify <- struct{}{}:
-					default:
-					}
-				}
-			case <-doneCh:
-				if !timer.Stop() {
-					<-timer.C
-				}
-			case <-ctx.Done():
-				timer.Stop()
-				s.abort(q)
-				return
-			}
+	case <-doneCh:
+		if !timer.Stop() {
+			<-timer.C
 		}
+	case <-ctx.Done():
+		timer.Stop()
+		return false
 	}
+	return true
 }
 
 // reasoningGap is the least time between a reasoning model's last reasoning event and its first

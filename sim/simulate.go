@@ -34,9 +34,13 @@ type Estimate struct {
 	TTFTSeconds, QueueSeconds, PrefillSeconds, DecodeSeconds, E2ESeconds float64
 	// GenerationSpeedTPS is the mean of (output − 1) / decode per request (tok/s per user).
 	GenerationSpeedTPS float64
-	// ITLSeconds is the mean per request of decode / (chunks − 1): the gap between chunks, each
-	// carrying several tokens with speculative decoding (vllm bench serve's ITL).
+	// ITLSeconds is the mean per request of decode / (output − 1): the time per generated token
+	// (servebench's ITL, vLLM's TPOT).
 	ITLSeconds float64
+	// ChunkGapSeconds is the mean per request of decode / (chunks − 1): the gap between stream
+	// events, each carrying several tokens with speculative decoding (what vllm bench serve
+	// reports as its ITL; servebench calls it the chunk gap).
+	ChunkGapSeconds float64
 	// PrefillSpeedTPS is the mean of prompt / prefill per request (tok/s per user).
 	PrefillSpeedTPS float64
 	// SystemOutputTPS = measured output tokens / WindowSeconds.
@@ -123,8 +127,11 @@ func Simulate(p Profile, w Workload) (Estimate, error) {
 			if q.finished > q.firstToken && q.generated > 1 {
 				e.GenerationSpeedTPS += float64(q.generated-1) / (q.finished - q.firstToken)
 			}
+			if q.finished > q.firstToken && q.generated > 1 {
+				e.ITLSeconds += (q.finished - q.firstToken) / float64(q.generated-1)
+			}
 			if q.emits > 1 {
-				e.ITLSeconds += (q.finished - q.firstToken) / float64(q.emits-1)
+				e.ChunkGapSeconds += (q.finished - q.firstToken) / float64(q.emits-1)
 			}
 			if q.firstToken > q.firstScheduled {
 				e.PrefillSpeedTPS += float64(q.promptTokens) / (q.firstToken - q.firstScheduled)
@@ -159,6 +166,7 @@ func Simulate(p Profile, w Workload) (Estimate, error) {
 	e.E2ESeconds /= n
 	e.GenerationSpeedTPS /= n
 	e.ITLSeconds /= n
+	e.ChunkGapSeconds /= n
 	e.PrefillSpeedTPS /= n
 	if e.WindowSeconds > 0 {
 		e.SystemOutputTPS = float64(outTokens) / e.WindowSeconds

@@ -8,10 +8,10 @@ import (
 	"github.com/servebench/servebench"
 )
 
-// Reading is what a run's sustained cells say about one (context, output, concurrency) point:
-// the measured cell's values when that point was measured, otherwise values interpolated
-// between the measured cells around it (see Interpolate).
-type Reading struct {
+// PointReading is what a run's steady levels say about one (context, output, concurrency)
+// point: the measured cell's values when that point was measured, otherwise values
+// interpolated between the measured cells around it (see Interpolate).
+type PointReading struct {
 	ContextTokens int                  `json:"context_tokens"`
 	OutputTokens  int                  `json:"output_tokens"`
 	Concurrency   int                  `json:"concurrency"`
@@ -62,11 +62,11 @@ func shownValue(v float64, iv *servebench.Interval, n int) *Value {
 // A measured point returns its cell's values unchanged. Only cells that were run with at least
 // one successful request count; a point outside the measured contexts, or outside the measured
 // concurrency range of either bracketing context, is an error naming the range.
-func Interpolate(cells []servebench.CellResult, ctx, out, n int, st servebench.Statistic) (Reading, error) {
+func Interpolate(cells []servebench.CellResult, ctx, out, n int, st servebench.Statistic) (PointReading, error) {
 	if st == "" {
 		st = servebench.StatMean
 	}
-	r := Reading{ContextTokens: ctx, OutputTokens: out, Concurrency: n, Statistic: st}
+	r := PointReading{ContextTokens: ctx, OutputTokens: out, Concurrency: n, Statistic: st}
 	rows := map[int]map[int]servebench.CellResult{} // context → concurrency → cell
 	for _, c := range cells {
 		if !c.SteadyLevel() || c.OutputTokens != out || c.Skipped || c.RequestsSucceeded == 0 {

@@ -127,7 +127,7 @@ func gateTable(e *env, res gate.Result) error {
 			thr = fmt.Sprintf("%s%.3g%%", map[bool]string{true: "-", false: "+"}[r.Metric != gate.TTFT], r.Threshold*100)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s %s\t%s %s\t%s\t%s\t%s\t%s\n", r.Metric, servebench.TerminalText(r.Where, 60, false),
-			num(r.Baseline), r.Unit, num(r.Candidate), r.Unit, pct(r.Change), diff, thr, r.Verdict)
+			num(r.Baseline), r.Unit, num(r.Candidate), r.Unit, pct(r.Change), diff, thr, r.Outcome)
 	}
 	return tw.Flush()
 }

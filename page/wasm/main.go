@@ -6,7 +6,7 @@
 // functions take and return JSON strings:
 //
 //	servebench.reconsider({"use_case": UseCase, "ceiling": n, "cells": [CellResult]}) → capacity.Reconsidered
-//	servebench.interpolate({"cells": [...], "context_tokens": c, "output_tokens": o, "concurrency": n, "statistic": "mean"}) → stats.Reading
+//	servebench.interpolate({"cells": [...], "context_tokens": c, "output_tokens": o, "concurrency": n, "statistic": "mean"}) → stats.PointReading
 //	servebench.size({"capacity": [CapacityResult], "plan": SizingPlan, "declared_gpu": "2x H100", "cells": [...]}) → servebench.Sizing
 //	servebench.vocabulary({}) → capacity.Vocabulary (the words of limit kinds, metrics and thresholds)
 //	servebench.frontier({"cells": [...], "capacity": [...], "plan": SizingPlan, "declared_gpu": "4x B200", "target_per_user_tps": 50, "users": 1000})

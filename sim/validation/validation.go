@@ -319,8 +319,8 @@ func (r *Runner) Row(pt Point) (Row, error) {
 		v = e.SystemOutputTPS * float64(pt.Context+pt.Output) / float64(pt.Output)
 	case "e2e_s":
 		v = e.E2ESeconds
-	case "itl_s":
-		v = e.ITLSeconds
+	case "itl_s": // vllm bench serve's ITL: the gap between stream events
+		v = e.ChunkGapSeconds
 	case "tpot_s":
 		if e.GenerationSpeedTPS > 0 {
 			v = 1 / e.GenerationSpeedTPS
@@ -361,7 +361,7 @@ func (r *Runner) capacityRow(cfg Config, p sim.Profile, row Row) (Row, error) {
 			RequestsTotal: m, RequestsSucceeded: m, SuccessRate: 1,
 			SystemOutputThroughputTPS: e.SystemOutputTPS,
 			TTFTSeconds:               s(e.TTFTSeconds), GenerationSpeedTPS: s(e.GenerationSpeedTPS),
-			E2ELatencySeconds: s(e.E2ESeconds), ITLSeconds: s(e.ITLSeconds),
+			E2ELatencySeconds: s(e.E2ESeconds), ITLSeconds: s(e.ITLSeconds), ChunkGapSeconds: s(e.ChunkGapSeconds),
 		}
 		c.Concurrency = n
 		return c, 0, nil
