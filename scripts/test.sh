@@ -62,6 +62,10 @@ echo "== go vet ./..."
 go vet ./...
 echo "== go test $race ./..."
 go test $race -count=1 -timeout 30m ./...
+echo "== benchmarks of the client's own cost, one short run each (about 20 s): CPU per event at one event per"
+echo "   packet beside a minimal net/http reader (ratio), batched events, the send path, memory per stream in flight"
+go test -run '^$' -bench 'PacedVsMinimal|StreamEvents/clock=kernel/server=process|InFlightMemory' -benchtime 1x -count=1 ./openai
+go test -run '^$' -bench 'SendPath' -benchtime 200x -count=1 ./openai
 if [ -z "${SERVEBENCH_NO_K8S:-}" ]; then
   echo "== the real-Kubernetes tier: manifests validated by the API server, a distributed run through the Job controller"
   start=$(date +%s)

@@ -257,3 +257,70 @@ func (h *harness) drive(ctx context.Context, streams int, d time.Duration, each 
 	wg.Wait()
 	return time.Since(start)
 }
+
+// SearchConfig is the range of loads Search tries.
+type SearchConfig struct {
+	// From and UpTo bound the stream counts tried (doubling from From; defaults 16 and 4,096).
+	From, UpTo int
+	// PerStream is each stream's events per second (default 5: 4,096 streams make 20,480
+	// events/s, a server decoding at 200 ms per token per stream, or at 20 ms per token for
+	// 410 streams).
+	PerStream float64
+	// Step is how long each load runs (default 3 s).
+	Step time.Duration
+	// Progress, when set, is told each load's result as it ends.
+	Progress func(Result)
+}
+
+// SearchResult is what Search found.
+type SearchResult struct {
+	// Steps are the loads tried, in order.
+	Steps []Result
+	// Held is the largest load this machine measured within every limit (nil: not even the
+	// first); Failed the first it did not (nil: every load up to UpTo held).
+	Held, Failed *Result
+}
+
+// Search finds how many streams, and so how many events per second, this machine can measure
+// to the millisecond: it runs the check (Run) at From streams, then twice as many each time,
+// each stream at PerStream events/s, and stops at the first load that breaks a limit (first-token
+// stamp error or scheduler latency over 1 ms at p99, CPU over MaxCPUShare, events not
+// delivered) or after UpTo streams.
+func Search(ctx context.Context, cfg SearchConfig) (SearchResult, error) {
+	if cfg.From <= 0 {
+		cfg.From = 16
+	}
+	if cfg.UpTo <= 0 {
+		cfg.UpTo = 4096
+	}
+	if cfg.PerStream <= 0 {
+		cfg.PerStream = 5
+	}
+	if cfg.Step <= 0 {
+		cfg.Step = 3 * time.Second
+	}
+	if cfg.From > cfg.UpTo {
+		return SearchResult{}, fmt.Errorf("selfcheck search: --from %d is above --up-to %d", cfg.From, cfg.UpTo)
+	}
+	var out SearchResult
+	for n := cfg.From; ; n *= 2 {
+		n = min(n, cfg.UpTo)
+		res, err := Run(ctx, Config{Concurrency: n, EventsPerSecond: float64(n) * cfg.PerStream, Duration: cfg.Step})
+		if err != nil {
+			return out, err
+		}
+		out.Steps = append(out.Steps, res)
+		if cfg.Progress != nil {
+			cfg.Progress(res)
+		}
+		r := &out.Steps[len(out.Steps)-1]
+		if !res.OK {
+			out.Failed = r
+			return out, nil
+		}
+		out.Held = r
+		if n == cfg.UpTo {
+			return out, nil
+		}
+	}
+}

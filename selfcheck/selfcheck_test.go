@@ -40,3 +40,41 @@ func TestCarry(t *testing.T) {
 	}
 	t.Logf("this machine reads about %.0f events/s", got)
 }
+
+// Search doubles the streams from From, each stream at PerStream events/s, and stops at the
+// first load that breaks a limit or at UpTo: whatever this machine manages, the steps must say
+// so consistently.
+func TestSearchDoublesUntilALimitBreaks(t *testing.T) {
+	var seen []int
+	out, err := Search(context.Background(), SearchConfig{From: 1, UpTo: 4, PerStream: 50, Step: 200 * time.Millisecond,
+		Progress: func(r Result) { seen = append(seen, r.Concurrency) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Steps) == 0 || len(seen) != len(out.Steps) {
+		t.Fatalf("%d steps, %d reported", len(out.Steps), len(seen))
+	}
+	for i, s := range out.Steps {
+		if want := 1 << i; s.Concurrency != want || s.EventsPerSecond != float64(want)*50 {
+			t.Errorf("step %d: %d streams at %.0f events/s, want %d at %d", i, s.Concurrency, s.EventsPerSecond, want, want*50)
+		}
+		if last := i == len(out.Steps)-1; !s.OK && !last {
+			t.Errorf("step %d failed (%q) but the search went on", i, s.Problems)
+		}
+	}
+	last := &out.Steps[len(out.Steps)-1]
+	switch {
+	case out.Failed != nil && (out.Failed != last || last.OK):
+		t.Errorf("failed step %+v is not the last, failing one", out.Failed.Config)
+	case out.Failed == nil && last.Concurrency != 4:
+		t.Errorf("no failure, but the search stopped at %d streams", last.Concurrency)
+	case out.Held != nil && !out.Held.OK:
+		t.Errorf("held step %+v did not hold", out.Held.Config)
+	}
+}
+
+func TestSearchRefusesAnEmptyRange(t *testing.T) {
+	if _, err := Search(context.Background(), SearchConfig{From: 64, UpTo: 8}); err == nil || !strings.Contains(err.Error(), "--up-to") {
+		t.Fatalf("%v", err)
+	}
+}
