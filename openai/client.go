@@ -90,8 +90,9 @@ type Config struct {
 	// ExtraBody is a JSON object whose fields are merged into every request body (see
 	// buildBody); it cannot set model, messages, prompt or stream.
 	ExtraBody json.RawMessage
-	// DialContext, when set, opens connections instead of a TCP dialer (tests drive the
-	// client over in-memory connections, e.g. net.Pipe inside a synctest bubble).
+	// DialContext, when set, opens connections instead of a TCP dialer, the client's and
+	// Discover's (tests drive them over in-memory connections, e.g. net.Pipe inside a synctest
+	// bubble).
 	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
 	// UserClock stamps every read with the time it returned in user space, even where the
 	// kernel's receive stamps are available (to compare the two clocks).

@@ -66,7 +66,11 @@ func Discover(ctx context.Context, cfg Config) (servebench.ServerInfo, Quirks, e
 	if err != nil {
 		return info, q, err
 	}
-	hc := &http.Client{Transport: newTransport(1, false), Timeout: 30 * time.Second, CheckRedirect: CheckRedirect}
+	tr := newTransport(1, false)
+	if cfg.DialContext != nil {
+		tr.DialContext = cfg.DialContext
+	}
+	hc := &http.Client{Transport: tr, Timeout: 30 * time.Second, CheckRedirect: CheckRedirect}
 	defer hc.CloseIdleConnections()
 	simulated := false // the target sent servebench.SimulatedHeader
 	get := func(url string) ([]byte, int, error) {

@@ -82,7 +82,7 @@ func TestPlanCannotSendEnvironmentVariablesUnasked(t *testing.T) {
 			args := append([]string{"run", "--config", planFile, "--contexts", "1k", "--concurrency", "1", "--output-tokens", "8",
 				"--mode", "fixed", "--requests", "2", "--use-cases", "none", "--scenarios", "none", "--out", filepath.Join(dir, "run"+string(rune('a'+i))),
 				"--quiet", "--index", "none", "--gpu", "none", "--format", "json"}, c.flags...)
-			code, stdout, stderr := runCLIWithEnv(t, vars, args...)
+			code, stdout, stderr := runCLIEnv(t, vars, args...)
 			mu.Lock()
 			defer mu.Unlock()
 			if len(c.refused) > 0 {

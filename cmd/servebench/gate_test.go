@@ -1,81 +1,78 @@
 package main
 
 import (
-	"context"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 
+	"github.com/servebench/servebench/internal/simtest"
 	"github.com/servebench/servebench/sim"
 )
 
-// startSimProfile serves the simulator with profile p over HTTP for the test.
+// startSimProfile serves the simulator with profile p in memory for the test.
 func startSimProfile(t *testing.T, p sim.Profile) string {
 	t.Helper()
-	s := sim.New(p, sim.Options{})
-	ctx, cancel := context.WithCancel(context.Background())
-	s.Start(ctx)
-	ts := httptest.NewServer(s.Handler())
-	t.Cleanup(func() { ts.Close(); cancel(); s.Close() })
-	return ts.URL
+	return simtest.StartInMemory(t, simtest.Config{Profile: p}).URL
 }
 
 // The gate passes a repeat of the baseline against the same server and fails (exit 5, the
 // table showing which metrics and by how much) a run against a slowed-down server; the
 // baseline is found by its label in the runs index.
 func TestGate(t *testing.T) {
-	slow := sim.FastProfile
-	slow.Name = "fast-slowed"
-	slow.Engine.BandwidthEfficiency /= 4 // decode steps 4× longer
-	slow.Engine.ComputeEfficiency /= 4   // prefill 4× longer
-	slow.Engine.PrefillOverhead *= 4
-	fast := startSimProfile(t, sim.FastProfile)
-	slowed := startSimProfile(t, slow)
-	tmp := t.TempDir()
-	index := filepath.Join(tmp, "runs.db")
-	run := func(name, url, label string) string {
-		dir := filepath.Join(tmp, name)
-		args := []string{"run", "--url", url + "/v1", "--contexts", "1k", "--concurrency", "1,4", "--output-tokens", "128",
-			"--min-requests", "8", "--rounds", "1", "--max-requests", "48", "--max-duration", "2s", "--use-cases", "none",
-			"--scenarios", "none", "--quiet", "--gpu", "none", "--format", "md", "--index", index, "--out", dir}
-		if label != "" {
-			args = append(args, "--label", label)
+	synctest.Test(t, func(t *testing.T) {
+		slow := sim.FastProfile
+		slow.Name = "fast-slowed"
+		slow.Engine.BandwidthEfficiency /= 4 // decode steps 4× longer
+		slow.Engine.ComputeEfficiency /= 4   // prefill 4× longer
+		slow.Engine.PrefillOverhead *= 4
+		fast := startSimProfile(t, sim.FastProfile)
+		slowed := startSimProfile(t, slow)
+		tmp := t.TempDir()
+		index := filepath.Join(tmp, "runs.db")
+		run := func(name, url, label string) string {
+			dir := filepath.Join(tmp, name)
+			args := []string{"run", "--url", url + "/v1", "--contexts", "1k", "--concurrency", "1,4", "--output-tokens", "128",
+				"--min-requests", "8", "--rounds", "1", "--max-requests", "48", "--max-duration", "2s", "--use-cases", "none",
+				"--scenarios", "none", "--quiet", "--gpu", "none", "--format", "md", "--index", index, "--out", dir}
+			if label != "" {
+				args = append(args, "--label", label)
+			}
+			if code, _, stderr := runCLI(t, args...); code != 0 {
+				t.Fatalf("run %s: exit %d\n%s", name, code, stderr)
+			}
+			return dir
 		}
-		if code, _, stderr := runCLI(t, args...); code != 0 {
-			t.Fatalf("run %s: exit %d\n%s", name, code, stderr)
-		}
-		return dir
-	}
-	run("base", fast, "nightly")
-	repeat := run("repeat", fast, "")
-	slower := run("slower", slowed, "")
+		run("base", fast, "nightly")
+		repeat := run("repeat", fast, "")
+		slower := run("slower", slowed, "")
 
-	// Wide thresholds: this machine's load moves a simulated run's timings by tens of percent,
-	// the slowed server by 75%.
-	th := []string{"--throughput", "40%", "--ttft", "100%", "--speed", "40%", "--index", index}
-	code, stdout, stderr := runCLI(t, append([]string{"gate", "nightly", repeat}, th...)...)
-	if code != 0 || !strings.Contains(stdout, "gate passed") || !strings.Contains(stdout, `the latest run labelled "nightly"`) {
-		t.Fatalf("a repeat of the baseline: exit %d\n%s\n%s", code, stdout, stderr)
-	}
-	code, stdout, stderr = runCLI(t, append([]string{"gate", "nightly", slower}, th...)...)
-	if code != exitRegression || !strings.Contains(stderr, "gate failed") {
-		t.Fatalf("against the slowed server: exit %d, want %d\n%s\n%s", code, exitRegression, stdout, stderr)
-	}
-	for _, want := range []string{"throughput  sweep: 1K in / 128 out, c=4", "speed", "WORSE"} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("the table does not show %q:\n%s", want, stdout)
+		// Wide thresholds: this machine's load moves a simulated run's timings by tens of percent,
+		// the slowed server by 75%.
+		th := []string{"--throughput", "40%", "--ttft", "100%", "--speed", "40%", "--index", index}
+		code, stdout, stderr := runCLI(t, append([]string{"gate", "nightly", repeat}, th...)...)
+		if code != 0 || !strings.Contains(stdout, "gate passed") || !strings.Contains(stdout, `the latest run labelled "nightly"`) {
+			t.Fatalf("a repeat of the baseline: exit %d\n%s\n%s", code, stdout, stderr)
 		}
-	}
-	t.Logf("gate against the slowed server:\n%s", stdout)
+		code, stdout, stderr = runCLI(t, append([]string{"gate", "nightly", slower}, th...)...)
+		if code != exitRegression || !strings.Contains(stderr, "gate failed") {
+			t.Fatalf("against the slowed server: exit %d, want %d\n%s\n%s", code, exitRegression, stdout, stderr)
+		}
+		for _, want := range []string{"throughput  sweep: 1K in / 128 out, c=4", "speed", "WORSE"} {
+			if !strings.Contains(stdout, want) {
+				t.Errorf("the table does not show %q:\n%s", want, stdout)
+			}
+		}
+		t.Logf("gate against the slowed server:\n%s", stdout)
 
-	// bad thresholds and names are usage errors, each named
-	code, _, stderr = runCLI(t, "gate", "nightly", slower, "--ttft", "fast", "--speed", "-3%", "--index", index)
-	if code != exitUsage || !strings.Contains(stderr, `--ttft "fast"`) || !strings.Contains(stderr, `--speed "-3%"`) {
-		t.Errorf("bad thresholds: exit %d %q", code, stderr)
-	}
-	code, _, stderr = runCLI(t, "gate", "no-such-label", slower, "--index", index)
-	if code != exitUsage || !strings.Contains(stderr, "nor a run id or label") {
-		t.Errorf("unknown baseline: exit %d %q", code, stderr)
-	}
+		// bad thresholds and names are usage errors, each named
+		code, _, stderr = runCLI(t, "gate", "nightly", slower, "--ttft", "fast", "--speed", "-3%", "--index", index)
+		if code != exitUsage || !strings.Contains(stderr, `--ttft "fast"`) || !strings.Contains(stderr, `--speed "-3%"`) {
+			t.Errorf("bad thresholds: exit %d %q", code, stderr)
+		}
+		code, _, stderr = runCLI(t, "gate", "no-such-label", slower, "--index", index)
+		if code != exitUsage || !strings.Contains(stderr, "nor a run id or label") {
+			t.Errorf("unknown baseline: exit %d %q", code, stderr)
+		}
+	})
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 
 	"github.com/servebench/servebench/sim"
 )
@@ -31,46 +32,48 @@ func badTerminalBytes(s string) []rune {
 // No control character from a server reaches the terminal through run, runs or compare, and the
 // 100 KB name is cut on the terminal (the JSON keeps it whole).
 func TestHostileServerTextNeverDrivesTheTerminal(t *testing.T) {
-	var n atomic.Int64
-	srv := simBehind(t, sim.Options{Seed: 1, ServedModelName: hostileName}, func(h http.Handler) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) {
-			if strings.HasSuffix(r.URL.Path, "/completions") && n.Add(1) > 20 && n.Load()%4 == 0 {
-				w.WriteHeader(http.StatusInternalServerError)
-				fmt.Fprint(w, "\x1b[31mfailed\x1b[0m\a\x1b]8;;http://evil/\x07link\x1b]8;;\x07\r\x08")
-				return
+	synctest.Test(t, func(t *testing.T) {
+		var n atomic.Int64
+		srv := simBehind(t, sim.Options{Seed: 1, ServedModelName: hostileName}, func(h http.Handler) http.HandlerFunc {
+			return func(w http.ResponseWriter, r *http.Request) {
+				if strings.HasSuffix(r.URL.Path, "/completions") && n.Add(1) > 20 && n.Load()%4 == 0 {
+					w.WriteHeader(http.StatusInternalServerError)
+					fmt.Fprint(w, "\x1b[31mfailed\x1b[0m\a\x1b]8;;http://evil/\x07link\x1b]8;;\x07\r\x08")
+					return
+				}
+				h.ServeHTTP(w, r)
 			}
-			h.ServeHTTP(w, r)
-		}
-	})
+		})
 
-	tmp := t.TempDir()
-	index := filepath.Join(tmp, "runs.db")
-	var dirs []string
-	for i := range 2 {
-		dir := filepath.Join(tmp, fmt.Sprintf("run%d", i))
-		dirs = append(dirs, dir)
-		code, stdout, stderr := runCLI(t, "run", "--url", srv.URL+"/v1", "--contexts", "1k", "--concurrency", "1,2",
-			"--output-tokens", "16", "--min-requests", "6", "--rounds", "1", "--max-requests", "24", "--max-duration", "1s", "--use-cases", "none", "--scenarios", "none",
-			"--out", dir, "--index", index, "--max-failure-rate", "1")
+		tmp := t.TempDir()
+		index := filepath.Join(tmp, "runs.db")
+		var dirs []string
+		for i := range 2 {
+			dir := filepath.Join(tmp, fmt.Sprintf("run%d", i))
+			dirs = append(dirs, dir)
+			code, stdout, stderr := runCLI(t, "run", "--url", srv.URL+"/v1", "--contexts", "1k", "--concurrency", "1,2",
+				"--output-tokens", "16", "--min-requests", "6", "--rounds", "1", "--max-requests", "24", "--max-duration", "1s", "--use-cases", "none", "--scenarios", "none",
+				"--out", dir, "--index", index, "--max-failure-rate", "1")
+			if code != 0 {
+				t.Fatalf("run: exit %d\n%s", code, stderr)
+			}
+			check(t, "run", stdout+stderr)
+			if !strings.Contains(string(mustRead(t, filepath.Join(dir, "run.json"))), strings.Repeat("A", 100_000)) {
+				t.Errorf("run.json lost the full model name")
+			}
+			check(t, "report.md", string(mustRead(t, filepath.Join(dir, "report.md"))))
+		}
+		code, stdout, stderr := runCLI(t, "runs", "--index", index)
 		if code != 0 {
-			t.Fatalf("run: exit %d\n%s", code, stderr)
+			t.Fatalf("runs: exit %d\n%s", code, stderr)
 		}
-		check(t, "run", stdout+stderr)
-		if !strings.Contains(string(mustRead(t, filepath.Join(dir, "run.json"))), strings.Repeat("A", 100_000)) {
-			t.Errorf("run.json lost the full model name")
+		check(t, "runs", stdout+stderr)
+		code, stdout, stderr = runCLI(t, "compare", dirs[0], dirs[1], "--out", filepath.Join(tmp, "cmp.html"))
+		if code != 0 {
+			t.Fatalf("compare: exit %d\n%s", code, stderr)
 		}
-		check(t, "report.md", string(mustRead(t, filepath.Join(dir, "report.md"))))
-	}
-	code, stdout, stderr := runCLI(t, "runs", "--index", index)
-	if code != 0 {
-		t.Fatalf("runs: exit %d\n%s", code, stderr)
-	}
-	check(t, "runs", stdout+stderr)
-	code, stdout, stderr = runCLI(t, "compare", dirs[0], dirs[1], "--out", filepath.Join(tmp, "cmp.html"))
-	if code != 0 {
-		t.Fatalf("compare: exit %d\n%s", code, stderr)
-	}
-	check(t, "compare", stdout+stderr)
+		check(t, "compare", stdout+stderr)
+	})
 }
 
 func check(t *testing.T, what, out string) {

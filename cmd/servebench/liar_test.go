@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/servebench/servebench"
@@ -120,100 +121,102 @@ func TestRunAgainstLyingServers(t *testing.T) {
 	}
 	for _, l := range liars {
 		t.Run(l.name, func(t *testing.T) {
-			var mu sync.Mutex
-			srv := simBehind(t, sim.Options{Seed: 1}, func(h http.Handler) http.HandlerFunc {
-				return func(w http.ResponseWriter, r *http.Request) {
-					if !strings.HasSuffix(r.URL.Path, "/chat/completions") {
-						h.ServeHTTP(w, r)
-						return
+			synctest.Test(t, func(t *testing.T) {
+				var mu sync.Mutex
+				srv := simBehind(t, sim.Options{Seed: 1}, func(h http.Handler) http.HandlerFunc {
+					return func(w http.ResponseWriter, r *http.Request) {
+						if !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+							h.ServeHTTP(w, r)
+							return
+						}
+						ew := &editWriter{ResponseWriter: w, edit: l.edit, hold: l.hold}
+						if l.keepOpen > 0 {
+							// the chunked body never ends by itself: the handler returns only later
+							defer func() {
+								select {
+								case <-r.Context().Done():
+								case <-time.After(l.keepOpen):
+								}
+							}()
+						}
+						h.ServeHTTP(ew, r)
+						if l.hold {
+							mu.Lock()
+							_, _ = w.Write([]byte(ew.out.String() + ew.pending.String()))
+							mu.Unlock()
+						} else if ew.pending.Len() > 0 {
+							_, _ = w.Write([]byte(ew.pending.String()))
+						}
+						w.(http.Flusher).Flush()
 					}
-					ew := &editWriter{ResponseWriter: w, edit: l.edit, hold: l.hold}
-					if l.keepOpen > 0 {
-						// the chunked body never ends by itself: the handler returns only later
-						defer func() {
-							select {
-							case <-r.Context().Done():
-							case <-time.After(l.keepOpen):
-							}
-						}()
+				})
+				dir := filepath.Join(t.TempDir(), "run")
+				start := time.Now()
+				code, _, stderr := runCLI(t, "run", "--url", srv.URL+"/v1", "--contexts", "1k", "--concurrency", "1,2",
+					"--output-tokens", "16", "--min-requests", "6", "--rounds", "1", "--max-requests", "24", "--max-duration", "1s",
+					"--use-cases", "none", "--scenarios", "none", "--out", dir, "--index", "none", "--quiet")
+				took := time.Since(start)
+				if code != 0 {
+					t.Fatalf("run: exit %d\n%s", code, stderr)
+				}
+				var res servebench.Results
+				b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := json.Unmarshal(b, &res); err != nil {
+					t.Fatal(err)
+				}
+				if len(res.Cells) == 0 {
+					t.Fatal("no cells")
+				}
+				for _, c := range res.Cells {
+					id := c.ID()
+					sane := func(what string, v, hi float64) {
+						if math.IsNaN(v) || v < 0 || v > hi {
+							t.Errorf("%s: %s = %g, impossible", id, what, v)
+						}
 					}
-					h.ServeHTTP(ew, r)
-					if l.hold {
-						mu.Lock()
-						_, _ = w.Write([]byte(ew.out.String() + ew.pending.String()))
-						mu.Unlock()
-					} else if ew.pending.Len() > 0 {
-						_, _ = w.Write([]byte(ew.pending.String()))
+					sane("output throughput", c.SystemOutputThroughputTPS, 1e6)
+					sane("total throughput", c.TotalThroughputTPS, 1e7)
+					sane("output tokens mean", c.OutputTokensMean, 16)
+					sane("input tokens mean", c.InputTokensMean, 4096)
+					sane("generation speed max", c.GenerationSpeedTPS.Max, 1e6)
+					if q := c.QueueWaitSeconds; q != nil {
+						sane("queue wait", q.Mean, c.E2ELatencySeconds.Max)
 					}
-					w.(http.Flusher).Flush()
+					if c.RequestsSucceeded == 0 {
+						t.Errorf("%s: no request succeeded (%v)", id, c.ErrorsByClass)
+					}
+					if l.hold && c.GenerationSpeedTPS.Count != 0 {
+						t.Errorf("%s: a generation speed (%d requests) from responses that were not streamed", id, c.GenerationSpeedTPS.Count)
+					}
+					if l.keepOpen > 0 && c.E2ELatencySeconds.Max > 1 {
+						t.Errorf("%s: a request lasted %g s: [DONE] must end it", id, c.E2ELatencySeconds.Max)
+					}
+					// a slot held for a 2 s grace after [DONE] gives at most 16 tokens / 2 s per slot;
+					// the simulator streams 16 tokens in well under 0.2 s
+					if l.keepOpen > 0 && c.SystemOutputThroughputTPS < 80*float64(c.Concurrency) {
+						t.Errorf("%s: output throughput %.1f tok/s: the slots were held after [DONE]", id, c.SystemOutputThroughputTPS)
+					}
+				}
+				if l.keepOpen > 0 && took > 30*time.Second {
+					t.Errorf("the run took %v: slots wait for the body's end after [DONE]", took)
+				}
+				report := string(mustRead(t, filepath.Join(dir, "report.md")))
+				if os.Getenv("LIAR_KEEP") != "" {
+					_ = os.WriteFile(filepath.Join(os.Getenv("LIAR_KEEP"), l.name+".md"), []byte(report), 0o644)
+				}
+				if l.reportSays != "" && !strings.Contains(report, l.reportSays) {
+					t.Errorf("report.md does not say what the server did (%q)", l.reportSays)
+				}
+				if strings.Contains(report, e18) || strings.Contains(report, "-123456") {
+					t.Errorf("report.md prints the server's impossible value")
+				}
+				if l.hold && (strings.Contains(report, "Generation Speed Single Request | 0.0 tok/s") || !strings.Contains(report, "unknown (responses not streamed)")) {
+					t.Errorf("report.md gives a zero speed for responses that were not streamed:\n%s", grepLines(report, "Single Request"))
 				}
 			})
-			dir := filepath.Join(t.TempDir(), "run")
-			start := time.Now()
-			code, _, stderr := runCLI(t, "run", "--url", srv.URL+"/v1", "--contexts", "1k", "--concurrency", "1,2",
-				"--output-tokens", "16", "--min-requests", "6", "--rounds", "1", "--max-requests", "24", "--max-duration", "1s",
-				"--use-cases", "none", "--scenarios", "none", "--out", dir, "--index", "none", "--quiet")
-			took := time.Since(start)
-			if code != 0 {
-				t.Fatalf("run: exit %d\n%s", code, stderr)
-			}
-			var res servebench.Results
-			b, err := os.ReadFile(filepath.Join(dir, "results.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := json.Unmarshal(b, &res); err != nil {
-				t.Fatal(err)
-			}
-			if len(res.Cells) == 0 {
-				t.Fatal("no cells")
-			}
-			for _, c := range res.Cells {
-				id := c.ID()
-				sane := func(what string, v, hi float64) {
-					if math.IsNaN(v) || v < 0 || v > hi {
-						t.Errorf("%s: %s = %g, impossible", id, what, v)
-					}
-				}
-				sane("output throughput", c.SystemOutputThroughputTPS, 1e6)
-				sane("total throughput", c.TotalThroughputTPS, 1e7)
-				sane("output tokens mean", c.OutputTokensMean, 16)
-				sane("input tokens mean", c.InputTokensMean, 4096)
-				sane("generation speed max", c.GenerationSpeedTPS.Max, 1e6)
-				if q := c.QueueWaitSeconds; q != nil {
-					sane("queue wait", q.Mean, c.E2ELatencySeconds.Max)
-				}
-				if c.RequestsSucceeded == 0 {
-					t.Errorf("%s: no request succeeded (%v)", id, c.ErrorsByClass)
-				}
-				if l.hold && c.GenerationSpeedTPS.Count != 0 {
-					t.Errorf("%s: a generation speed (%d requests) from responses that were not streamed", id, c.GenerationSpeedTPS.Count)
-				}
-				if l.keepOpen > 0 && c.E2ELatencySeconds.Max > 1 {
-					t.Errorf("%s: a request lasted %g s: [DONE] must end it", id, c.E2ELatencySeconds.Max)
-				}
-				// a slot held for a 2 s grace after [DONE] gives at most 16 tokens / 2 s per slot;
-				// the simulator streams 16 tokens in well under 0.2 s
-				if l.keepOpen > 0 && c.SystemOutputThroughputTPS < 80*float64(c.Concurrency) {
-					t.Errorf("%s: output throughput %.1f tok/s: the slots were held after [DONE]", id, c.SystemOutputThroughputTPS)
-				}
-			}
-			if l.keepOpen > 0 && took > 30*time.Second {
-				t.Errorf("the run took %v: slots wait for the body's end after [DONE]", took)
-			}
-			report := string(mustRead(t, filepath.Join(dir, "report.md")))
-			if os.Getenv("LIAR_KEEP") != "" {
-				_ = os.WriteFile(filepath.Join(os.Getenv("LIAR_KEEP"), l.name+".md"), []byte(report), 0o644)
-			}
-			if l.reportSays != "" && !strings.Contains(report, l.reportSays) {
-				t.Errorf("report.md does not say what the server did (%q)", l.reportSays)
-			}
-			if strings.Contains(report, e18) || strings.Contains(report, "-123456") {
-				t.Errorf("report.md prints the server's impossible value")
-			}
-			if l.hold && (strings.Contains(report, "Generation Speed Single Request | 0.0 tok/s") || !strings.Contains(report, "unknown (responses not streamed)")) {
-				t.Errorf("report.md gives a zero speed for responses that were not streamed:\n%s", grepLines(report, "Single Request"))
-			}
 		})
 	}
 }

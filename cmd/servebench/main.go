@@ -8,12 +8,16 @@ import (
 	"fmt"
 	"github.com/servebench/servebench"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/servebench/servebench/openai"
 )
 
 // Exit codes (documented in the README; scripts depend on them).
@@ -54,6 +58,23 @@ type env struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
 	args           []string
+	// dial, when set, opens every connection to the target, and listen the built-in
+	// simulator's listener (tests: in memory, on virtual time); nil: TCP on loopback.
+	dial   func(ctx context.Context, network, addr string) (net.Conn, error)
+	listen func() (net.Listener, error)
+	// eventCapacity, when set, replaces selfcheck.Carry: the stream events per second this
+	// machine reads with its timing intact (tests on virtual time, where no machine is measured).
+	eventCapacity func(ctx context.Context) (float64, error)
+}
+
+// targetClient is an HTTP client for a target's side endpoints (/tokenize, metrics, probes)
+// with the given overall timeout, connecting through e.dial when set.
+func (e *env) targetClient(timeout time.Duration) *http.Client {
+	hc := openai.NewHTTPClient(timeout)
+	if e.dial != nil {
+		hc.Transport = &http.Transport{DialContext: e.dial, DisableCompression: true}
+	}
+	return hc
 }
 
 func main() {

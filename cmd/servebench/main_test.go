@@ -5,22 +5,41 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 
 	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/internal/simtest"
 	"github.com/servebench/servebench/sim"
 )
 
+// runCLI runs the command with args as its own process would, with no environment variables.
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	return runCLIEnv(t, nil, args...)
+}
+
+// runCLIEnv runs the command with args and the environment variables vars. Its connections go
+// through simtest.Dial: to the test's in-memory simulators by address, over TCP to any other;
+// the built-in simulator listens in memory. Inside a synctest bubble, a run takes virtual time.
+func runCLIEnv(t *testing.T, vars map[string]string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
 	var out, errb bytes.Buffer
-	e := &env{stdout: &out, stderr: &errb, getenv: func(string) string { return "" }, args: append([]string{"servebench"}, args...)}
+	e := &env{stdout: &out, stderr: &errb, getenv: func(k string) string { return vars[k] }, args: append([]string{"servebench"}, args...),
+		dial: simtest.Dial, listen: listenInMemory, eventCapacity: fixedEventCapacity}
 	code = execute(context.Background(), e, args)
 	return code, out.String(), errb.String()
 }
+
+func listenInMemory() (net.Listener, error) { return simtest.Listen(), nil }
+
+// fixedEventCapacity stands for selfcheck.Carry, which measures this machine over loopback TCP
+// (impossible inside a synctest bubble): a figure of a typical machine.
+func fixedEventCapacity(context.Context) (float64, error) { return 50000, nil }
 
 func readRecords(t *testing.T, path string) []servebench.Record {
 	t.Helper()
@@ -44,57 +63,60 @@ func readRecords(t *testing.T, path string) []servebench.Record {
 
 // The simulator served over real HTTP, measured by the CLI in both API flavours: every request
 // succeeds, the server counts exactly the requested prompt tokens, and the run folder is complete.
+// On virtual time: the simulator in memory, the whole command in a synctest bubble.
 func TestRunAgainstSimulatorOverHTTP(t *testing.T) {
-	base := startSimWith(t, sim.Options{})
 	for _, api := range []string{"openai-chat", "openai-completions"} {
 		t.Run(api, func(t *testing.T) {
-			dir := filepath.Join(t.TempDir(), "run")
-			code, stdout, stderr := runCLI(t, "run", "--url", base+"/v1", "--api", api, "--contexts", "1k,4k", "--concurrency", "1,4",
-				"--output-tokens", "64", "--min-requests", "4", "--rounds", "1", "--max-requests", "24", "--max-duration", "1s", "--use-cases", "none", "--out", dir, "--quiet",
-				"--index", "none", "--metrics-url", base+"/metrics", "--gpu", "dcgm="+base+"/dcgm/metrics")
-			if code != 0 {
-				t.Fatalf("exit %d\nstderr:\n%s", code, stderr)
-			}
-			for _, f := range []string{"run.json", "requests.jsonl", "results.json", "report.html", "report.md"} {
-				if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
-					t.Errorf("missing %s", f)
+			synctest.Test(t, func(t *testing.T) {
+				base := startSimWith(t, sim.Options{})
+				dir := filepath.Join(t.TempDir(), "run")
+				code, stdout, stderr := runCLI(t, "run", "--url", base+"/v1", "--api", api, "--contexts", "1k,4k", "--concurrency", "1,4",
+					"--output-tokens", "64", "--min-requests", "4", "--rounds", "1", "--max-requests", "24", "--max-duration", "1s", "--use-cases", "none", "--out", dir, "--quiet",
+					"--index", "none", "--metrics-url", base+"/metrics", "--gpu", "dcgm="+base+"/dcgm/metrics")
+				if code != 0 {
+					t.Fatalf("exit %d\nstderr:\n%s", code, stderr)
 				}
-			}
-			var res servebench.Results
-			b, _ := os.ReadFile(filepath.Join(dir, "results.json"))
-			if err := json.Unmarshal(b, &res); err != nil {
-				t.Fatal(err)
-			}
-			if len(res.Cells) != 4 {
-				t.Fatalf("want 2 contexts × 2 concurrency cells, got %d", len(res.Cells))
-			}
-			for _, c := range res.Cells {
-				if c.SuccessRate != 1 || c.RequestsTotal == 0 {
-					t.Errorf("cell %s: success %.2f of %d", c.ID(), c.SuccessRate, c.RequestsTotal)
+				for _, f := range []string{"run.json", "requests.jsonl", "results.json", "report.html", "report.md"} {
+					if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+						t.Errorf("missing %s", f)
+					}
 				}
-				if c.QueueWaitSeconds == nil || c.PrefillSeconds == nil || c.GPUPowerWatts == nil || c.EnergyJoules == nil {
-					t.Errorf("cell %s: server/power fields missing: %v", c.ID(), c.Unavailable)
+				var res servebench.Results
+				b, _ := os.ReadFile(filepath.Join(dir, "results.json"))
+				if err := json.Unmarshal(b, &res); err != nil {
+					t.Fatal(err)
 				}
-			}
-			recs := readRecords(t, filepath.Join(dir, "requests.jsonl"))
-			if len(recs) == 0 {
-				t.Fatal("no records")
-			}
-			for _, r := range recs {
-				if !r.OK() {
-					t.Errorf("seq %d failed: %s %s", r.Seq, r.ErrorClass, r.Error)
-					continue
+				if len(res.Cells) != 4 {
+					t.Fatalf("want 2 contexts × 2 concurrency cells, got %d", len(res.Cells))
 				}
-				if r.InputTokens != r.ContextTokens || r.InputTokensSource != servebench.SourceUsage {
-					t.Errorf("seq %d: server counted %d prompt tokens (%s), requested %d", r.Seq, r.InputTokens, r.InputTokensSource, r.ContextTokens)
+				for _, c := range res.Cells {
+					if c.SuccessRate != 1 || c.RequestsTotal == 0 {
+						t.Errorf("cell %s: success %.2f of %d", c.ID(), c.SuccessRate, c.RequestsTotal)
+					}
+					if c.QueueWaitSeconds == nil || c.PrefillSeconds == nil || c.GPUPowerWatts == nil || c.EnergyJoules == nil {
+						t.Errorf("cell %s: server/power fields missing: %v", c.ID(), c.Unavailable)
+					}
 				}
-				if r.OutputTokens != 64 || r.OutputTokensSource != servebench.SourceUsage {
-					t.Errorf("seq %d: %d output tokens from %s", r.Seq, r.OutputTokens, r.OutputTokensSource)
+				recs := readRecords(t, filepath.Join(dir, "requests.jsonl"))
+				if len(recs) == 0 {
+					t.Fatal("no records")
 				}
-			}
-			if !strings.Contains(stdout, "TTFT") {
-				t.Errorf("no summary table on stdout:\n%s", stdout)
-			}
+				for _, r := range recs {
+					if !r.OK() {
+						t.Errorf("seq %d failed: %s %s", r.Seq, r.ErrorClass, r.Error)
+						continue
+					}
+					if r.InputTokens != r.ContextTokens || r.InputTokensSource != servebench.SourceUsage {
+						t.Errorf("seq %d: server counted %d prompt tokens (%s), requested %d", r.Seq, r.InputTokens, r.InputTokensSource, r.ContextTokens)
+					}
+					if r.OutputTokens != 64 || r.OutputTokensSource != servebench.SourceUsage {
+						t.Errorf("seq %d: %d output tokens from %s", r.Seq, r.OutputTokens, r.OutputTokensSource)
+					}
+				}
+				if !strings.Contains(stdout, "TTFT") {
+					t.Errorf("no summary table on stdout:\n%s", stdout)
+				}
+			})
 		})
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
@@ -32,20 +33,25 @@ import (
 // (concurrency 1–8 at the code-completion shape, with its capacity search) and a small sweep.
 func pageRuns(t *testing.T) (index string, dirs [2]string) {
 	t.Helper()
-	base := startSimWith(t, sim.Options{})
 	tmp := t.TempDir()
 	index = filepath.Join(tmp, "runs.db")
 	args := [2][]string{
 		{"--contexts", "1k", "--concurrency", "1-8", "--output-tokens", "128", "--use-cases", "code_completion", "--capacity-max", "8"},
 		{"--contexts", "1k,2k", "--concurrency", "1,2,4", "--output-tokens", "64", "--use-cases", "none"},
 	}
-	for i, a := range args {
-		dirs[i] = filepath.Join(tmp, []string{"dense", "small"}[i])
-		full := append([]string{"run", "--url", base + "/v1", "--min-requests", "4", "--rounds", "1", "--max-requests", "24", "--max-duration", "1s", "--quiet", "--format", "md",
-			"--index", index, "--out", dirs[i], "--gpu", "none"}, a...)
-		if code, _, stderr := runCLI(t, full...); code != 0 {
-			t.Fatalf("run %d: exit %d\n%s", i, code, stderr)
+	synctest.Test(t, func(t *testing.T) { // on virtual time
+		base := startSimWith(t, sim.Options{})
+		for i, a := range args {
+			dirs[i] = filepath.Join(tmp, []string{"dense", "small"}[i])
+			full := append([]string{"run", "--url", base + "/v1", "--min-requests", "4", "--rounds", "1", "--max-requests", "24", "--max-duration", "1s", "--quiet", "--format", "md",
+				"--index", index, "--out", dirs[i], "--gpu", "none"}, a...)
+			if code, _, stderr := runCLI(t, full...); code != 0 {
+				t.Fatalf("run %d: exit %d\n%s", i, code, stderr)
+			}
 		}
+	})
+	if t.Failed() {
+		t.FailNow()
 	}
 	return index, dirs
 }

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/servebench/servebench/sim"
@@ -17,12 +18,17 @@ func TestReportPDFTouchesNothingElse(t *testing.T) {
 	if _, err := exec.LookPath("chromium"); err != nil {
 		t.Skip("no chromium on PATH")
 	}
-	base := startSimWith(t, sim.Options{Seed: 1})
 	dir := filepath.Join(t.TempDir(), "run")
-	if code, _, stderr := runCLI(t, "run", "--url", base+"/v1", "--contexts", "1k", "--concurrency", "1", "--output-tokens", "8",
-		"--min-requests", "2", "--rounds", "1", "--use-cases", "none", "--scenarios", "none",
-		"--out", dir, "--quiet", "--index", "none", "--gpu", "none"); code != 0 {
-		t.Fatalf("run: exit %d\n%s", code, stderr)
+	synctest.Test(t, func(t *testing.T) { // the run on virtual time; the browser outside
+		base := startSimWith(t, sim.Options{Seed: 1})
+		if code, _, stderr := runCLI(t, "run", "--url", base+"/v1", "--contexts", "1k", "--concurrency", "1", "--output-tokens", "8",
+			"--min-requests", "2", "--rounds", "1", "--use-cases", "none", "--scenarios", "none",
+			"--out", dir, "--quiet", "--index", "none", "--gpu", "none"); code != 0 {
+			t.Fatalf("run: exit %d\n%s", code, stderr)
+		}
+	})
+	if t.Failed() {
+		t.FailNow()
 	}
 	type stamp struct {
 		size int64

@@ -293,7 +293,7 @@ type target struct {
 // client and the prompt builder.
 func (s *session) openTarget(ctx context.Context) error {
 	p := &s.plan
-	tg := &target{spec: p.Target, builtIn: p.Target.URL == "", metadata: p.Metadata, hc: openai.NewHTTPClient(2 * time.Minute), stop: func() {}}
+	tg := &target{spec: p.Target, builtIn: p.Target.URL == "", metadata: p.Metadata, hc: s.e.targetClient(2 * time.Minute), stop: func() {}}
 	// one socket per concurrent request (two when the simulator runs in this process)
 	if err := host.EnsureOpenFiles(plan.MaxConcurrency(*p)*map[bool]int{false: 1, true: 2}[tg.builtIn] + host.SpareFiles); err != nil {
 		return withCode(exitUsage, err)
@@ -303,7 +303,7 @@ func (s *session) openTarget(ctx context.Context) error {
 		if err != nil {
 			return withCode(exitUsage, fmt.Errorf("--sim-profile: %w", err))
 		}
-		base, stop, err := startSim(ctx, prof)
+		base, stop, err := startSim(ctx, prof, s.e.listen)
 		if err != nil {
 			return withCode(exitError, fmt.Errorf("starting the built-in simulator: %w", err))
 		}
@@ -345,7 +345,7 @@ func (s *session) openTarget(ctx context.Context) error {
 	ccfg := openai.Config{BaseURL: tg.spec.URL, API: tg.spec.API, Model: tg.spec.Model, APIKey: apiKey, Origin: tg.origin,
 		TTFTTimeout: time.Duration(p.Sweep.TTFTTimeout), IdleTimeout: time.Duration(p.Sweep.IdleTimeout),
 		RequestTimeout: time.Duration(p.Sweep.RequestTimeout),
-		MaxConnections: plan.MaxConcurrency(*p), ExactOutput: p.Sweep.ExactOutput, ServerInProcess: tg.builtIn}
+		MaxConnections: plan.MaxConcurrency(*p), ExactOutput: p.Sweep.ExactOutput, ServerInProcess: tg.builtIn, DialContext: s.e.dial}
 	if err := requestControl(&ccfg, p.Request, s.e.getenv, s.sec); err != nil {
 		return withCode(exitUsage, err)
 	}
@@ -468,10 +468,13 @@ func (s *session) measure(ctx context.Context) (*runner.Runner, error) {
 	view := newProgress(e.stderr, s.f.quiet)
 	rn := &runner.Runner{Plan: s.man.Plan, Server: tg.info, Client: tg.client, Prompts: tg.prompts, Recorder: s.run,
 		MetricsNote: tel.metricsNote, GPUNote: tel.gpuNote, Origin: tg.origin, Events: view.handle, Notes: tg.notes,
-		Probe:         serverProbe(openai.NewHTTPClient(5*time.Second), tg.spec.URL, tg.spec.API, tg.apiKey),
+		Probe:         serverProbe(e.targetClient(5*time.Second), tg.spec.URL, tg.spec.API, tg.apiKey),
 		OutageTimeout: time.Duration(s.man.Plan.Sweep.OutageTimeout),
-		EventCapacity: func(ctx context.Context) (float64, error) { return selfcheck.Carry(ctx, 0) },
+		EventCapacity: e.eventCapacity,
 		RunInfo:       servebench.RunInfo{ID: s.id, Target: tg.spec.URL, API: tg.spec.API, Model: tg.model, Simulated: tg.simulated, StartedAt: s.man.StartedAt}}
+	if rn.EventCapacity == nil {
+		rn.EventCapacity = func(ctx context.Context) (float64, error) { return selfcheck.Carry(ctx, 0) }
+	}
 	if tel.metrics != nil {
 		rn.Metrics = tel.metrics
 	}
@@ -581,11 +584,15 @@ func redactArgs(args []string) []string {
 	return out
 }
 
-// startSim serves the simulated engine on a loopback port for the duration of the run.
-func startSim(ctx context.Context, prof sim.Profile) (base string, stop func(), err error) {
+// startSim serves the simulated engine on a loopback port for the duration of the run (on what
+// listen returns when it is set).
+func startSim(ctx context.Context, prof sim.Profile, listen func() (net.Listener, error)) (base string, stop func(), err error) {
 	srv := sim.New(prof, sim.Options{Seed: time.Now().UnixNano()})
 	srv.Start(ctx)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if listen == nil {
+		listen = func() (net.Listener, error) { return net.Listen("tcp", "127.0.0.1:0") }
+	}
+	ln, err := listen()
 	if err != nil {
 		srv.Close()
 		return "", nil, err

@@ -2,47 +2,30 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 
+	"github.com/servebench/servebench/internal/simtest"
 	"github.com/servebench/servebench/sim"
 )
 
-func runCLIEnv(t *testing.T, vars map[string]string, args ...string) (code int, stdout, stderr string) {
+// simBehind serves the fast simulated engine in memory behind a proxy: wrap gets the engine's
+// handler and returns what the server serves.
+func simBehind(t *testing.T, opts sim.Options, wrap func(engine http.Handler) http.HandlerFunc) *simtest.Server {
 	t.Helper()
-	var out, errb bytes.Buffer
-	e := &env{stdout: &out, stderr: &errb, getenv: func(k string) string { return vars[k] }, args: append([]string{"servebench"}, args...)}
-	code = execute(context.Background(), e, args)
-	return code, out.String(), errb.String()
-}
-
-// simBehind serves the fast simulated engine over real HTTP behind a proxy: wrap gets the
-// engine's handler and returns what the test server serves.
-func simBehind(t *testing.T, opts sim.Options, wrap func(engine http.Handler) http.HandlerFunc) *httptest.Server {
-	t.Helper()
-	prof, err := sim.LookupProfile("fast")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := sim.New(prof, opts)
-	s.Start(context.Background())
-	t.Cleanup(s.Close)
-	srv := httptest.NewServer(wrap(s.Handler()))
-	t.Cleanup(srv.Close)
-	return srv
+	return simtest.StartInMemory(t, simtest.Config{Options: opts, Wrap: func(h http.Handler) http.Handler { return wrap(h) }})
 }
 
 // echoingServer is the simulator behind a proxy that echoes the Authorization header: /tokenize
 // answers 401 quoting it, and every third completion fails with a 500 quoting it too.
-func echoingServer(t *testing.T) *httptest.Server {
+func echoingServer(t *testing.T) *simtest.Server {
 	t.Helper()
 	var n atomic.Int64
 	return simBehind(t, sim.Options{Seed: 1}, func(h http.Handler) http.HandlerFunc {
@@ -85,49 +68,51 @@ func TestAPIKeyNeverInAnyOutput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := echoingServer(t)
-			tt.url = strings.Replace(tt.url, "HOST", strings.TrimPrefix(srv.URL, "http://"), 1)
-			tmp := t.TempDir()
-			dir := filepath.Join(tmp, "run")
-			index := filepath.Join(tmp, "runs.db")
-			code, stdout, stderr := runCLIEnv(t, tt.vars, "run", "--url", tt.url, "--contexts", "1k", "--concurrency", "2",
-				"--output-tokens", "16", "--min-requests", "6", "--rounds", "1", "--max-requests", "24", "--max-duration", "1s", "--use-cases", "none", "--scenarios", "none",
-				"--out", dir, "--index", index, "--max-failure-rate", "1")
-			if code != 0 {
-				t.Fatalf("exit %d\n%s", code, stderr)
-			}
-			for name, out := range map[string]string{"stdout": stdout, "stderr": stderr} {
-				if strings.Contains(out, tt.key) {
-					t.Errorf("the key is in %s:\n%s", name, out)
+			synctest.Test(t, func(t *testing.T) {
+				srv := echoingServer(t)
+				tt.url = strings.Replace(tt.url, "HOST", strings.TrimPrefix(srv.URL, "http://"), 1)
+				tmp := t.TempDir()
+				dir := filepath.Join(tmp, "run")
+				index := filepath.Join(tmp, "runs.db")
+				code, stdout, stderr := runCLIEnv(t, tt.vars, "run", "--url", tt.url, "--contexts", "1k", "--concurrency", "2",
+					"--output-tokens", "16", "--min-requests", "6", "--rounds", "1", "--max-requests", "24", "--max-duration", "1s", "--use-cases", "none", "--scenarios", "none",
+					"--out", dir, "--index", index, "--max-failure-rate", "1")
+				if code != 0 {
+					t.Fatalf("exit %d\n%s", code, stderr)
 				}
-			}
-			files, _ := os.ReadDir(dir)
-			paths := []string{index}
-			for _, f := range files {
-				paths = append(paths, filepath.Join(dir, f.Name()))
-			}
-			sawEcho := false
-			for _, p := range paths {
-				b, err := os.ReadFile(p)
-				if err != nil {
-					t.Fatal(err)
+				for name, out := range map[string]string{"stdout": stdout, "stderr": stderr} {
+					if strings.Contains(out, tt.key) {
+						t.Errorf("the key is in %s:\n%s", name, out)
+					}
 				}
-				if bytes.Contains(b, []byte(tt.key)) {
-					t.Errorf("the key is in %s", p)
+				files, _ := os.ReadDir(dir)
+				paths := []string{index}
+				for _, f := range files {
+					paths = append(paths, filepath.Join(dir, f.Name()))
 				}
-				if bytes.Contains(b, []byte("[redacted]")) {
-					sawEcho = true
+				sawEcho := false
+				for _, p := range paths {
+					b, err := os.ReadFile(p)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if bytes.Contains(b, []byte(tt.key)) {
+						t.Errorf("the key is in %s", p)
+					}
+					if bytes.Contains(b, []byte("[redacted]")) {
+						sawEcho = true
+					}
 				}
-			}
-			if !sawEcho {
-				t.Errorf("no redacted echo anywhere: the test server did not echo the key (test is vacuous)")
-			}
-			if tt.name == "url" && bytes.Contains(mustRead(t, filepath.Join(dir, "run.json")), []byte("bench:")) {
-				t.Errorf("the URL's credentials are stored in run.json")
-			}
-			if tt.name == "url" && strings.Contains(stdout, "serve[redacted]") {
-				t.Errorf("the URL's user name garbles ordinary text:\n%s", stdout)
-			}
+				if !sawEcho {
+					t.Errorf("no redacted echo anywhere: the test server did not echo the key (test is vacuous)")
+				}
+				if tt.name == "url" && bytes.Contains(mustRead(t, filepath.Join(dir, "run.json")), []byte("bench:")) {
+					t.Errorf("the URL's credentials are stored in run.json")
+				}
+				if tt.name == "url" && strings.Contains(stdout, "serve[redacted]") {
+					t.Errorf("the URL's user name garbles ordinary text:\n%s", stdout)
+				}
+			})
 		})
 	}
 }

@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/servebench/servebench/internal/pgtest"
+	"github.com/servebench/servebench/internal/simtest"
 	"github.com/servebench/servebench/page"
-	"github.com/servebench/servebench/sim"
 )
 
 // TestMain lets a test start this test binary as the servebench command (a second process,
@@ -45,7 +45,7 @@ func cliProcess(t *testing.T, env []string, args ...string) *exec.Cmd {
 // this machine is shown from the documents the store keeps of it.
 func TestSharedPostgresStore(t *testing.T) {
 	url := pgtest.Shared(t).CreateDB(t, "cmd")
-	base := startSimWith(t, sim.Options{})
+	base := simtest.Start(t, simtest.Config{}).URL // over loopback: the runs are processes of their own
 	tmp := t.TempDir()
 	common := []string{"run", "--url", base + "/v1", "--contexts", "1k", "--concurrency", "1,2", "--output-tokens", "16",
 		"--min-requests", "2", "--rounds", "1", "--max-requests", "24", "--max-duration", "1s", "--use-cases", "none",
