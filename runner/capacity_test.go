@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/internal/simtest"
 	"github.com/servebench/servebench/openai"
 	"github.com/servebench/servebench/plan"
 	"github.com/servebench/servebench/runner"
@@ -82,40 +82,8 @@ func (s *controlled) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	send("[DONE]")
 }
 
-// pipeListener hands out in-memory connections (net.Pipe): durably blocking inside a bubble.
-type pipeListener struct {
-	conns chan net.Conn
-	done  chan struct{}
-	once  sync.Once
-}
-
-func newPipeListener() *pipeListener {
-	return &pipeListener{conns: make(chan net.Conn), done: make(chan struct{})}
-}
-
-func (l *pipeListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.conns:
-		return c, nil
-	case <-l.done:
-		return nil, net.ErrClosed
-	}
-}
-
-func (l *pipeListener) Close() error   { l.once.Do(func() { close(l.done) }); return nil }
-func (l *pipeListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8000} }
-
-func (l *pipeListener) DialContext(ctx context.Context, _, _ string) (net.Conn, error) {
-	srv, cli := net.Pipe()
-	select {
-	case l.conns <- srv:
-		return cli, nil
-	case <-l.done:
-		return nil, net.ErrClosed
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
+// newPipeListener hands out in-memory connections (net.Pipe): durably blocking inside a bubble.
+func newPipeListener() *simtest.PipeListener { return simtest.NewPipeListener() }
 
 // wordPrompts builds prompts of exactly n words (the controlled server's tokens), each with a
 // unique first word.

@@ -14,15 +14,16 @@ import (
 	"time"
 
 	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/internal/simtest"
 	"github.com/servebench/servebench/openai"
 	"github.com/servebench/servebench/plan"
 	"github.com/servebench/servebench/runner"
 )
 
-// switchListener is a pipeListener that can be "killed": while down, dials are refused and the
+// switchListener is a simtest.PipeListener that can be "killed": while down, dials are refused and the
 // open connections were closed, like a server process that died; up again, it serves.
 type switchListener struct {
-	*pipeListener
+	*simtest.PipeListener
 	mu    sync.Mutex
 	down  bool
 	conns []net.Conn
@@ -35,7 +36,7 @@ func (l *switchListener) DialContext(ctx context.Context, n, a string) (net.Conn
 	if down {
 		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
 	}
-	c, err := l.pipeListener.DialContext(ctx, n, a)
+	c, err := l.PipeListener.DialContext(ctx, n, a)
 	if err == nil {
 		l.mu.Lock()
 		l.conns = append(l.conns, c)
@@ -87,7 +88,7 @@ func outageRun(t *testing.T, downAt, downFor, timeout time.Duration) (servebench
 	var runErr error
 	synctest.Test(t, func(t *testing.T) {
 		srv := &controlled{prefillPerUser: 20 * time.Millisecond, tokenPerUser: 5 * time.Millisecond}
-		ln := &switchListener{pipeListener: newPipeListener()}
+		ln := &switchListener{PipeListener: newPipeListener()}
 		hs := &http.Server{Handler: srv}
 		served := make(chan struct{})
 		go func() { _ = hs.Serve(ln); close(served) }()

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/servebench/servebench"
@@ -20,103 +21,111 @@ import (
 // from the folder (run.json, requests.jsonl, cells.jsonl) gives the results.json the run
 // wrote, number for number.
 func TestRecomputeEqualsTheRun(t *testing.T) {
-	prof, err := sim.LookupProfile("fast")
-	if err != nil {
-		t.Fatal(err)
-	}
-	prof.Engine.MaxNumSeqs = 2 // queueing from 3 in flight: the capacity limit is low
-	tg := startSim(t, prof, sim.Options{Seed: 9})
-	p := smallPlan(t, "1k,2k", "1,3", 16)
-	p.Scenarios = []servebench.Scenario{{Name: "burst", ContextTokens: 1024, OutputTokens: 16, Concurrency: []int{2}}}
-	p.UseCases = []servebench.UseCase{{Name: "chat", Title: "Chat", ContextTokens: 1024, OutputTokens: 16, Statistic: servebench.StatMean,
-		Thresholds: servebench.Thresholds{TTFTSecondsMax: servebench.Float(0.05)}}}
-	p.Capacity.MaxConcurrency = 6
-	_, man, wrote, recs, logs := runThroughFolder(t, tg, p)
-	if len(wrote.Capacity) != 1 || len(wrote.Capacity[0].Points) == 0 || wrote.Capacity[0].RequestsSpent == 0 {
-		t.Fatalf("the test needs a capacity search that measured levels: %+v", wrote.Capacity)
-	}
-	measured := 0
-	for _, c := range wrote.Cells {
-		if c.GPUPowerWatts == nil || c.QueueWaitSeconds == nil || c.Client == nil || c.Client.SchedLatency == nil {
-			t.Fatalf("cell %s lacks server, GPU or client telemetry (%v): the test would not cover it", c.ID(), c.Unavailable)
+	synctest.Test(t, func(t *testing.T) {
+		prof, err := sim.LookupProfile("fast")
+		if err != nil {
+			t.Fatal(err)
 		}
-		measured++
-	}
-	if measured < 6 {
-		t.Fatalf("%d cells: want the sweep's 4, the scenario's and capacity levels", measured)
-	}
-	sameResults(t, man, recs, logs, wrote)
-	// a record left out changes the recomputed cell: the comparison can fail
-	for i := range recs {
-		if !recs[i].Warmup && recs[i].OK() {
-			recs = append(recs[:i], recs[i+1:]...)
-			break
+		prof.Engine.MaxNumSeqs = 2 // queueing from 3 in flight: the capacity limit is low
+		tg := startSim(t, prof, sim.Options{Seed: 9})
+		p := smallPlan(t, "1k,2k", "1,3", 16)
+		p.Scenarios = []servebench.Scenario{{Name: "burst", ContextTokens: 1024, OutputTokens: 16, Concurrency: []int{2}}}
+		p.UseCases = []servebench.UseCase{{Name: "chat", Title: "Chat", ContextTokens: 1024, OutputTokens: 16, Statistic: servebench.StatMean,
+			Thresholds: servebench.Thresholds{TTFTSecondsMax: servebench.Float(0.05)}}}
+		p.Capacity.MaxConcurrency = 6
+		_, man, wrote, recs, logs := runThroughFolder(t, tg, p)
+		if len(wrote.Capacity) != 1 || len(wrote.Capacity[0].Points) == 0 || wrote.Capacity[0].RequestsSpent == 0 {
+			t.Fatalf("the test needs a capacity search that measured levels: %+v", wrote.Capacity)
 		}
-	}
-	fewer, err := runner.Recompute(man, recs, logs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, _ := json.Marshal(fewer.Cells)
-	w, _ := json.Marshal(wrote.Cells)
-	if string(g) == string(w) {
-		t.Error("recomputing without one record gave the same cells")
-	}
+		measured := 0
+		for _, c := range wrote.Cells {
+			if c.GPUPowerWatts == nil || c.QueueWaitSeconds == nil || c.Client == nil || c.Client.SchedLatency == nil {
+				t.Fatalf("cell %s lacks server, GPU or client telemetry (%v): the test would not cover it", c.ID(), c.Unavailable)
+			}
+			measured++
+		}
+		if measured < 6 {
+			t.Fatalf("%d cells: want the sweep's 4, the scenario's and capacity levels", measured)
+		}
+		sameResults(t, man, recs, logs, wrote)
+		// a record left out changes the recomputed cell: the comparison can fail
+		for i := range recs {
+			if !recs[i].Warmup && recs[i].OK() {
+				recs = append(recs[:i], recs[i+1:]...)
+				break
+			}
+		}
+		fewer, err := runner.Recompute(man, recs, logs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, _ := json.Marshal(fewer.Cells)
+		w, _ := json.Marshal(wrote.Cells)
+		if string(g) == string(w) {
+			t.Error("recomputing without one record gave the same cells")
+		}
+	})
 }
 
 // Multi-turn sessions (one cell per turn, then fresh prompts as long as each turn's) are
 // recomputed like the sweep: their cached tokens and cells equal the run's.
 func TestRecomputeSessions(t *testing.T) {
-	tg := startSim(t, sim.FastProfile, sim.Options{Seed: 4})
-	p := sessionsPlan(t)
-	p.Sessions.Concurrency = []int{2}
-	_, man, wrote, recs, logs := runThroughFolder(t, tg, p)
-	if len(wrote.Cells) != 7 {
-		t.Fatalf("%d cells, want 4 session turns and 3 fresh", len(wrote.Cells))
-	}
-	sameResults(t, man, recs, logs, wrote)
+	synctest.Test(t, func(t *testing.T) {
+		tg := startSim(t, sim.FastProfile, sim.Options{Seed: 4})
+		p := sessionsPlan(t)
+		p.Sessions.Concurrency = []int{2}
+		_, man, wrote, recs, logs := runThroughFolder(t, tg, p)
+		if len(wrote.Cells) != 7 {
+			t.Fatalf("%d cells, want 4 session turns and 3 fresh", len(wrote.Cells))
+		}
+		sameResults(t, man, recs, logs, wrote)
+	})
 }
 
 // A run under a time budget (--max-time) is recomputed like any other: the budget's note, kept
 // in cells.jsonl, is said again, and the capacity search's dense grid is sized without the count
 // floors the budget dropped, as the run sized it (before, both differed from the run's).
 func TestRecomputeBudgetedRun(t *testing.T) {
-	prof, err := sim.LookupProfile("fast")
-	if err != nil {
-		t.Fatal(err)
-	}
-	prof.Engine.MaxNumSeqs = 2 // queueing from 3 in flight: the capacity limit is low
-	tg := startSim(t, prof, sim.Options{Seed: 5})
-	p := smallPlan(t, "1k", "1", 16)
-	p.Sweep.MinRequests = 12 // a floor above the window rule's 2 × N, which the budget drops
-	p.Sweep.MaxTime = servebench.Duration(10 * time.Minute)
-	p.UseCases = []servebench.UseCase{{Name: "chat", Title: "Chat", ContextTokens: 1024, OutputTokens: 16, Statistic: servebench.StatMean,
-		Thresholds: servebench.Thresholds{TTFTSecondsMax: servebench.Float(0.05)}}}
-	p.Capacity.MaxConcurrency = 8
-	_, man, wrote, recs, logs := runThroughFolder(t, tg, p)
-	if len(wrote.Capacity) != 1 || wrote.Capacity[0].DenseGridRequests == 0 {
-		t.Fatalf("the test needs a capacity search with a dense grid: %+v", wrote.Capacity)
-	}
-	budgeted := false
-	for _, n := range wrote.Notes {
-		budgeted = budgeted || strings.HasPrefix(n, "Time budget 10m")
-	}
-	if !budgeted {
-		t.Fatalf("the run's notes do not say how it kept its time budget: %q", wrote.Notes)
-	}
-	sameResults(t, man, recs, logs, wrote)
+	synctest.Test(t, func(t *testing.T) {
+		prof, err := sim.LookupProfile("fast")
+		if err != nil {
+			t.Fatal(err)
+		}
+		prof.Engine.MaxNumSeqs = 2 // queueing from 3 in flight: the capacity limit is low
+		tg := startSim(t, prof, sim.Options{Seed: 5})
+		p := smallPlan(t, "1k", "1", 16)
+		p.Sweep.MinRequests = 12 // a floor above the window rule's 2 × N, which the budget drops
+		p.Sweep.MaxTime = servebench.Duration(10 * time.Minute)
+		p.UseCases = []servebench.UseCase{{Name: "chat", Title: "Chat", ContextTokens: 1024, OutputTokens: 16, Statistic: servebench.StatMean,
+			Thresholds: servebench.Thresholds{TTFTSecondsMax: servebench.Float(0.05)}}}
+		p.Capacity.MaxConcurrency = 8
+		_, man, wrote, recs, logs := runThroughFolder(t, tg, p)
+		if len(wrote.Capacity) != 1 || wrote.Capacity[0].DenseGridRequests == 0 {
+			t.Fatalf("the test needs a capacity search with a dense grid: %+v", wrote.Capacity)
+		}
+		budgeted := false
+		for _, n := range wrote.Notes {
+			budgeted = budgeted || strings.HasPrefix(n, "Time budget 10m")
+		}
+		if !budgeted {
+			t.Fatalf("the run's notes do not say how it kept its time budget: %q", wrote.Notes)
+		}
+		sameResults(t, man, recs, logs, wrote)
+	})
 }
 
 // A rate search (--rate auto) is recomputed over the cells it measured: the same cells and the
 // same decision.
 func TestRecomputeRateSearch(t *testing.T) {
-	tg := startSim(t, sim.FastProfile, sim.Options{Seed: 9})
-	p := rateSearchPlan(t, 16, 8)
-	_, man, wrote, recs, logs := runThroughFolder(t, tg, p)
-	if len(wrote.RateSearches) != 1 || len(wrote.Cells) < 2 {
-		t.Fatalf("searches %+v over %d cells", wrote.RateSearches, len(wrote.Cells))
-	}
-	sameResults(t, man, recs, logs, wrote)
+	synctest.Test(t, func(t *testing.T) {
+		tg := startSim(t, sim.FastProfile, sim.Options{Seed: 9})
+		p := rateSearchPlan(t, 16, 8)
+		_, man, wrote, recs, logs := runThroughFolder(t, tg, p)
+		if len(wrote.RateSearches) != 1 || len(wrote.Cells) < 2 {
+			t.Fatalf("searches %+v over %d cells", wrote.RateSearches, len(wrote.Cells))
+		}
+		sameResults(t, man, recs, logs, wrote)
+	})
 }
 
 // runThroughFolder runs p against tg into a run folder, as servebench run does, and returns

@@ -10,11 +10,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/servebench/servebench"
 	"github.com/servebench/servebench/collect/gpu"
 	"github.com/servebench/servebench/collect/promscrape"
+	"github.com/servebench/servebench/internal/simtest"
 	"github.com/servebench/servebench/openai"
 	"github.com/servebench/servebench/plan"
 	"github.com/servebench/servebench/runner"
@@ -50,31 +52,33 @@ func (m *memRecorder) WriteResults(r servebench.Results) error {
 	return nil
 }
 
+// target is a simulator in memory (simtest.StartInMemory): run the test inside a synctest
+// bubble and the run takes the simulator's virtual time.
 type target struct {
 	srv  *sim.Server
 	base string
+	hc   *http.Client // its side endpoints: /tokenize, metrics, GPU telemetry
+	dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 func startSim(t *testing.T, prof sim.Profile, opts sim.Options) target {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	srv := sim.New(prof, opts)
-	srv.Start(ctx)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := &http.Server{Handler: srv.Handler()}
-	go func() { _ = hs.Serve(ln) }()
-	t.Cleanup(func() { _ = hs.Close(); srv.Close(); cancel() })
-	return target{srv: srv, base: "http://" + ln.Addr().String()}
+	return startSimConfig(t, simtest.Config{Profile: prof, Options: opts})
+}
+
+func startSimConfig(t *testing.T, c simtest.Config) target {
+	t.Helper()
+	s := simtest.StartInMemory(t, c)
+	hc := s.HTTPClient()
+	t.Cleanup(hc.CloseIdleConnections)
+	return target{srv: s.Server, base: s.URL, hc: hc, dial: s.Dial}
 }
 
 func newRunner(t *testing.T, tg target, p servebench.Plan, prompts runner.PromptBuilder) (*runner.Runner, *memRecorder) {
 	t.Helper()
 	ctx := context.Background()
 	origin := time.Now()
-	cfg := openai.Config{BaseURL: tg.base + "/v1", API: p.Target.API, Origin: origin, MaxConnections: 16}
+	cfg := openai.Config{BaseURL: tg.base + "/v1", API: p.Target.API, Origin: origin, MaxConnections: 16, DialContext: tg.dial}
 	info, q, err := openai.Discover(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -84,21 +88,22 @@ func newRunner(t *testing.T, tg target, p servebench.Plan, prompts runner.Prompt
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(client.Close)
 	if prompts == nil {
 		b, err := workload.NewBuilder(ctx, workload.Config{RunID: fmt.Sprint(time.Now().UnixNano()), API: p.Target.API,
-			BaseURL: tg.base + "/v1", Model: cfg.Model, HTTPClient: http.DefaultClient, Probe: client.ProbePromptTokens})
+			BaseURL: tg.base + "/v1", Model: cfg.Model, HTTPClient: tg.hc, Probe: client.ProbePromptTokens})
 		if err != nil {
 			t.Fatal(err)
 		}
 		prompts = b
 	}
-	src, err := gpu.Open(ctx, "dcgm="+tg.base+"/dcgm/metrics", http.DefaultClient)
+	src, err := gpu.Open(ctx, "dcgm="+tg.base+"/dcgm/metrics", tg.hc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rec := &memRecorder{}
 	return &runner.Runner{Plan: p, Server: info, Client: client, Prompts: prompts, Recorder: rec,
-		Metrics: promscrape.New(tg.base+"/metrics", http.DefaultClient), GPU: src, Origin: origin,
+		Metrics: promscrape.New(tg.base+"/metrics", tg.hc), GPU: src, Origin: origin,
 		RunInfo: servebench.RunInfo{ID: "test"}}, rec
 }
 
@@ -116,50 +121,52 @@ func smallPlan(t *testing.T, contexts string, conc string, out int) servebench.P
 // wait and prefill time attributed to the cell from the server's histograms must match the
 // simulator's own truth for that cell within 2%.
 func TestQueueAndPrefillAttributionMatchTruth(t *testing.T) {
-	prof, err := sim.LookupProfile("fast")
-	if err != nil {
-		t.Fatal(err)
-	}
-	prof.Engine.MaxNumSeqs = 2 // 6 in flight, 2 running: queueing guaranteed
-	tg := startSim(t, prof, sim.Options{Seed: 1})
-	p := smallPlan(t, "2k", "6", 32)
-	r, _ := newRunner(t, tg, p, nil)
-	before := tg.srv.Truth()
-	if err := r.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	after := tg.srv.Truth()
-	res := r.Results()
-	if len(res.Cells) != 1 {
-		t.Fatalf("cells: %+v", res.Cells)
-	}
-	c := res.Cells[0]
-	n := float64(after.RequestsFinished - before.RequestsFinished)
-	wantQ := (after.QueueSecondsSum - before.QueueSecondsSum) / n
-	wantP := (after.PrefillSecondsSum - before.PrefillSecondsSum) / n
-	if c.QueueWaitSeconds == nil || c.PrefillSeconds == nil {
-		t.Fatalf("server fields missing: %+v", c.Unavailable)
-	}
-	if wantQ <= 0 {
-		t.Fatalf("the test needs queueing; truth queue wait = %v", wantQ)
-	}
-	for _, x := range []struct {
-		name      string
-		got, want float64
-	}{{"queue wait", c.QueueWaitSeconds.Mean, wantQ}, {"prefill", c.PrefillSeconds.Mean, wantP}} {
-		if math.Abs(x.got-x.want) > 0.02*x.want {
-			t.Errorf("%s: attributed %.6fs, truth %.6fs (more than 2%% apart)", x.name, x.got, x.want)
+	synctest.Test(t, func(t *testing.T) {
+		prof, err := sim.LookupProfile("fast")
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if !strings.HasPrefix(c.QueueWaitSeconds.Source, "prometheus:") {
-		t.Errorf("source = %q", c.QueueWaitSeconds.Source)
-	}
-	if c.GPUPowerWatts == nil || c.EnergyJoules == nil || c.PrefillSpeedTPS == nil {
-		t.Errorf("power/energy/prefill speed missing: %+v", c.Unavailable)
-	}
-	if c.CacheContaminated {
-		t.Error("unique prompts must not be flagged as cache-contaminated")
-	}
+		prof.Engine.MaxNumSeqs = 2 // 6 in flight, 2 running: queueing guaranteed
+		tg := startSim(t, prof, sim.Options{Seed: 1})
+		p := smallPlan(t, "2k", "6", 32)
+		r, _ := newRunner(t, tg, p, nil)
+		before := tg.srv.Truth()
+		if err := r.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		after := tg.srv.Truth()
+		res := r.Results()
+		if len(res.Cells) != 1 {
+			t.Fatalf("cells: %+v", res.Cells)
+		}
+		c := res.Cells[0]
+		n := float64(after.RequestsFinished - before.RequestsFinished)
+		wantQ := (after.QueueSecondsSum - before.QueueSecondsSum) / n
+		wantP := (after.PrefillSecondsSum - before.PrefillSecondsSum) / n
+		if c.QueueWaitSeconds == nil || c.PrefillSeconds == nil {
+			t.Fatalf("server fields missing: %+v", c.Unavailable)
+		}
+		if wantQ <= 0 {
+			t.Fatalf("the test needs queueing; truth queue wait = %v", wantQ)
+		}
+		for _, x := range []struct {
+			name      string
+			got, want float64
+		}{{"queue wait", c.QueueWaitSeconds.Mean, wantQ}, {"prefill", c.PrefillSeconds.Mean, wantP}} {
+			if math.Abs(x.got-x.want) > 0.02*x.want {
+				t.Errorf("%s: attributed %.6fs, truth %.6fs (more than 2%% apart)", x.name, x.got, x.want)
+			}
+		}
+		if !strings.HasPrefix(c.QueueWaitSeconds.Source, "prometheus:") {
+			t.Errorf("source = %q", c.QueueWaitSeconds.Source)
+		}
+		if c.GPUPowerWatts == nil || c.EnergyJoules == nil || c.PrefillSpeedTPS == nil {
+			t.Errorf("power/energy/prefill speed missing: %+v", c.Unavailable)
+		}
+		if c.CacheContaminated {
+			t.Error("unique prompts must not be flagged as cache-contaminated")
+		}
+	})
 }
 
 // sharedPrompts gives every request the same long prefix: what a careless benchmark does.
@@ -170,27 +177,29 @@ func (s sharedPrompts) Prompt(ctx context.Context, seq int64, tokens int) (strin
 }
 
 func TestSharedPrefixIsFlaggedAsCacheContaminated(t *testing.T) {
-	prof, err := sim.LookupProfile("fast")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tg := startSim(t, prof, sim.Options{Seed: 2})
-	p := smallPlan(t, "2k", "2", 16)
-	r, _ := newRunner(t, tg, p, nil)
-	r.Prompts = sharedPrompts{inner: r.Prompts}
-	if err := r.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	res := r.Results()
-	c := res.Cells[0]
-	if !c.CacheContaminated || c.CacheHitTokens == nil || *c.CacheHitTokens == 0 {
-		t.Fatalf("shared prompts must be flagged: contaminated=%v hits=%v", c.CacheContaminated, c.CacheHitTokens)
-	}
-	found := false
-	for _, n := range res.Notes {
-		found = found || strings.Contains(n, "cache-contaminated")
-	}
-	if !found {
-		t.Errorf("no note about contamination in %q", res.Notes)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		prof, err := sim.LookupProfile("fast")
+		if err != nil {
+			t.Fatal(err)
+		}
+		tg := startSim(t, prof, sim.Options{Seed: 2})
+		p := smallPlan(t, "2k", "2", 16)
+		r, _ := newRunner(t, tg, p, nil)
+		r.Prompts = sharedPrompts{inner: r.Prompts}
+		if err := r.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		res := r.Results()
+		c := res.Cells[0]
+		if !c.CacheContaminated || c.CacheHitTokens == nil || *c.CacheHitTokens == 0 {
+			t.Fatalf("shared prompts must be flagged: contaminated=%v hits=%v", c.CacheContaminated, c.CacheHitTokens)
+		}
+		found := false
+		for _, n := range res.Notes {
+			found = found || strings.Contains(n, "cache-contaminated")
+		}
+		if !found {
+			t.Errorf("no note about contamination in %q", res.Notes)
+		}
+	})
 }
