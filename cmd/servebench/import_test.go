@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 
 	"github.com/servebench/servebench"
 	"github.com/servebench/servebench/internal/pgtest"
@@ -149,110 +150,112 @@ func TestImportRefuses(t *testing.T) {
 //     machine: 35%): end-to-end latency, output throughput, and TPOT against servebench's ITL
 //     corrected by the TTFT difference as above.
 func TestImportedVLLMAgreesWithServebench(t *testing.T) {
-	if testing.Short() {
-		t.Skip("measures the simulator twice")
-	}
-	// the fast profile slowed eightfold: a request lasts about a second, so this machine's
-	// scheduling delays (tens of ms when loaded) stay small beside what is measured
-	slow := sim.FastProfile
-	slow.Name = "fast-slowed"
-	slow.Engine.BandwidthEfficiency /= 8
-	slow.Engine.ComputeEfficiency /= 8
-	slow.Engine.PrefillOverhead *= 8
-	base := startSimProfile(t, slow)
-	tmp := t.TempDir()
-	index := filepath.Join(tmp, "runs.db")
-	const prompts, conc, ctx, out = 32, 4, 1024, 128
-
-	code, _, stderr := runCLI(t, "run", "--url", base+"/v1", "--mode", "fixed", "--requests", "32", "--concurrency", "4",
-		"--contexts", "1k", "--output-tokens", "128", "--use-cases", "none", "--scenarios", "none", "--quiet", "--gpu", "none",
-		"--format", "md", "--label", "servebench", "--index", index, "--out", filepath.Join(tmp, "sb"))
-	if code != 0 {
-		t.Fatalf("servebench run: exit %d\n%s", code, stderr)
-	}
-
-	vb := &vllmBench{base: base, model: firstModel(t, base), promptLen: ctx, outputLen: out, concurrency: conc}
-	for i := range prompts {
-		vb.prompts = append(vb.prompts, simPrompt(i, ctx-sim.ChatMessageOverheadTokens-sim.ChatGenerationPromptTokens))
-	}
-	result, outs := vb.run(t)
-	file := filepath.Join(tmp, "openai-chat-infqps-concurrency4-sim.json")
-	writeJSON(t, file, result)
-	// on the same stream, the definitions differ exactly as documented
-	for i, o := range outs {
-		if !o.success || o.outputTokens != out {
-			t.Fatalf("request %d: %+v", i, o)
+	synctest.Test(t, func(t *testing.T) {
+		if testing.Short() {
+			t.Skip("measures the simulator twice")
 		}
-		if o.ttft >= o.firstContent {
-			t.Errorf("request %d: vllm's TTFT %.4f s is not before the first content token %.4f s: the role-only chunk did not count", i, o.ttft, o.firstContent)
-		}
-		tpot := (o.latency - o.ttft) / float64(o.outputTokens-1)
-		itl := (o.latency - o.firstContent) / float64(o.outputTokens-1)
-		if d := tpot - (itl + (o.firstContent-o.ttft)/float64(o.outputTokens-1)); math.Abs(d) > 1e-12 {
-			t.Errorf("request %d: TPOT %.6f ≠ ITL %.6f + TTFT difference / (n−1)", i, tpot, itl)
-		}
-	}
+		// the fast profile slowed eightfold: a request lasts about a second, so this machine's
+		// scheduling delays (tens of ms when loaded) stay small beside what is measured
+		slow := sim.FastProfile
+		slow.Name = "fast-slowed"
+		slow.Engine.BandwidthEfficiency /= 8
+		slow.Engine.ComputeEfficiency /= 8
+		slow.Engine.PrefillOverhead *= 8
+		base := startSimProfile(t, slow)
+		tmp := t.TempDir()
+		index := filepath.Join(tmp, "runs.db")
+		const prompts, conc, ctx, out = 32, 4, 1024, 128
 
-	code, stdout, stderr := runCLI(t, "import", "--from", "vllm", file, "--label", "vllm bench serve", "--simulated", "fast-slowed", "--index", index, "--out", filepath.Join(tmp, "vllm"))
-	if code != 0 {
-		t.Fatalf("import: exit %d\n%s", code, stderr)
-	}
-	if !strings.Contains(stdout, "sweep/fixed/ctx=1024/out=128/c=4") {
-		t.Errorf("the imported cell is not keyed like servebench's:\n%s", stdout)
-	}
-	code, cmp, stderr := runCLI(t, "compare", "vllm bench serve", "servebench", "--index", index, "--out", filepath.Join(tmp, "cmp.html"))
-	if code != 0 {
-		t.Fatalf("compare: exit %d\n%s", code, stderr)
-	}
-	if strings.Contains(cmp, "share no measured cell") || !strings.Contains(cmp, "1K in / 128 out") {
-		t.Fatalf("compare does not line the runs up:\n%s", cmp)
-	}
-
-	cell := func(dir string) servebench.CellResult {
-		_, res, err := store.Load(filepath.Join(tmp, dir))
-		if err != nil {
-			t.Fatal(err)
+		code, _, stderr := runCLI(t, "run", "--url", base+"/v1", "--mode", "fixed", "--requests", "32", "--concurrency", "4",
+			"--contexts", "1k", "--output-tokens", "128", "--use-cases", "none", "--scenarios", "none", "--quiet", "--gpu", "none",
+			"--format", "md", "--label", "servebench", "--index", index, "--out", filepath.Join(tmp, "sb"))
+		if code != 0 {
+			t.Fatalf("servebench run: exit %d\n%s", code, stderr)
 		}
-		for _, c := range res.Cells {
-			if c.Scenario == "sweep" && c.Concurrency == conc && c.ContextTokens == ctx && c.RequestsSucceeded > 0 {
-				return c
+
+		vb := &vllmBench{base: base, model: firstModel(t, base), promptLen: ctx, outputLen: out, concurrency: conc}
+		for i := range prompts {
+			vb.prompts = append(vb.prompts, simPrompt(i, ctx-sim.ChatMessageOverheadTokens-sim.ChatGenerationPromptTokens))
+		}
+		result, outs := vb.run(t)
+		file := filepath.Join(tmp, "openai-chat-infqps-concurrency4-sim.json")
+		writeJSON(t, file, result)
+		// on the same stream, the definitions differ exactly as documented
+		for i, o := range outs {
+			if !o.success || o.outputTokens != out {
+				t.Fatalf("request %d: %+v", i, o)
+			}
+			if o.ttft >= o.firstContent {
+				t.Errorf("request %d: vllm's TTFT %.4f s is not before the first content token %.4f s: the role-only chunk did not count", i, o.ttft, o.firstContent)
+			}
+			tpot := (o.latency - o.ttft) / float64(o.outputTokens-1)
+			itl := (o.latency - o.firstContent) / float64(o.outputTokens-1)
+			if d := tpot - (itl + (o.firstContent-o.ttft)/float64(o.outputTokens-1)); math.Abs(d) > 1e-12 {
+				t.Errorf("request %d: TPOT %.6f ≠ ITL %.6f + TTFT difference / (n−1)", i, tpot, itl)
 			}
 		}
-		t.Fatalf("%s has no cell at c=%d ctx=%d: %+v", dir, conc, ctx, res.Cells)
-		return servebench.CellResult{}
-	}
-	v, s := cell("vllm"), cell("sb")
-	if v.CellKey != s.CellKey {
-		t.Errorf("keys differ: %+v vs %+v", v.CellKey, s.CellKey)
-	}
-	expTPOT := s.ITLSeconds.Mean + (s.TTFTSeconds.Mean-v.TTFTSeconds.Mean)/float64(out-1)
-	rows := []struct {
-		what       string
-		vllm, sb   float64
-		documented string
-		tolerance  float64 // relative; 0: only logged
-	}{
-		{"TTFT mean (s)", v.TTFTSeconds.Mean, s.TTFTSeconds.Mean, "vllm stops at the role-only chunk: lower", 0},
-		{"TPOT (vllm) vs ITL + ΔTTFT/(n−1) (s)", v.ITLSeconds.Mean, expTPOT, "vllm's TPOT spreads the prefill over the tokens", 0.35},
-		{"ITL (vllm TPOT) vs servebench ITL (s)", v.ITLSeconds.Mean, s.ITLSeconds.Mean, "differ by ΔTTFT/(n−1)", 0},
-		{"chunk gap mean (s)", v.ChunkGapSeconds.Mean, s.ChunkGapSeconds.Mean, "vllm's first gap is role chunk → first content", 0},
-		{"E2E mean (s)", v.E2ELatencySeconds.Mean, s.E2ELatencySeconds.Mean, "vllm ends at the last token chunk, servebench at the last byte", 0.35},
-		{"output throughput (tok/s)", v.SystemOutputThroughputTPS, s.SystemOutputThroughputTPS, "both: tokens / (first send → last end) in fixed mode", 0.35},
-	}
-	var report strings.Builder
-	report.WriteString("\n| figure | vllm bench serve (imported) | servebench | ratio | documented difference |\n|---|---|---|---|---|\n")
-	for _, r := range rows {
-		ratio := r.vllm / r.sb
-		report.WriteString(strings.Join([]string{"", r.what, fmtG(r.vllm), fmtG(r.sb), fmtG(ratio), r.documented, ""}, " | ")[1:] + "\n")
-		if r.tolerance > 0 && math.Abs(ratio-1) > r.tolerance {
-			t.Errorf("%s: vllm %.4g vs servebench %.4g (ratio %.3f) beyond %.0f%%", r.what, r.vllm, r.sb, ratio, r.tolerance*100)
+
+		code, stdout, stderr := runCLI(t, "import", "--from", "vllm", file, "--label", "vllm bench serve", "--simulated", "fast-slowed", "--index", index, "--out", filepath.Join(tmp, "vllm"))
+		if code != 0 {
+			t.Fatalf("import: exit %d\n%s", code, stderr)
 		}
-	}
-	if v.TTFTSeconds.Mean >= s.TTFTSeconds.Mean {
-		t.Errorf("vllm's TTFT %.4f s is not below servebench's %.4f s: the role-only chunk should stop vllm's clock first", v.TTFTSeconds.Mean, s.TTFTSeconds.Mean)
-	}
-	t.Logf("agreement at %s:%s", v.ID(), report.String())
-	t.Logf("compare:\n%s", cmp)
+		if !strings.Contains(stdout, "sweep/fixed/ctx=1024/out=128/c=4") {
+			t.Errorf("the imported cell is not keyed like servebench's:\n%s", stdout)
+		}
+		code, cmp, stderr := runCLI(t, "compare", "vllm bench serve", "servebench", "--index", index, "--out", filepath.Join(tmp, "cmp.html"))
+		if code != 0 {
+			t.Fatalf("compare: exit %d\n%s", code, stderr)
+		}
+		if strings.Contains(cmp, "share no measured cell") || !strings.Contains(cmp, "1K in / 128 out") {
+			t.Fatalf("compare does not line the runs up:\n%s", cmp)
+		}
+
+		cell := func(dir string) servebench.CellResult {
+			_, res, err := store.Load(filepath.Join(tmp, dir))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range res.Cells {
+				if c.Scenario == "sweep" && c.Concurrency == conc && c.ContextTokens == ctx && c.RequestsSucceeded > 0 {
+					return c
+				}
+			}
+			t.Fatalf("%s has no cell at c=%d ctx=%d: %+v", dir, conc, ctx, res.Cells)
+			return servebench.CellResult{}
+		}
+		v, s := cell("vllm"), cell("sb")
+		if v.CellKey != s.CellKey {
+			t.Errorf("keys differ: %+v vs %+v", v.CellKey, s.CellKey)
+		}
+		expTPOT := s.ITLSeconds.Mean + (s.TTFTSeconds.Mean-v.TTFTSeconds.Mean)/float64(out-1)
+		rows := []struct {
+			what       string
+			vllm, sb   float64
+			documented string
+			tolerance  float64 // relative; 0: only logged
+		}{
+			{"TTFT mean (s)", v.TTFTSeconds.Mean, s.TTFTSeconds.Mean, "vllm stops at the role-only chunk: lower", 0},
+			{"TPOT (vllm) vs ITL + ΔTTFT/(n−1) (s)", v.ITLSeconds.Mean, expTPOT, "vllm's TPOT spreads the prefill over the tokens", 0.35},
+			{"ITL (vllm TPOT) vs servebench ITL (s)", v.ITLSeconds.Mean, s.ITLSeconds.Mean, "differ by ΔTTFT/(n−1)", 0},
+			{"chunk gap mean (s)", v.ChunkGapSeconds.Mean, s.ChunkGapSeconds.Mean, "vllm's first gap is role chunk → first content", 0},
+			{"E2E mean (s)", v.E2ELatencySeconds.Mean, s.E2ELatencySeconds.Mean, "vllm ends at the last token chunk, servebench at the last byte", 0.35},
+			{"output throughput (tok/s)", v.SystemOutputThroughputTPS, s.SystemOutputThroughputTPS, "both: tokens / (first send → last end) in fixed mode", 0.35},
+		}
+		var report strings.Builder
+		report.WriteString("\n| figure | vllm bench serve (imported) | servebench | ratio | documented difference |\n|---|---|---|---|---|\n")
+		for _, r := range rows {
+			ratio := r.vllm / r.sb
+			report.WriteString(strings.Join([]string{"", r.what, fmtG(r.vllm), fmtG(r.sb), fmtG(ratio), r.documented, ""}, " | ")[1:] + "\n")
+			if r.tolerance > 0 && math.Abs(ratio-1) > r.tolerance {
+				t.Errorf("%s: vllm %.4g vs servebench %.4g (ratio %.3f) beyond %.0f%%", r.what, r.vllm, r.sb, ratio, r.tolerance*100)
+			}
+		}
+		if v.TTFTSeconds.Mean >= s.TTFTSeconds.Mean {
+			t.Errorf("vllm's TTFT %.4f s is not below servebench's %.4f s: the role-only chunk should stop vllm's clock first", v.TTFTSeconds.Mean, s.TTFTSeconds.Mean)
+		}
+		t.Logf("agreement at %s:%s", v.ID(), report.String())
+		t.Logf("compare:\n%s", cmp)
+	})
 }
 
 func fmtG(v float64) string { return fmt.Sprintf("%.4g", v) }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/servebench/servebench/internal/simtest"
 	"github.com/servebench/servebench/stats"
 )
 
@@ -141,7 +142,8 @@ func (b *vllmBench) request(client *http.Client, origin time.Time, prompt string
 // run measures and returns vllm's result_json (with --save-detailed's arrays) and the outputs.
 func (b *vllmBench) run(t *testing.T) (map[string]any, []vllmOutput) {
 	t.Helper()
-	client := &http.Client{Timeout: 5 * time.Minute}
+	client := &http.Client{Timeout: 5 * time.Minute, Transport: &http.Transport{DialContext: simtest.Dial}}
+	defer client.CloseIdleConnections()
 	outs := make([]vllmOutput, len(b.prompts))
 	sem := make(chan struct{}, b.concurrency)
 	var wg sync.WaitGroup
@@ -248,7 +250,9 @@ func writeJSON(t *testing.T, path string, v any) {
 // firstModel asks the server for its first model, as vllm does without --model.
 func firstModel(t *testing.T, base string) string {
 	t.Helper()
-	resp, err := http.Get(base + "/v1/models")
+	client := &http.Client{Transport: &http.Transport{DialContext: simtest.Dial}}
+	defer client.CloseIdleConnections()
+	resp, err := client.Get(base + "/v1/models")
 	if err != nil {
 		t.Fatal(err)
 	}
