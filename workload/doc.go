@@ -1,5 +1,8 @@
 // Package workload synthesises prompts of an exact token count, as the server under test counts
-// them.
+// them, and builds every cell's requests from the run's sources of prompts: Sources.Requests
+// (synthetic prompts, a dataset's entries, a trace's, the turns of multi-turn Sessions) and
+// NewPopulation (a population of users). A local run and every worker of a distributed run
+// build requests with these, so both send the same requests for the same sequence numbers.
 //
 // # Usage
 //
