@@ -12,14 +12,29 @@ import (
 
 // Labels of a capacity limit that carry no number.
 const (
-	LabelNotViable   = "not viable"   // concurrency 1 already fails (or the target cannot hold the context)
+	LabelNotViable   = "not viable"   // concurrency 1 already fails
 	LabelNotMeasured = "not measured" // the search did not reach a verdict (interrupted or skipped)
+	// LabelDoesNotFit: the use case's context and answer exceed the target's maximum model
+	// length, so nothing was measured; a word of its own, so "not viable" always means that one
+	// request already fails a threshold.
+	LabelDoesNotFit = "does not fit"
 )
+
+// DoesNotFit reports whether r's use case was not searched because its context and answer
+// exceed the target's maximum model length (LabelDoesNotFit), as opposed to failing at 1
+// request (LabelNotViable).
+func DoesNotFit(r servebench.CapacityResult) bool {
+	return r.LimitKind == servebench.LimitNotViable && r.LimitingMetric == MetricContextTokens
+}
+
+// MetricContextTokens is the limiting metric of a use case whose context does not fit the
+// target's maximum model length.
+const MetricContextTokens = "context_tokens"
 
 // LimitLabel is the short form of a capacity limit for tables: "24" (measured), "~35"
 // (interpolated), "125+" (lower bound: the ceiling held), "≥8" (an interrupted search whose
 // highest passing level so far is 8), LabelNotViable (fails at 1 request or
-// the target cannot hold the use case's context), or LabelNotMeasured (no verdict: an
+// LabelDoesNotFit (the target cannot hold the use case's context), or LabelNotMeasured (no verdict: an
 // interrupted search or a use case skipped for another reason).
 func LimitLabel(r servebench.CapacityResult) string {
 	if r.Interrupted {
@@ -30,6 +45,9 @@ func LimitLabel(r servebench.CapacityResult) string {
 	}
 	switch r.LimitKind {
 	case servebench.LimitNotViable:
+		if DoesNotFit(r) {
+			return LabelDoesNotFit
+		}
 		return LabelNotViable
 	case servebench.LimitLowerBound:
 		n := r.Ceiling
@@ -247,7 +265,7 @@ func LimitPhrase(r servebench.CapacityResult) string {
 		return LabelNotMeasured + " (" + SearchInterrupted + ")"
 	}
 	switch l := LimitLabel(r); l {
-	case LabelNotViable, LabelNotMeasured:
+	case LabelNotViable, LabelNotMeasured, LabelDoesNotFit:
 		return l
 	default:
 		return requestsOf(l)
@@ -302,6 +320,14 @@ func verdictParts(r servebench.CapacityResult) (head, interp, rest string) {
 		return Headline(r), "", interruptedText(uc, r)
 	}
 	if r.Skipped {
+		if DoesNotFit(r) {
+			// (runs recorded before the word of its own wrote "not viable on this target: …")
+			why := strings.TrimPrefix(strings.TrimPrefix(r.Note, "not viable on this target: "), "does not fit this target: ")
+			if why == "" {
+				return "", "", "Does not fit this target's maximum model length: not measured."
+			}
+			return "", "", sentence("does not fit this target: " + why)
+		}
 		if r.Note == "" {
 			return Headline(r), "", ""
 		}

@@ -30,6 +30,9 @@ func KindWordsOf(r servebench.CapacityResult) string {
 	if r.Interrupted {
 		return "at least this so far: the search was interrupted"
 	}
+	if DoesNotFit(r) {
+		return "does not fit the target's maximum model length (not measured)"
+	}
 	return kindWords(r.LimitKind)
 }
 

@@ -2,6 +2,7 @@ package capacity_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/servebench/servebench"
@@ -89,5 +90,36 @@ func TestDescribe(t *testing.T) {
 	}
 	if got := capacity.ThresholdValue(capacity.MetricSuccessRate, 0.99); got != "99.0%" {
 		t.Errorf("success rate threshold %q", got)
+	}
+}
+
+// "not viable" means one thing, failing at 1 request; a use case whose context does not fit the
+// target's maximum model length has a word of its own, in the label, the phrase, the kind and
+// the verdict (also for runs that recorded it as "not viable on this target").
+func TestDoesNotFitIsNotNotViable(t *testing.T) {
+	one := 1
+	fails := servebench.CapacityResult{UseCase: "x", LimitKind: servebench.LimitNotViable, LimitingMetric: "ttft_seconds", Limit: nil,
+		Points: []servebench.CapacityPoint{{Concurrency: one, Pass: false, Failing: []string{"ttft_seconds"}}}}
+	for _, note := range []string{"does not fit this target: its maximum model length (34816 tokens) is below this use case's 65536 context + 1024 output tokens",
+		"not viable on this target: its maximum model length (34816 tokens) is below this use case's 65536 context + 1024 output tokens"} {
+		long := servebench.CapacityResult{UseCase: "y", LimitKind: servebench.LimitNotViable, LimitingMetric: capacity.MetricContextTokens, Skipped: true, Note: note}
+		if !capacity.DoesNotFit(long) || capacity.DoesNotFit(fails) {
+			t.Fatal("DoesNotFit must tell the two apart")
+		}
+		if got := capacity.LimitLabel(long); got != capacity.LabelDoesNotFit {
+			t.Errorf("label %q, want %q", got, capacity.LabelDoesNotFit)
+		}
+		if got := capacity.LimitPhrase(long); got != capacity.LabelDoesNotFit {
+			t.Errorf("phrase %q", got)
+		}
+		if got := capacity.KindWordsOf(long); !strings.Contains(got, "maximum model length") || strings.Contains(got, "not viable") {
+			t.Errorf("kind %q", got)
+		}
+		if got := capacity.Verdict(long); !strings.HasPrefix(got, "Does not fit this target: its maximum model length (34816 tokens)") || strings.Contains(strings.ToLower(got), "not viable") {
+			t.Errorf("verdict %q", got)
+		}
+	}
+	if got := capacity.LimitLabel(fails); got != capacity.LabelNotViable {
+		t.Errorf("failing at 1 request: label %q, want %q", got, capacity.LabelNotViable)
 	}
 }

@@ -36,7 +36,7 @@ var tmpl = template.Must(template.New("pages").Funcs(template.FuncMap{
 	"seconds":    seconds,
 	"limitLabel": capacity.LimitLabel,
 	"verdict":    capacity.Verdict,
-	"kindWords":  capacity.KindWords,
+	"kindWords":  capacity.KindWordsOf,
 }).Parse(pagesTemplate))
 
 // seconds formats a float64 or *float64 (nil: a value withheld) in seconds.

@@ -111,8 +111,8 @@ func (d *decider) searchCapacity(ctx context.Context, done map[servebench.CellKe
 		if maxLen > 0 && ctxTok+outTok > maxLen {
 			d.addCapacity(servebench.CapacityResult{UseCase: uc.Name, Title: uc.Title, ContextTokens: ctxTok,
 				OutputTokens: outTok, Statistic: uc.Statistic, Thresholds: uc.Thresholds, LimitKind: servebench.LimitNotViable,
-				LimitingMetric: "context_tokens", Ceiling: d.plan.Capacity.MaxConcurrency, Skipped: true,
-				Note: fmt.Sprintf("not viable on this target: its maximum model length (%d tokens) is below this use case's %d context + %d output tokens", maxLen, uc.ContextTokens, uc.OutputTokens)})
+				LimitingMetric: capacity.MetricContextTokens, Ceiling: d.plan.Capacity.MaxConcurrency, Skipped: true,
+				Note: fmt.Sprintf("does not fit this target: its maximum model length (%d tokens) is below this use case's %d context + %d output tokens", maxLen, uc.ContextTokens, uc.OutputTokens)})
 			d.emit(Event{Kind: EventNote, Phase: servebench.CapacityPhase(uc.Name), Message: fmt.Sprintf("not searched: %d context + %d output tokens exceed the target's maximum model length of %d tokens", uc.ContextTokens, uc.OutputTokens, maxLen)})
 			continue
 		}
