@@ -30,6 +30,11 @@ type SearchConfig struct {
 	// there; see Decide): the sweep's cell sizing (load.Sizing.Minimum). Nil means
 	// DefaultRequestsAt.
 	RequestsAt func(concurrency int) int
+	// Start is the first level an empty search measures (nothing Known), at most Ceiling;
+	// 0 or 1 means level 1. A users' search starts at its use case's limit in cold prompts
+	// (see runner), a level it is likely to pass, rather than climbing 1, 2, 8, … to it. It is
+	// measured and judged like any other level: if it fails, the search goes down from it.
+	Start int
 }
 
 // DefaultRequestsAt is the cost of a dense-grid level at the default sweep sizing: a warm-up
@@ -53,7 +58,7 @@ func DefaultRequestsAt(n int) int { return n + max(10, 3*n) }
 //     ⌊the lowest crossing of a threshold⌋. The next level is that prediction, or lo + 1 when the
 //     prediction is lo (confirming the boundary), kept inside (lo, hi), at most 4 × lo while no
 //     level has failed, and at most Ceiling. Levels 1 and 2 start an empty search (two points
-//     to fit); when a bound moved twice in a row without the other, or the model has nothing to
+//     to fit; Start, then twice it, when set); when a bound moved twice in a row without the other, or the model has nothing to
 //     say (a metric that does not change, a failure on success rate), the step bisects
 //     (lo + ⌊(hi − lo)/2⌋, or doubles lo when nothing failed yet).
 //
@@ -88,7 +93,7 @@ func Search(ctx context.Context, uc servebench.UseCase, cfg SearchConfig, measur
 	}
 	var moved []bool // per measured level: did it move lo (true) or hi (false)
 	for {
-		next, done := nextLevel(uc, cfg.Ceiling, points, moved)
+		next, done := nextLevel(uc, cfg.Ceiling, cfg.Start, points, moved)
 		if done {
 			out := Decide(uc, cfg.Ceiling, sorted(points), cfg.RequestsAt)
 			out.UseCase, out.Title, out.ContextTokens, out.OutputTokens = res.UseCase, res.Title, res.ContextTokens, res.OutputTokens
@@ -148,8 +153,8 @@ func interrupted(res servebench.CapacityResult, points map[int]servebench.Capaci
 }
 
 // nextLevel is the level Search measures next, or done when the limit is established (see
-// Search for the rule).
-func nextLevel(uc servebench.UseCase, ceiling int, points map[int]servebench.CapacityPoint, moved []bool) (next int, done bool) {
+// Search for the rule); an empty search starts at start (SearchConfig.Start).
+func nextLevel(uc servebench.UseCase, ceiling, start int, points map[int]servebench.CapacityPoint, moved []bool) (next int, done bool) {
 	lo, hi := bounds(points)
 	switch {
 	case hi == 1, hi == 0 && lo >= ceiling, hi > 0 && hi == lo+1:
@@ -173,7 +178,7 @@ func nextLevel(uc servebench.UseCase, ceiling int, points map[int]servebench.Cap
 	cand := fallback
 	switch {
 	case lo == 0 && hi == 0:
-		cand = 1
+		cand = min(max(1, start), ceiling)
 	case math.IsNaN(x):
 	case hi == 0:
 		l := x

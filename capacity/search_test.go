@@ -418,3 +418,27 @@ func checkInt(t *testing.T, name string, got *int, want int) {
 		t.Errorf("%s = %d, want %d", name, *got, want)
 	}
 }
+
+// A search given a Start measures it first and climbs from it, never below, when it passes
+// (a users' search starts at the cold-prompt limit); when Start fails, it goes down from it and
+// still finds the limit.
+func TestSearchStart(t *testing.T) {
+	uc := useCase("general_chatbot")
+	for _, tc := range []struct{ limit, start int }{{90, 36}, {20, 36}} {
+		m := model{ttft: func(n int) float64 { return 0.5 + 7.5*float64(n)/float64(tc.limit) }, speed: func(int) float64 { return 50 }}
+		p := &probe{t: t, uc: uc, m: m}
+		res, err := capacity.Search(context.Background(), uc, capacity.SearchConfig{Ceiling: 512, Start: tc.start}, p.measure)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.calls[0] != tc.start {
+			t.Errorf("limit %d, start %d: first level %d (levels %v)", tc.limit, tc.start, p.calls[0], p.calls)
+		}
+		if tc.limit > tc.start && slices.Min(p.calls) < tc.start {
+			t.Errorf("limit %d, start %d passed yet levels below it were measured: %v", tc.limit, tc.start, p.calls)
+		}
+		if res.Limit == nil || *res.Limit != tc.limit || res.FirstFailing == nil || *res.FirstFailing != tc.limit+1 {
+			t.Errorf("limit %d, start %d: found %v, first failing %v (levels %v)", tc.limit, tc.start, res.Limit, res.FirstFailing, p.calls)
+		}
+	}
+}

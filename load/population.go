@@ -40,11 +40,14 @@ type Population struct {
 //
 // The users join conversations already in progress at mixed depths (Population.Session), at
 // staggered times, so the mix of depths is steady from the start; what the warm-up waits for is
-// the server's prefix cache: the joining turn is a cold prompt. The measured window opens at the
-// 2N-th completion, when on average every user has finished its joining turn and one turn whose
-// history the server could have cached; requests sent before are warm-up. As in sustained mode,
-// a straggler (a joining turn with a long history and a long answer) stays in flight, excluded,
-// instead of holding the window shut for every user. From then on each send asks the same
+// the server's prefix cache: the joining turn is a cold prompt. The measured window opens when
+// every user's joining turn has been answered (from then on every turn sent re-sends a history
+// the server has seen, as in the steady state), or at the 2N-th completion if that comes first;
+// requests sent before are warm-up. As in sustained mode, a straggler (a joining turn with a
+// long history and a long answer) then stays in flight, excluded, instead of holding the window
+// shut for every user. (The window used to wait for 2N completions in every case: a whole
+// round of the population more, which at a population that thrashes the cache, every turn a
+// cold prefill of its whole history, cost minutes per level and taught nothing.) From then on each send asks the same
 // rule as a sustained cell (Spec.Sizing with Spec.Judge, or Spec.Until) whether more is needed,
 // with N the number of users; the window ends the first time a user is told no.
 func (d *driver) population(ctx context.Context) (Outcome, error) {
@@ -56,6 +59,7 @@ func (d *driver) population(ctx context.Context) (Outcome, error) {
 	var mu sync.Mutex
 	var windowStart, windowEnd atomic.Value // float64
 	completions := 0                        // requests finished, warm-up included
+	joined := 0                             // users whose joining turn has been answered
 	measured := 0
 	var e2eSum float64
 	var e2eN int
@@ -83,14 +87,18 @@ func (d *driver) population(ctx context.Context) (Outcome, error) {
 		}
 		return false, !stopped
 	}
-	finished := func(rec servebench.Record) {
+	finished := func(rec servebench.Record, first bool) {
 		mu.Lock()
 		defer mu.Unlock()
 		if !rec.Warmup && rec.OK() {
 			e2eSum += rec.E2ELatencySeconds
 			e2eN++
 		}
-		if completions++; completions == 2*n {
+		if first {
+			joined++
+		}
+		completions++
+		if _, open := windowStart.Load().(float64); !open && (joined == n || completions == 2*n) {
 			at := d.now()
 			windowStart.Store(at)
 			if d.spec.WindowOpened != nil {
@@ -116,6 +124,7 @@ func (d *driver) population(ctx context.Context) (Outcome, error) {
 		if !sleep(time.Duration(int64(pop.Stagger) * int64(u) / int64(n))) {
 			return
 		}
+		first := true // the user's joining turn, until answered
 		for joining := true; ; joining = false {
 			turns, join := pop.Session(u, joining)
 			if !joining || join < 0 || join >= len(turns) {
@@ -143,7 +152,8 @@ func (d *driver) population(ctx context.Context) (Outcome, error) {
 				key.Turn = t + 1
 				req := &servebench.Request{Cell: key, Seq: seq, Warmup: warm, Messages: msgs, MaxOutputTokens: turns[t].OutputTokens, Answer: answer}
 				rec := d.send(ctx, req, u+1)
-				finished(rec)
+				finished(rec, first)
+				first = false
 				if !rec.OK() {
 					break // the user gives up this conversation; a new one takes its place
 				}

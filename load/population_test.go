@@ -110,6 +110,25 @@ func TestPopulationMixesDepths(t *testing.T) {
 		if len(byUser) != users || measured < 200 {
 			t.Fatalf("%d users sent, %d measured requests", len(byUser), measured)
 		}
+		// The window opens once every user's joining turn is answered (not a round later).
+		allJoined := 0.0
+		for _, rs := range byUser {
+			first := rs[0]
+			for _, r := range rs {
+				if r.StartOffsetSeconds < first.StartOffsetSeconds {
+					first = r
+				}
+			}
+			allJoined = max(allJoined, first.EndOffsetSeconds)
+		}
+		if out.WindowStart > allJoined+1e-6 {
+			t.Errorf("window opened at %.2f s, after every user's joining turn was answered at %.2f s", out.WindowStart, allJoined)
+		}
+		for _, r := range c.recs {
+			if r.Warmup && r.StartOffsetSeconds > allJoined+1e-6 {
+				t.Fatalf("request %d sent at %.2f s, after every user had joined (%.2f s), is warm-up", r.Seq, r.StartOffsetSeconds, allJoined)
+			}
+		}
 		restarts := 0
 		for u, rs := range byUser {
 			sort.Slice(rs, func(i, j int) bool { return rs[i].StartOffsetSeconds < rs[j].StartOffsetSeconds })

@@ -26,6 +26,9 @@ type decider struct {
 	earlier map[string]bool
 	// live is the run measuring the levels; nil when recomputing.
 	live *Runner
+	// cold is each use case's capacity limit in cold prompts, once decided (addCapacity): the
+	// level its users' search starts at.
+	cold map[string]int
 }
 
 // decider is the run's decider: its levels measured by r, the cells r.Done holds counted as
@@ -57,6 +60,12 @@ func (d *decider) addCell(c servebench.CellResult) {
 }
 
 func (d *decider) addCapacity(c servebench.CapacityResult) {
+	if c.Limit != nil && *c.Limit > 0 {
+		if d.cold == nil {
+			d.cold = map[string]int{}
+		}
+		d.cold[c.UseCase] = *c.Limit
+	}
 	d.res.AddCapacity(c)
 	d.flush()
 }

@@ -169,7 +169,12 @@ func (d *decider) searchUsers(ctx context.Context, done map[servebench.CellKey]s
 			res.UseCase, res.Title, res.ContextTokens, res.OutputTokens = uc.Name, uc.Title, window, int(uc.OutputTokens)
 		} else {
 			var err error
-			res, err = capacity.Search(ctx, uc, capacity.SearchConfig{Ceiling: up.MaxUsers, RequestsAt: d.levelCost}, measure)
+			// The search starts at the use case's cold-prompt limit: a user re-sends a history the
+			// server has cached and thinks between turns, so a population of that many users is
+			// lighter than that many cold prompts and likely passes; starting there skips the
+			// levels 1, 2, 8, … below it. It is measured like any level (if it fails, the search
+			// goes down from it).
+			res, err = capacity.Search(ctx, uc, capacity.SearchConfig{Ceiling: up.MaxUsers, RequestsAt: d.levelCost, Start: d.cold[uc.Name]}, measure)
 			if err != nil {
 				return err
 			}
