@@ -109,3 +109,35 @@ func TestGoldenJSON(t *testing.T) {
 		t.Fatalf("report.json does not decode into Report: %v", err)
 	}
 }
+
+// TTFT that falls as concurrency rises is called out in the TTFT section, saying whether the
+// fall is more than the noise (the difference's 95% interval excludes 0) or within it.
+func TestTTFTFallsCalledOut(t *testing.T) {
+	cell := func(ctx, n int, mean, half float64) servebench.CellResult {
+		return servebench.CellResult{CellKey: servebench.CellKey{Scenario: servebench.SweepScenario, Kind: servebench.KindSweep, LoadMode: servebench.ModeSustained, ContextTokens: ctx, OutputTokens: 1024, Concurrency: n},
+			RequestsTotal: 40, RequestsSucceeded: 40, SuccessRate: 1,
+			TTFTSeconds: servebench.Summary{Count: 40, Mean: mean, CI95: &servebench.Interval{Low: mean - half, High: mean + half}}}
+	}
+	g := gridOf([]servebench.CellResult{
+		cell(8192, 8, 4.63, 0.1), cell(8192, 16, 4.17, 0.1), // falls by 0.46 s, intervals ±0.1: real
+		cell(1024, 1, 0.20, 0.05), cell(1024, 2, 0.19, 0.05), // falls by 10 ms within ±50 ms: noise
+		cell(32768, 1, 2, 0.1), cell(32768, 2, 3, 0.1), // rises: nothing to say
+	})
+	got := ttftFalls(g)
+	for _, want := range []string{"460ms at 8K context (4.6s at 8, 4.2s at 16)", "more than the noise", "10ms at 1K context", "within the noise"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the call-out lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "32K") {
+		t.Errorf("a rising TTFT is called out: %s", got)
+	}
+	if s := ttftFalls(gridOf([]servebench.CellResult{cell(1024, 1, 0.1, 0.01), cell(1024, 2, 0.2, 0.01)})); s != "" {
+		t.Errorf("monotonic TTFT called out: %s", s)
+	}
+}
+
+// gridOf indexes every cell given, as the report's sweep grid does.
+func gridOf(cells []servebench.CellResult) grid {
+	return newGrid(cells, func(*servebench.CellResult) bool { return true })
+}

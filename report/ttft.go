@@ -2,6 +2,10 @@ package report
 
 import (
 	"fmt"
+	"strings"
+
+	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/stats"
 
 	"github.com/servebench/servebench/capacity"
 )
@@ -46,6 +50,9 @@ func (b *builder) sectionTTFT() {
 			fmtDur(bv), ctxLabel(best.ContextTokens), capacity.Requests(best.Concurrency), ttftBand(bv),
 			fmtDur(wv), ctxLabel(worst.ContextTokens), capacity.Requests(worst.Concurrency), ttftBand(wv)))
 	}
+	if s := ttftFalls(g); s != "" {
+		blocks = append(blocks, note(s))
+	}
 	if b.man.Plan.Sweep.SharedPrefix > 0 {
 		blocks = append(blocks, note(fmt.Sprintf("About caching: prompts in this run share a %s-token prefix, so the server may serve part of every prompt from its prefix cache; TTFT here is better than for fresh context of the same length.", b.man.Plan.Sweep.SharedPrefix)))
 	} else if len(g.ctxs) > 1 {
@@ -89,4 +96,41 @@ func (b *builder) contaminated() int {
 		}
 	}
 	return n
+}
+
+// ttftFalls calls out mean TTFT that falls as concurrency rises at one context (more load should
+// never make the first token come sooner), saying for each such step whether the fall is within
+// the noise (the 95% interval of the difference, stats.DifferenceCI95, includes 0: the two cells
+// do not tell apart) or not (the data show a real fall: a warm-up or caching effect, or a
+// server that batches better under load, worth a look). "" when TTFT never falls.
+func ttftFalls(g grid) string {
+	var noise, real []string
+	for _, x := range g.ctxs {
+		var prev *servebench.CellResult
+		for _, n := range g.concs {
+			c := g.at(x, n)
+			if c == nil || c.Skipped || c.TTFTSeconds.Count == 0 {
+				continue
+			}
+			if prev != nil && c.TTFTSeconds.Mean < prev.TTFTSeconds.Mean {
+				step := fmt.Sprintf("%s at %s context (%s at %d, %s at %d)", fmtDur(prev.TTFTSeconds.Mean-c.TTFTSeconds.Mean), ctxLabel(x),
+					fmtDur(prev.TTFTSeconds.Mean), prev.Concurrency, fmtDur(c.TTFTSeconds.Mean), c.Concurrency)
+				iv, ok := stats.DifferenceCI95(prev.TTFTSeconds.Mean, prev.TTFTSeconds.CI95, c.TTFTSeconds.Mean, c.TTFTSeconds.CI95)
+				if ok && iv.Low > 0 {
+					real = append(real, step)
+				} else {
+					noise = append(noise, step)
+				}
+			}
+			prev = c
+		}
+	}
+	var out []string
+	if len(real) > 0 {
+		out = append(out, fmt.Sprintf("TTFT falls as load rises by %s: more than the noise (the 95%% interval of the difference excludes 0), so the server answered sooner under more load there; look for a warm-up or caching effect before reading the lower level's TTFT as its steady state.", joinAnd(real)))
+	}
+	if len(noise) > 0 {
+		out = append(out, fmt.Sprintf("TTFT falls as load rises by %s, within the noise (the 95%% intervals cannot tell the two levels apart, or one has none): read the two levels as alike.", joinAnd(noise)))
+	}
+	return strings.Join(out, " ")
 }
