@@ -25,10 +25,14 @@
 // its last byte, taken before any JSON parsing.
 //
 // An http:// target is spoken to by the package's own HTTP/1.1 code (h1.go): the request's
-// goroutine writes the request in one system call and parses the response as it arrives, with
-// no other goroutine in between, so that under load every socket is read soon after its bytes
-// arrive (a kernel stamp is exact only when the socket is read before the next token arrives).
-// An https:// target goes through net/http.
+// goroutine writes the request in one system call and reads the response until its first token
+// with a read that sleeps in the kernel; where the kernel stamps reads, the rest of the response
+// is read and parsed by one reactor for every stream (rxreactor_linux.go), on a socket the
+// runtime's poller no longer watches: a token costs one thread wake-up and one recvmsg, no
+// goroutine scheduling, so that every socket is read soon after its bytes arrive (a kernel stamp
+// is exact only when the socket is read before the next token arrives). The record splits what
+// came before the server could read the request: connect_seconds (outside TTFT) and
+// write_seconds (inside it). An https:// target goes through net/http.
 //
 // A token event carries a non-empty content, reasoning_content, reasoning or tool-call delta
 // (chat), a non-empty text (completions), or a non-empty message.content / thinking /
