@@ -76,7 +76,7 @@ func TestPagesFit1280(t *testing.T) {
 			chromedp.EmulateViewport(1280, 900),
 			chromedp.Navigate(srv.URL+path),
 			chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-				if _, err := chromedp.Poll[bool](`document.querySelector(` + "`" + ready + "`" + `) !== null`)(ctx, tg); err != nil {
+				if _, err := chromedp.Poll[bool](`document.querySelector(`+"`"+ready+"`"+`) !== null`)(ctx, tg); err != nil {
 					return fmt.Errorf("waiting for %s: %w", ready, err)
 				}
 				var err error
