@@ -342,6 +342,11 @@ func verdictParts(r servebench.CapacityResult) (head, interp, rest string) {
 		if p, ok := PointAt(r, n); ok {
 			rest = "At " + Requests(n) + ", " + passing(uc, p, Checks(r.Thresholds)) + ". "
 		}
+		if n < r.Ceiling {
+			// the search stopped below its ceiling (a time budget, a level it could not afford):
+			// the ceiling was never tested, so it is not the bound to name
+			return Headline(r), "", rest + fmt.Sprintf("Capacity likely extends higher than %d, the highest level tested (the search's ceiling of %d was not reached).", n, r.Ceiling)
+		}
 		return Headline(r), "", rest + fmt.Sprintf("Capacity likely extends higher than the tested ceiling of %d.", r.Ceiling)
 	case servebench.LimitNotViable:
 		p, ok := PointAt(r, 1)

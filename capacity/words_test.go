@@ -123,3 +123,18 @@ func TestDoesNotFitIsNotNotViable(t *testing.T) {
 		t.Errorf("failing at 1 request: label %q, want %q", got, capacity.LabelNotViable)
 	}
 }
+
+// A lower bound names the level it rests on: the tested ceiling when the search reached it, else
+// the highest level tested, never a ceiling the search did not reach (a run whose time budget
+// ended General Chatbot's search at 6 of 128 said "the tested ceiling of 128").
+func TestLowerBoundNamesTheLevelTested(t *testing.T) {
+	six, eight := 6, 8
+	short := servebench.CapacityResult{UseCase: "g", LimitKind: servebench.LimitLowerBound, Limit: &six, Ceiling: 128}
+	full := servebench.CapacityResult{UseCase: "g", LimitKind: servebench.LimitLowerBound, Limit: &eight, Ceiling: 8}
+	if v := capacity.Verdict(short); !strings.Contains(v, "higher than 6, the highest level tested") || strings.Contains(v, "tested ceiling of 128") {
+		t.Errorf("stopped below the ceiling: %q", v)
+	}
+	if v := capacity.Verdict(full); !strings.Contains(v, "the tested ceiling of 8") {
+		t.Errorf("reached the ceiling: %q", v)
+	}
+}
