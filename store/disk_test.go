@@ -76,7 +76,7 @@ func TestTornLineInTheMiddleIsRepaired(t *testing.T) {
 	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString(`{"scenario":"sweep","seq":1,"server":{"sour`) // torn by a full disk
 	f.Close()
-	r, _, _, err := OpenForResume(dir) // an old resume would have appended after the torn part
+	r, _, _, err := openForResume(dir) // an old resume would have appended after the torn part
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestTornLineInTheMiddleIsRepaired(t *testing.T) {
 	if err != nil || len(recs) != 3 || recs[1].Seq != 2 || recs[1].Server == nil || recs[1].Server.Source != "y" || recs[2].Seq != 3 {
 		t.Fatalf("reader: %v, %+v", err, recs)
 	}
-	r, _, recs, err = OpenForResume(dir)
+	r, _, recs, err = openForResume(dir)
 	if err != nil || len(recs) != 3 {
 		t.Fatalf("resume: %v, %d records", err, len(recs))
 	}

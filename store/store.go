@@ -126,17 +126,6 @@ func (r *Run) open() error {
 	return nil
 }
 
-// OpenForResume reopens an interrupted run: its manifest and the records it has (ReadRun), then
-// the folder for appending (Reopen).
-func OpenForResume(dir string) (*Run, servebench.Manifest, []servebench.Record, error) {
-	m, recs, err := ReadForResume(dir)
-	if err != nil {
-		return nil, m, nil, err
-	}
-	r, err := Reopen(dir)
-	return r, m, recs, err
-}
-
 // ReadForResume reads a run folder's manifest and records without writing anything. A folder
 // whose run.json is missing or is not a servebench manifest is refused.
 func ReadForResume(dir string) (servebench.Manifest, []servebench.Record, error) {

@@ -75,7 +75,7 @@ func TestResumeCutsATornLastLine(t *testing.T) {
 	f, _ := os.OpenFile(filepath.Join(dir, RecordsFile), os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString(`{"seq":3,"scen`) // a crash in the middle of a write
 	f.Close()
-	r2, m, recs, err := OpenForResume(dir)
+	r2, m, recs, err := openForResume(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,4 +197,15 @@ func testIndex(t *testing.T, ix *Index) {
 	if _, err := ix.Lookup(ctx, "zzz"); err == nil {
 		t.Fatal("unknown id must fail")
 	}
+}
+
+// openForResume reopens an interrupted run as run --resume does: its manifest and records
+// (ReadForResume), then the folder for appending (Reopen).
+func openForResume(dir string) (*Run, servebench.Manifest, []servebench.Record, error) {
+	m, recs, err := ReadForResume(dir)
+	if err != nil {
+		return nil, m, nil, err
+	}
+	r, err := Reopen(dir)
+	return r, m, recs, err
 }
