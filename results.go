@@ -23,18 +23,26 @@ type Summary struct {
 	Mean  float64 `json:"mean"`
 	// CI95 is the 95% confidence interval of the mean; nil when Count < 2.
 	CI95 *Interval `json:"ci95"`
-	Min  float64   `json:"min"`
-	Max  float64   `json:"max"`
-	P50  *float64  `json:"p50"`
-	P90  *float64  `json:"p90"`
-	P95  *float64  `json:"p95"`
-	P99  *float64  `json:"p99"`
+	// Min and Max are the smallest and largest value; nil (absent from results.json) when
+	// unknown: an empty summary, or a tool whose imported result file does not report them
+	// (the cell's Unavailable says why under "NAME.min").
+	Min *float64 `json:"min,omitempty"`
+	Max *float64 `json:"max,omitempty"`
+	P50 *float64 `json:"p50"`
+	P90 *float64 `json:"p90"`
+	P95 *float64 `json:"p95"`
+	P99 *float64 `json:"p99"`
 	// P50CI95 … P99CI95 are the percentiles' 95% intervals; nil where the percentile is withheld.
 	P50CI95 *Interval `json:"p50_ci95,omitempty"`
 	P90CI95 *Interval `json:"p90_ci95,omitempty"`
 	P95CI95 *Interval `json:"p95_ci95,omitempty"`
 	P99CI95 *Interval `json:"p99_ci95,omitempty"`
 }
+
+// UnavailableValidity is the key of CellResult.Unavailable that says why a cell has no
+// validity verdict: a cell imported from another tool's result file (servebench import) is not
+// judged, since servebench judges only a window it measured itself.
+const UnavailableValidity = "validity"
 
 // Statistic names one field of Summary, used by use-case thresholds.
 type Statistic string
@@ -230,7 +238,8 @@ type CellResult struct {
 	// Client says how the cell was timed and whether the client kept up (package stats,
 	// ClientTiming); nil in results from before it existed.
 	Client *ClientTiming `json:"client,omitempty"`
-	// Unavailable maps a field's JSON name to why it is null.
+	// Unavailable maps a field's JSON name to why it is null (or, for a summary, empty), and
+	// UnavailableValidity to why the cell has no verdict.
 	Unavailable map[string]string `json:"unavailable,omitempty"`
 }
 

@@ -22,7 +22,7 @@ type model struct {
 
 // flat summarises a constant value; p99 is 1.5 × the mean so percentile use cases differ.
 func flat(v float64) servebench.Summary {
-	return servebench.Summary{Count: 10, Mean: v, Min: v, Max: 1.5 * v, P50: servebench.Float(v), P90: servebench.Float(v), P95: servebench.Float(v), P99: servebench.Float(1.5 * v)}
+	return servebench.Summary{Count: 10, Mean: v, Min: servebench.Float(v), Max: servebench.Float(1.5 * v), P50: servebench.Float(v), P90: servebench.Float(v), P95: servebench.Float(v), P99: servebench.Float(1.5 * v)}
 }
 
 func (m model) cell(uc servebench.UseCase, n int) servebench.CellResult {

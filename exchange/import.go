@@ -200,6 +200,10 @@ func (im imported) run(f Format, data []byte, opt ImportOptions) (servebench.Man
 		if opt.OutputTokens > 0 {
 			c.OutputTokens = opt.OutputTokens
 		}
+		if c.Unavailable == nil {
+			c.Unavailable = map[string]string{}
+		}
+		c.Unavailable[servebench.UnavailableValidity] = "not judged: imported from " + f.Tool() + ", and servebench judges only a window it measured itself (its sample, stability and failure rules read its own records)"
 	}
 	plan.Sweep = sweepOf(im.cells)
 	m := servebench.Manifest{SchemaVersion: servebench.SchemaVersion, ID: id, ToolVersion: opt.ToolVersion,
@@ -532,9 +536,9 @@ func (b statBlock) summary(name, tool string, unav map[string]string) servebench
 		unav[name+".ci95"] = "no standard deviation and count in the file to compute it from"
 	}
 	if b.Min != nil && b.Max != nil {
-		s.Min, s.Max = *b.Min, *b.Max
+		s.Min, s.Max = ptr(*b.Min), ptr(*b.Max)
 	} else {
-		unav[name+".min"] = tool + " does not report the minimum and maximum (0 here means not reported)"
+		unav[name+".min"] = tool + " does not report the minimum and maximum (left out)"
 	}
 	for _, p := range []struct {
 		q    float64

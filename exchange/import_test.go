@@ -163,7 +163,7 @@ func TestImportWithholdsThinPercentiles(t *testing.T) {
 	}
 	// the GuideLLM stage of two requests: p90 withheld, p50 kept
 	_, res = importFixture(t, FormatGuideLLM, "guidellm_report_v2.json", ImportOptions{})
-	if c := res.Cells[1]; c.TTFTSeconds.P50 == nil || c.TTFTSeconds.P90 != nil || c.TTFTSeconds.Min == 0 {
+	if c := res.Cells[1]; c.TTFTSeconds.P50 == nil || c.TTFTSeconds.P90 != nil || c.TTFTSeconds.Min == nil {
 		t.Errorf("guidellm stage 2 ttft %+v", c.TTFTSeconds)
 	}
 }
@@ -216,7 +216,7 @@ func TestImportVLLMAppendedAndDetailed(t *testing.T) {
 		t.Errorf("start %v", res.Run.StartedAt)
 	}
 	c := res.Cells[1]
-	if c.TTFTSeconds.Count != 3 || !near(c.TTFTSeconds.Mean, 0.2) || c.TTFTSeconds.Min != 0.1 || c.TTFTSeconds.Max != 0.3 || c.TTFTSeconds.CI95 == nil {
+	if c.TTFTSeconds.Count != 3 || !near(c.TTFTSeconds.Mean, 0.2) || c.TTFTSeconds.Min == nil || *c.TTFTSeconds.Min != 0.1 || c.TTFTSeconds.Max == nil || *c.TTFTSeconds.Max != 0.3 || c.TTFTSeconds.CI95 == nil {
 		t.Errorf("ttft %+v", c.TTFTSeconds)
 	}
 	// tpot per request: (0.5−0.1)/10, (0.6−0.2)/10, (0.9−0.3)/7

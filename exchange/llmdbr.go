@@ -189,8 +189,9 @@ func summaryStat(s servebench.Summary, units string) *BRStat {
 	if s.Count == 0 {
 		return nil
 	}
-	mn, mx := s.Min, s.Max
-	return &BRStat{Units: units, Mean: s.Mean, Min: &mn, P50: s.P50, P90: s.P90, P95: s.P95, P99: s.P99, Max: &mx}
+	// a minimum or maximum the summary does not know (an imported tool's file without them)
+	// stays absent: the schema requires only units and mean
+	return &BRStat{Units: units, Mean: s.Mean, Min: s.Min, P50: s.P50, P90: s.P90, P95: s.P95, P99: s.P99, Max: s.Max}
 }
 
 // meanStat is a single value as Statistics (its mean).

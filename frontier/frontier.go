@@ -80,6 +80,9 @@ func eligible(c *servebench.CellResult) bool {
 	if c.Skipped || c.RequestsSucceeded == 0 || c.Concurrency <= 0 || c.RatePerSecond > 0 || c.Turn > 0 {
 		return false
 	}
+	if c.GenerationSpeedTPS.Count == 0 {
+		return false // its speed per user is unknown (not streamed, or a tool that did not report it), not 0
+	}
 	switch c.Kind {
 	case servebench.KindSession, servebench.KindRate, servebench.KindDataset, servebench.KindTrace:
 		return false

@@ -209,17 +209,17 @@ func compareHeadline(labels []string, idx []map[servebench.CellKey]*servebench.C
 		return fmtInt(int(c.TotalThroughputTPS+0.5)) + plusMinusN(c.TotalThroughputCI95, c.TotalThroughputTPS, c.RequestsSucceeded)
 	})
 	row(tp, "Per-user generation (tok/s)", func(c *servebench.CellResult) string {
-		return fmtNum(c.GenerationSpeedTPS.Mean, 1) + meanPlusMinus(c.GenerationSpeedTPS)
+		return fmtMean(c.GenerationSpeedTPS, func(v float64) string { return fmtNum(v, 1) }) + meanPlusMinus(c.GenerationSpeedTPS)
 	})
 	row(tp, "Success rate", func(c *servebench.CellResult) string { return fmtPct(c.SuccessRate) })
-	row(tp, "Validity", func(c *servebench.CellResult) string { return validityLabel(c.Validity) })
-	pair := func(s servebench.Summary) string {
-		return fmtNum(s.Mean*1000, 1) + meanPlusMinus(s) + " / " + fmtOpt(s.P99, func(v float64) string { return fmtNum(v*1000, 1) })
+	row(tp, "Validity", func(c *servebench.CellResult) string { return validityLabel(c) })
+	pair := func(c *servebench.CellResult, field string, s servebench.Summary) string {
+		return fmtMean(s, ms) + meanPlusMinus(s) + " / " + fmtPctl(c, field+".p99", s, s.P99, ms)
 	}
-	row(lat, "Time to first token", func(c *servebench.CellResult) string { return pair(c.TTFTSeconds) })
-	row(lat, "ITL (per token; vLLM's TPOT)", func(c *servebench.CellResult) string { return pair(c.ITLSeconds) })
-	row(lat, upperFirst(termChunkGap)+" (vLLM's ITL)", func(c *servebench.CellResult) string { return pair(c.ChunkGapSeconds) })
-	row(lat, "End-to-end latency", func(c *servebench.CellResult) string { return pair(c.E2ELatencySeconds) })
+	row(lat, "Time to first token", func(c *servebench.CellResult) string { return pair(c, "ttft_seconds", c.TTFTSeconds) })
+	row(lat, "ITL (per token; vLLM's TPOT)", func(c *servebench.CellResult) string { return pair(c, "itl_seconds", c.ITLSeconds) })
+	row(lat, upperFirst(termChunkGap)+" (vLLM's ITL)", func(c *servebench.CellResult) string { return pair(c, "chunk_gap_seconds", c.ChunkGapSeconds) })
+	row(lat, "End-to-end latency", func(c *servebench.CellResult) string { return pair(c, "e2e_latency_seconds", c.E2ELatencySeconds) })
 	blocks := []Block{para("Workload: %s, the heaviest cell measured in every run.", describeKey(k)), tableB(tp), tableB(lat)}
 	if s := throughputVerdict(labels, idx, k); s != "" {
 		blocks = append(blocks, para("%s", s))

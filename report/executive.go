@@ -44,8 +44,15 @@ func (b *builder) sectionExecutive() {
 		s += " — as declared; SIMULATED: every figure was produced by servebench's simulated engine, not by this hardware"
 	}
 	blocks = append(blocks, para("%s.", s))
+	if b.imported() != nil {
+		blocks = append(blocks, b.importedIntro())
+	}
 	if b.rep.Reproduce != "" {
-		blocks = append(blocks, para("Reproduce: %s", b.rep.Reproduce))
+		verb := "Reproduce"
+		if b.imported() != nil {
+			verb = "Imported with"
+		}
+		blocks = append(blocks, para("%s: %s", verb, b.rep.Reproduce))
 	}
 	blocks = append(blocks, para("Test parameters: %s", b.testParameters()))
 	if b.man.Status != "" && b.man.Status != "completed" {
@@ -140,6 +147,9 @@ func (b *builder) scaling() (x float64, ctx int, lo, hi *servebench.CellResult, 
 }
 
 func (b *builder) testParameters() string {
+	if b.imported() != nil {
+		return b.importedParameters()
+	}
 	p := b.man.Plan
 	var parts []string
 	switch {

@@ -232,12 +232,52 @@ func unknownWhy(c *servebench.CellResult) string {
 	if c.Validity.Has(servebench.ReasonNotStreamed) {
 		return "unknown (responses not streamed)"
 	}
+	if _, ok := c.Unavailable["generation_speed_tps"]; ok {
+		return "unknown (not reported)"
+	}
 	return "unknown"
 }
 
-// validityLabel writes a cell's verdict with its reasons: "low-confidence: too-few-samples".
-func validityLabel(v servebench.Validity) string {
+// unknownMark stands in, in a table cell, for a figure that is unknown: a summary no request
+// filled, or a value the tool of an imported run did not report (Notes says why). Never 0.
+const unknownMark = "—"
+
+// fmtMean writes a summary's mean with f, or unknownMark when the summary is empty.
+func fmtMean(s servebench.Summary, f func(float64) string) string {
+	if s.Count == 0 {
+		return unknownMark
+	}
+	return f(s.Mean)
+}
+
+// fmtPctl writes the percentile p of c's summary field (p99, …) with f: withheldMark when it
+// was withheld for too few values, unknownMark when the summary is empty or the imported
+// tool did not report it.
+func fmtPctl(c *servebench.CellResult, field string, s servebench.Summary, p *float64, f func(float64) string) string {
+	if p != nil {
+		return f(*p)
+	}
+	if s.Count == 0 {
+		return unknownMark
+	}
+	if why, ok := c.Unavailable[field]; ok && !strings.HasPrefix(why, "withheld") {
+		return unknownMark
+	}
+	return withheldMark
+}
+
+// notJudged is the validity of a cell imported from another tool's result file: servebench
+// judges only a window it measured itself (the import says so under unavailable "validity").
+const notJudged = "imported (not judged)"
+
+// validityLabel writes a cell's verdict with its reasons: "low-confidence: too-few-samples";
+// notJudged for an imported cell, "—" for a cell without a verdict.
+func validityLabel(c *servebench.CellResult) string {
+	v := c.Validity
 	if v.Verdict == "" {
+		if _, ok := c.Unavailable[servebench.UnavailableValidity]; ok {
+			return notJudged
+		}
 		return "—"
 	}
 	if len(v.Reasons) == 0 {

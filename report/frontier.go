@@ -211,6 +211,10 @@ func wholeTokens(v float64) string { return fmtInt(int(math.Round(v))) }
 func (b *builder) sectionFrontier() {
 	const id, title = "frontier", "Tokens per GPU against Speed per User"
 	a := analyzeFrontier(b.man, b.res)
+	if len(a.Curves) == 0 && b.speedUnknown() {
+		b.add(id, title, 1, missing("No measured level has a known speed per user (generation speed: "+orDefault(b.unavailable("generation_speed_tps"), "no request streamed two tokens or more")+"), so no level can be placed on this chart; an unknown speed is never drawn as 0."))
+		return
+	}
 	if len(a.Curves) == 0 {
 		b.add(id, title, 1, missing("No concurrency level was measured in closed loop (sweep or capacity search), so there is no frontier to draw. Run a sweep (--contexts, --concurrency) to fill this section."))
 		return
@@ -470,4 +474,20 @@ func FrontierCSV(w io.Writer, a *frontier.Analysis) error {
 		}
 	}
 	return writeFlat(w, rows, []string{"context_tokens", "output_tokens", "concurrency", "cell_id", "gpus", "gpus_source", "all_in_kw_per_gpu", "kw_source"})
+}
+
+// speedUnknown reports whether some closed-loop level completed requests but none has a known
+// speed per user: the frontier then has nothing to place, for want of speed, not of levels.
+func (b *builder) speedUnknown() bool {
+	levels := 0
+	for _, c := range b.res.Cells {
+		if c.Skipped || c.RequestsSucceeded == 0 || c.Concurrency <= 0 || c.RatePerSecond > 0 {
+			continue
+		}
+		if c.GenerationSpeedTPS.Count > 0 {
+			return false
+		}
+		levels++
+	}
+	return levels > 0
 }

@@ -51,10 +51,10 @@ func (b *builder) sectionServeTable() {
 	t := &Table{Header: []string{"CELL", "REQUESTS", "OUTPUT TOK/S", "TOTAL TOK/S", "PER-USER TOK/S", "TTFT MEAN / P99 (ms)", strings.ToUpper(termITL) + " MEAN / P99 (ms)", strings.ToUpper(termChunkGap) + " MEAN / P99 (ms)"}}
 	for _, c := range cells {
 		t.Rows = append(t.Rows, []string{cellLabel(c), fmt.Sprintf("%d/%d", c.RequestsSucceeded, c.RequestsTotal),
-			fmtNum(c.SystemOutputThroughputTPS, 1), fmtNum(c.TotalThroughputTPS, 1), fmtNum(c.GenerationSpeedTPS.Mean, 1),
-			ms(c.TTFTSeconds.Mean) + " / " + fmtOpt(c.TTFTSeconds.P99, ms),
-			ms(c.ITLSeconds.Mean) + " / " + fmtOpt(c.ITLSeconds.P99, ms),
-			ms(c.ChunkGapSeconds.Mean) + " / " + fmtOpt(c.ChunkGapSeconds.P99, ms)})
+			fmtNum(c.SystemOutputThroughputTPS, 1), fmtNum(c.TotalThroughputTPS, 1), fmtMean(c.GenerationSpeedTPS, func(v float64) string { return fmtNum(v, 1) }),
+			fmtMean(c.TTFTSeconds, ms) + " / " + fmtPctl(c, "ttft_seconds.p99", c.TTFTSeconds, c.TTFTSeconds.P99, ms),
+			fmtMean(c.ITLSeconds, ms) + " / " + fmtPctl(c, "itl_seconds.p99", c.ITLSeconds, c.ITLSeconds.P99, ms),
+			fmtMean(c.ChunkGapSeconds, ms) + " / " + fmtPctl(c, "chunk_gap_seconds.p99", c.ChunkGapSeconds, c.ChunkGapSeconds.P99, ms)})
 	}
 	b.add(id, title, 1,
 		para("Every measured cell in the shape of vllm bench serve: output and total (input + output) token throughput, per-user generation speed, and latency means and 99th percentiles."),
@@ -311,6 +311,10 @@ var Definitions = []Field{
 }
 
 func (b *builder) sectionMethodology() {
+	if b.imported() != nil {
+		b.add("methodology", "Methodology and Definitions", 1, b.importedMethodology()...)
+		return
+	}
 	t := &Table{Header: []string{"METRIC", "DEFINITION"}}
 	for _, d := range Definitions {
 		t.Rows = append(t.Rows, []string{d.Label, d.Value})

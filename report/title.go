@@ -128,6 +128,10 @@ func (b *builder) reproduce() {
 		args[i] = shellQuote(a)
 	}
 	args[0] = "servebench" // whatever the binary was called (go run builds it under a temporary path)
+	if im := b.man.Imported; im != nil {
+		b.rep.Reproduce = strings.Join(args, " ") + " — the result file's name and SHA-256 are saved in this run's run.json under \"imported\"."
+		return
+	}
 	b.rep.Reproduce = strings.Join(args, " ") + " — the resolved plan, every setting with its default, is saved in this run's run.json under \"plan\"."
 }
 

@@ -53,7 +53,9 @@ func (b *builder) sectionTTFT() {
 	if s := ttftFalls(g); s != "" {
 		blocks = append(blocks, note(s))
 	}
-	if b.man.Plan.Sweep.SharedPrefix > 0 {
+	if b.imported() != nil {
+		blocks = append(blocks, note(b.importedCaching()))
+	} else if b.man.Plan.Sweep.SharedPrefix > 0 {
 		blocks = append(blocks, note(fmt.Sprintf("About caching: prompts in this run share a %s-token prefix, so the server may serve part of every prompt from its prefix cache; TTFT here is better than for fresh context of the same length.", b.man.Plan.Sweep.SharedPrefix)))
 	} else if len(g.ctxs) > 1 {
 		small, large := ctxLabel(g.ctxs[0]), ctxLabel(g.ctxs[len(g.ctxs)-1])

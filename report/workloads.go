@@ -37,8 +37,8 @@ func (b *builder) sectionWorkloads() {
 				state, saturated = "past saturation", saturated+1
 			}
 			t.Rows = append(t.Rows, []string{ctxLabel(c.ContextTokens), fmtRate(c.RatePerSecond), fmtRate(c.AchievedRatePerSecond),
-				fmtRate(c.RequestThroughputRPS), fmt.Sprint(c.LateSends), fmtDur(c.TTFTSeconds.Mean), fmtOpt(c.TTFTSeconds.P99, fmtDur),
-				fmtDur(c.E2ELatencySeconds.Mean), fmtOpt(c.Goodput, fmtPct), fmtOpt(c.GoodputRPS, fmtRate), state})
+				fmtRate(c.RequestThroughputRPS), fmt.Sprint(c.LateSends), fmtMean(c.TTFTSeconds, fmtDur), fmtPctl(c, "ttft_seconds.p99", c.TTFTSeconds, c.TTFTSeconds.P99, fmtDur),
+				fmtMean(c.E2ELatencySeconds, fmtDur), fmtOpt(c.Goodput, fmtPct), fmtOpt(c.GoodputRPS, fmtRate), state})
 		}
 		blocks := []Block{para("Open-loop cells: requests arrive on a schedule at the requested rate whatever is in flight, as users of a public service do. \"Sent at\" is the rate the requests really left at, \"completed\" the rate they finished inside the measured window.%s", sloSentence(slo)), tableB(t)}
 		for _, rs := range b.res.RateSearches {
@@ -53,7 +53,7 @@ func (b *builder) sectionWorkloads() {
 		t := &Table{Header: []string{"LOAD", "REQUESTS", "INPUT TOK MEAN", "OUTPUT TOK MEAN", "TTFT MEAN", "SPEED/USER", "SYSTEM TOK/S", "GOODPUT", "SUCCESS"}}
 		for _, c := range data {
 			t.Rows = append(t.Rows, []string{loadLabel(c), fmt.Sprint(c.RequestsTotal), fmtNum(c.InputTokensMean, 0), fmtNum(c.OutputTokensMean, 0),
-				fmtDur(c.TTFTSeconds.Mean), fmtTPS(c.GenerationSpeedTPS.Mean), fmtTPS(c.SystemOutputThroughputTPS), fmtOpt(c.Goodput, fmtPct), fmtPct(c.SuccessRate)})
+				fmtMean(c.TTFTSeconds, fmtDur), fmtMean(c.GenerationSpeedTPS, fmtTPS), fmtTPS(c.SystemOutputThroughputTPS), fmtOpt(c.Goodput, fmtPct), fmtPct(c.SuccessRate)})
 		}
 		src := "a dataset"
 		if d := b.man.Plan.Dataset; d != nil {
@@ -124,8 +124,8 @@ func (b *builder) workloadSummaryRows(t *Table) {
 		if sessionCell(c) {
 			ctx = sessionLabel(c) + ", " + fmtNum(c.InputTokensMean, 0)
 		}
-		t.Rows = append(t.Rows, []string{ctx, loadLabel(c), fmtDur(c.TTFTSeconds.Mean) + meanPlusMinus(c.TTFTSeconds), fmtOpt(c.TTFTSeconds.P99, fmtDur),
-			fmtTPS(c.GenerationSpeedTPS.Mean), fmtTPS(c.SystemOutputThroughputTPS) + throughputPlusMinus(c), fmtPct(c.SuccessRate), validityLabel(c.Validity)})
+		t.Rows = append(t.Rows, []string{ctx, loadLabel(c), fmtMean(c.TTFTSeconds, fmtDur) + meanPlusMinus(c.TTFTSeconds), fmtPctl(c, "ttft_seconds.p99", c.TTFTSeconds, c.TTFTSeconds.P99, fmtDur),
+			fmtMean(c.GenerationSpeedTPS, fmtTPS), fmtTPS(c.SystemOutputThroughputTPS) + throughputPlusMinus(c), fmtPct(c.SuccessRate), validityLabel(c)})
 	}
 }
 

@@ -115,7 +115,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	slices.Sort(errs)
 	res.StampError = stats.Summarize(errs)
 	res.OK = true
-	p99 := res.StampError.Max
+	var p99 float64
+	if res.StampError.Max != nil {
+		p99 = *res.StampError.Max
+	}
 	if res.StampError.P99 != nil {
 		p99 = *res.StampError.P99
 	}

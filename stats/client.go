@@ -100,7 +100,10 @@ func ClientBound(ct servebench.ClientTiming, lateSends int) (bool, string) {
 	}
 	if c := ct.CoalescedTTFTSeconds; c != nil {
 		// too few records for a p99: the worst one stands in for it
-		p99, what := c.Max, "in the worst request"
+		p99, what := 0.0, "in the worst request"
+		if c.Max != nil {
+			p99 = *c.Max
+		}
 		if c.P99 != nil {
 			p99, what = *c.P99, "at p99"
 		}

@@ -68,7 +68,7 @@ func TestClientTimingAndBound(t *testing.T) {
 		}
 	}
 	ct := ClientTiming([]servebench.Record{rec("kernel", f(0.005), 0.003), rec("kernel", f(0.001), 0.020), {Warmup: true, ClockSource: "user"}}, calm)
-	if ct.LagSeconds == nil || ct.LagSeconds.Count != 2 || *ct.LagMaxSeconds != 0.005 || ct.CoalescedTTFTSeconds.Max != 0 {
+	if ct.LagSeconds == nil || ct.LagSeconds.Count != 2 || *ct.LagMaxSeconds != 0.005 || ct.CoalescedTTFTSeconds.Max == nil || *ct.CoalescedTTFTSeconds.Max != 0 {
 		t.Errorf("summaries %+v %+v %v", ct.LagSeconds, ct.CoalescedTTFTSeconds, ct.LagMaxSeconds)
 	}
 }

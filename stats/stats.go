@@ -59,11 +59,12 @@ func Summarize(values []float64) servebench.Summary {
 	}
 	s := slices.Clone(values)
 	slices.Sort(s)
+	lo, hi := s[0], s[n-1] // copies: a pointer into s would keep every value alive
 	out := servebench.Summary{
 		Count: n,
 		Mean:  mean(s),
-		Min:   s[0],
-		Max:   s[n-1],
+		Min:   &lo,
+		Max:   &hi,
 	}
 	if iv, ok := MeanCI95(s); ok {
 		out.CI95 = &iv

@@ -48,7 +48,7 @@ func TestImpossibleValuesNeverEnterAStatistic(t *testing.T) {
 		"output throughput": {c.SystemOutputThroughputTPS, honest.SystemOutputThroughputTPS},
 		"output tokens":     {c.OutputTokensMean, honest.OutputTokensMean},
 		"input tokens":      {c.InputTokensMean, honest.InputTokensMean},
-		"speed max":         {c.GenerationSpeedTPS.Max, honest.GenerationSpeedTPS.Max},
+		"speed max":         {*c.GenerationSpeedTPS.Max, *honest.GenerationSpeedTPS.Max},
 		"total throughput":  {c.TotalThroughputTPS, honest.TotalThroughputTPS},
 	} {
 		if math.Abs(pair[0]-pair[1]) > 1e-9*math.Abs(pair[1]) {

@@ -168,6 +168,12 @@ var migrations = []struct{ sqlite, postgres []string }{
 			ADD COLUMN manifest JSONB, ADD COLUMN results JSONB`,
 			`CREATE INDEX runs_label ON runs(label, started_at)`},
 	},
+	{ // 4: the tool an imported run was read from (its import format), filled from run.json
+		sqlite: []string{`ALTER TABLE runs ADD COLUMN imported TEXT`,
+			`UPDATE runs SET imported = json_extract(manifest, '$.imported.format') WHERE manifest IS NOT NULL`},
+		postgres: []string{`ALTER TABLE runs ADD COLUMN imported TEXT`,
+			`UPDATE runs SET imported = manifest->'imported'->>'format' WHERE manifest IS NOT NULL`},
+	},
 }
 
 // SchemaVersion is the version of the index's schema this build writes.

@@ -56,8 +56,11 @@ type IndexEntry struct {
 	// in place of a run id (the latest run with that label).
 	Label string
 	// Host is the machine that recorded the run (its host name): Dir is a folder on it.
-	Host                  string
-	Simulated             bool
+	Host      string
+	Simulated bool
+	// Imported is the format (vllm, guidellm, aiperf) of the result file an imported run was
+	// read from (Manifest.Imported); "" for a run servebench measured.
+	Imported              string
 	StartedAt, FinishedAt time.Time
 	Cells                 int
 	// PeakThroughputTPS is the run's peak system output throughput (tokens/s, stats.Peak).
@@ -120,13 +123,13 @@ func (ix *Index) PutContext(ctx context.Context, dir string, m servebench.Manife
 		return err
 	}
 	_, err = ix.db.ExecContext(ctx, ix.d.rebind(`INSERT INTO runs (id, dir, host, label, model, target, engine, gpu, status, simulated,
-		started_at, finished_at, cells, peak_tps, success_rate, manifest, results)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+		imported, started_at, finished_at, cells, peak_tps, success_rate, manifest, results)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
 		ON CONFLICT(id) DO UPDATE SET dir=excluded.dir, host=excluded.host, label=excluded.label, model=excluded.model,
 		target=excluded.target, engine=excluded.engine, gpu=excluded.gpu, status=excluded.status, simulated=excluded.simulated,
-		started_at=excluded.started_at, finished_at=excluded.finished_at, cells=excluded.cells, peak_tps=excluded.peak_tps,
-		success_rate=excluded.success_rate, manifest=excluded.manifest, results=excluded.results`),
-		e.ID, e.Dir, e.Host, e.Label, e.Model, e.Target, e.Engine, e.GPU, e.Status, e.Simulated,
+		imported=excluded.imported, started_at=excluded.started_at, finished_at=excluded.finished_at, cells=excluded.cells,
+		peak_tps=excluded.peak_tps, success_rate=excluded.success_rate, manifest=excluded.manifest, results=excluded.results`),
+		e.ID, e.Dir, e.Host, e.Label, e.Model, e.Target, e.Engine, e.GPU, e.Status, e.Simulated, e.Imported,
 		ix.d.timeArg(e.StartedAt), ix.d.timeArg(e.FinishedAt), e.Cells, e.PeakThroughputTPS, e.SuccessRate,
 		ix.d.jsonArg(mb), ix.d.jsonArg(rb))
 	return ix.d.clean(err)
@@ -139,6 +142,9 @@ func Entry(dir string, m servebench.Manifest, res servebench.Results) IndexEntry
 	e := IndexEntry{ID: m.ID, Dir: dir, Model: m.Plan.Target.Model, Target: m.TargetName(), Engine: m.EngineName(),
 		GPU: m.Plan.Metadata.GPU, Label: m.Plan.Metadata.Label, Status: m.Status, Simulated: m.Simulated,
 		StartedAt: m.StartedAt.UTC(), FinishedAt: m.FinishedAt.UTC(), Cells: len(res.Cells)}
+	if m.Imported != nil {
+		e.Imported = m.Imported.Format
+	}
 	if c := stats.Peak(res.Cells); c != nil {
 		e.PeakThroughputTPS = c.SystemOutputThroughputTPS
 	}
@@ -147,7 +153,7 @@ func Entry(dir string, m servebench.Manifest, res servebench.Results) IndexEntry
 }
 
 const selectEntry = `SELECT id, dir, COALESCE(host, ''), COALESCE(label, ''), model, target, engine, gpu, status, simulated,
-	started_at, finished_at, cells, peak_tps, success_rate FROM runs`
+	COALESCE(imported, ''), started_at, finished_at, cells, peak_tps, success_rate FROM runs`
 
 // timeCol scans a time column: RFC 3339 text in SQLite, timestamptz in PostgreSQL.
 type timeCol struct{ t *time.Time }
@@ -173,7 +179,7 @@ func scanEntries(rows *sql.Rows) ([]IndexEntry, error) {
 	var out []IndexEntry
 	for rows.Next() {
 		var e IndexEntry
-		if err := rows.Scan(&e.ID, &e.Dir, &e.Host, &e.Label, &e.Model, &e.Target, &e.Engine, &e.GPU, &e.Status, &e.Simulated,
+		if err := rows.Scan(&e.ID, &e.Dir, &e.Host, &e.Label, &e.Model, &e.Target, &e.Engine, &e.GPU, &e.Status, &e.Simulated, &e.Imported,
 			timeCol{&e.StartedAt}, timeCol{&e.FinishedAt}, &e.Cells, &e.PeakThroughputTPS, &e.SuccessRate); err != nil {
 			return nil, err
 		}
@@ -266,3 +272,18 @@ func (ix *Index) Documents(ctx context.Context, id string) (m servebench.Manifes
 
 // Close closes the database.
 func (ix *Index) Close() error { return ix.db.Close() }
+
+// TargetKind says what a run measured, as the runs list shows it: "SIMULATED" for servebench's
+// simulated engine, "imported (FORMAT)" for a run read from another tool's result file
+// (servebench import), "real" for a server servebench measured.
+func TargetKind(e IndexEntry) string {
+	switch {
+	case e.Imported != "" && e.Simulated:
+		return "imported (" + e.Imported + "), SIMULATED"
+	case e.Imported != "":
+		return "imported (" + e.Imported + ")"
+	case e.Simulated:
+		return "SIMULATED"
+	}
+	return "real"
+}

@@ -169,3 +169,42 @@ func TestIndexPostgresErrorHidesPassword(t *testing.T) {
 		t.Fatalf("error %q: must say it cannot connect and never show the password", err)
 	}
 }
+
+// An imported run (servebench import) lists as "imported (FORMAT)", never as a real
+// measurement, in both stores; the column comes back from List and Lookup.
+func TestIndexListsImportedRunsByTheirTool(t *testing.T) {
+	eachBackend(t, func(t *testing.T, location string) {
+		ctx := context.Background()
+		ix, err := OpenIndex(location)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ix.Close()
+		res := servebench.Results{Cells: []servebench.CellResult{{SystemOutputThroughputTPS: 10, RequestsTotal: 2, RequestsSucceeded: 2}}}
+		real, vllm, sim := manifest("20260101-real"), manifest("20260102-vllm"), manifest("20260103-guidellm")
+		vllm.Imported = &servebench.ImportSource{Tool: "vllm bench serve", Format: "vllm", File: "r.json", SHA256: "ab"}
+		sim.Imported = &servebench.ImportSource{Tool: "GuideLLM", Format: "guidellm", File: "b.json", SHA256: "cd"}
+		sim.Simulated = true
+		for i, m := range []servebench.Manifest{real, vllm, sim} {
+			if err := ix.Put(fmt.Sprintf("/runs/%d", i), m, res); err != nil {
+				t.Fatal(err)
+			}
+		}
+		list, err := ix.List(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{"20260101-real": "real", "20260102-vllm": "imported (vllm)", "20260103-guidellm": "imported (guidellm), SIMULATED"}
+		if len(list) != len(want) {
+			t.Fatalf("%d runs listed, want %d", len(list), len(want))
+		}
+		for _, e := range list {
+			if got := TargetKind(e); got != want[e.ID] {
+				t.Errorf("%s lists as %q, want %q", e.ID, got, want[e.ID])
+			}
+		}
+		if e, err := ix.Lookup(ctx, "20260102"); err != nil || e.Imported != "vllm" {
+			t.Errorf("lookup of the imported run: %+v %v", e, err)
+		}
+	})
+}

@@ -41,10 +41,7 @@ func newRunsCmd(e *env) *cobra.Command {
 			missing := 0
 			for _, r := range list {
 				t := func(s string) string { return servebench.TerminalText(s, 60, false) }
-				kind := "real"
-				if r.Simulated {
-					kind = "SIMULATED"
-				}
+				kind := store.TargetKind(r)
 				dir := servebench.TerminalText(r.Dir, 0, false)
 				if elsewhere(r.Host) {
 					dir = servebench.TerminalText(r.Host, 60, false) + ":" + dir

@@ -44,8 +44,9 @@ only the client.`,
 			}
 			fmt.Fprintf(w, "load:          %d streams, %.0f events/s planned, %.0f delivered (%d requests)\n", res.Concurrency, res.EventsPerSecond, res.AchievedEventsPerSec, res.Requests)
 			fmt.Fprintf(w, "clock:         %s\n", res.ClockSource)
+			mx := pOr(res.StampError.Max, 0)
 			p99 := stampP99(res)
-			fmt.Fprintf(w, "stamp error:   p50 %.3f ms, p99 %.3f ms, max %.3f ms (first-token stamp − server write)\n", pOr(res.StampError.P50, res.StampError.Mean)*1000, p99*1000, res.StampError.Max*1000)
+			fmt.Fprintf(w, "stamp error:   p50 %.3f ms, p99 %.3f ms, max %.3f ms (first-token stamp − server write)\n", pOr(res.StampError.P50, res.StampError.Mean)*1000, p99*1000, mx*1000)
 			fmt.Fprintf(w, "scheduler:     p50 %.3f ms, p99 %.3f ms (goroutine wait before running)\n", res.Sched.P50*1000, res.Sched.P99*1000)
 			if res.CPUShare >= 0 {
 				fmt.Fprintf(w, "CPU:           %.0f%% of this machine (server included)\n", res.CPUShare*100)
@@ -106,10 +107,7 @@ func runSelfcheckSearch(cmd *cobra.Command, e *env, cfg selfcheck.SearchConfig) 
 
 // stampP99 is the check's first-token stamp error at p99 (the maximum with too few requests).
 func stampP99(r selfcheck.Result) float64 {
-	if r.StampError.P99 != nil {
-		return *r.StampError.P99
-	}
-	return r.StampError.Max
+	return pOr(r.StampError.P99, pOr(r.StampError.Max, 0))
 }
 
 func pOr(p *float64, v float64) float64 {

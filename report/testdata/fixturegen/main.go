@@ -19,7 +19,7 @@ import (
 )
 
 func sum(mean, spread float64, n int) servebench.Summary {
-	return servebench.Summary{Count: n, Mean: mean, Min: mean * (1 - spread), Max: mean * (1 + 2*spread),
+	return servebench.Summary{Count: n, Mean: mean, Min: servebench.Float(mean * (1 - spread)), Max: servebench.Float(mean * (1 + 2*spread)),
 		P50: mean * (1 - spread/4), P90: mean * (1 + spread), P95: mean * (1 + 1.3*spread), P99: mean * (1 + 1.8*spread)}
 }
 

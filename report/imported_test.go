@@ -1,0 +1,100 @@
+package report
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	servebench "github.com/servebench/servebench"
+	"github.com/servebench/servebench/exchange"
+)
+
+// importedInput imports a vllm bench serve result file without --save-detailed (no generation
+// speed, no min or max, no e2e latency) as servebench import does.
+func importedInput(t *testing.T) Input {
+	t.Helper()
+	data, err := os.ReadFile("../exchange/testdata/import/vllm_docs_sharegpt.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, res, err := exchange.Import(exchange.FormatVLLM, data, exchange.ImportOptions{File: "vllm_docs_sharegpt.json",
+		ToolVersion: "test", Command: []string{"servebench", "import", "--from", "vllm", "vllm_docs_sharegpt.json"}, Now: time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Input{Manifest: m, Results: res}
+}
+
+// The report of an imported run states the import (tool, file, the tool's definitions), leaves
+// out servebench's own claims about how it measures, shows what the tool did not report as
+// unknown rather than 0, and says the cells are not judged.
+func TestImportedRunReportStatesTheImport(t *testing.T) {
+	in := importedInput(t)
+	r := Build(in)
+	var md, term bytes.Buffer
+	if err := Markdown(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := Terminal(&term, r); err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"markdown": md.String(), "terminal": term.String()} {
+		for _, bad := range []string{
+			"marker unique",                    // servebench's fresh prompts
+			"cannot force the length",          // servebench's output-length request
+			"0.0 tok/s",                        // the speed the tool did not report
+			"Every per-request record is kept", // servebench's requests.jsonl
+		} {
+			if strings.Contains(out, bad) {
+				t.Errorf("%s report of an imported run says %q", name, bad)
+			}
+		}
+	}
+	for _, want := range []string{
+		"Imported, not measured by servebench",          // the executive summary says so
+		"vllm\\_docs\\_sharegpt.json",                   // the file
+		"vllm's TPOT",                                   // the tool's definitions in the methodology
+		"| 382.9 | 619.9 | — | 71.5 / n&lt;min |",       // the serving table: speed unknown, not 0
+		"validity is unavailable in 1 cell: not judged", // the notes explain it
+		"ttft\\_seconds.min is unavailable in 1 cell",   // min and max not reported
+	} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("markdown report of an imported run lacks %q", want)
+		}
+	}
+	if !strings.Contains(term.String(), "—           382.9 tok/s   100.0%   imported (not judged)") {
+		t.Errorf("terminal summary lacks the imported validity:\n%s", term.String())
+	}
+	c := in.Results.Cells[0]
+	if c.TTFTSeconds.Min != nil || c.TTFTSeconds.Max != nil {
+		t.Errorf("a minimum and maximum the file does not have were recorded: %v %v", c.TTFTSeconds.Min, c.TTFTSeconds.Max)
+	}
+}
+
+// compare sets an imported run beside a servebench run: what the tool did not report reads
+// "—", not 0, and its validity "imported (not judged)".
+func TestCompareImportedRunShowsUnknownNotZero(t *testing.T) {
+	in := importedInput(t)
+	own := in
+	own.Manifest.Imported = nil
+	own.Manifest.ID = "own"
+	own.Results.Cells = []servebench.CellResult{in.Results.Cells[0]}
+	own.Results.Cells[0].Unavailable = nil
+	own.Results.Cells[0].GenerationSpeedTPS = servebench.Summary{Count: 10, Mean: 50}
+	own.Results.Cells[0].Validity = servebench.Validity{Verdict: servebench.VerdictValid}
+	var md bytes.Buffer
+	if err := CompareMarkdown(&md, Compare([]Input{in, own})); err != nil {
+		t.Fatal(err)
+	}
+	out := md.String()
+	for _, want := range []string{"| Per-user generation (tok/s) | — | 50.0 |", "| Validity | imported (not judged) | valid |", "| End-to-end latency | — / — |"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("compare lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "| Per-user generation (tok/s) | 0.0") {
+		t.Error("compare shows the speed the tool did not report as 0.0")
+	}
+}
