@@ -2,12 +2,10 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -381,44 +379,43 @@ func TestRunSessionsPlanReportsPromptCaching(t *testing.T) {
 // Behind a gateway that refuses every request without the user's header, prompts are still
 // sized by the server's /tokenize: the counting calls carry --header like the generation ones.
 func TestTokenizeCarriesTheHeaders(t *testing.T) {
-	s := sim.New(sim.FastProfile, sim.Options{Seed: 6})
-	ctx, cancel := context.WithCancel(context.Background())
-	s.Start(ctx)
-	h := s.Handler()
-	var mu sync.Mutex
-	tokenize, refused := 0, []string{}
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		tokenize, refused := 0, []string{}
+		srv := simBehind(t, sim.Options{Seed: 6}, func(h http.Handler) http.HandlerFunc {
+			return func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				if r.Header.Get("X-Tenant") != "acme" {
+					refused = append(refused, r.URL.Path)
+					mu.Unlock()
+					http.Error(w, `{"error": "no tenant"}`, http.StatusUnauthorized)
+					return
+				}
+				if r.URL.Path == "/tokenize" {
+					tokenize++
+				}
+				mu.Unlock()
+				h.ServeHTTP(w, r)
+			}
+		})
+		dir := runQuick(t, srv.URL, "--header", "X-Tenant: acme", "--contexts", "1k", "--concurrency", "1", "--output-tokens", "8",
+			"--min-requests", "2", "--rounds", "1", "--max-requests", "4")
+		var man servebench.Manifest
+		b, err := os.ReadFile(filepath.Join(dir, "run.json"))
+		if err != nil || json.Unmarshal(b, &man) != nil {
+			t.Fatalf("run.json: %v", err)
+		}
 		mu.Lock()
-		if r.Header.Get("X-Tenant") != "acme" {
-			refused = append(refused, r.URL.Path)
-			mu.Unlock()
-			http.Error(w, `{"error": "no tenant"}`, http.StatusUnauthorized)
-			return
+		defer mu.Unlock()
+		if man.Server.TokenCounting != "tokenize-endpoint" || tokenize == 0 {
+			t.Errorf("prompts sized by %q with %d /tokenize calls, want the tokenize endpoint", man.Server.TokenCounting, tokenize)
 		}
-		if r.URL.Path == "/tokenize" {
-			tokenize++
+		for _, p := range refused {
+			if p == "/tokenize" || strings.HasSuffix(p, "/completions") {
+				t.Errorf("%s was sent without the header", p)
+			}
 		}
-		mu.Unlock()
-		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(func() { ts.Close(); cancel(); s.Close() })
-	dir := runQuick(t, ts.URL, "--header", "X-Tenant: acme", "--contexts", "1k", "--concurrency", "1", "--output-tokens", "8",
-		"--min-requests", "2", "--rounds", "1", "--max-requests", "4")
-	var man servebench.Manifest
-	b, err := os.ReadFile(filepath.Join(dir, "run.json"))
-	if err != nil || json.Unmarshal(b, &man) != nil {
-		t.Fatalf("run.json: %v", err)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if man.Server.TokenCounting != "tokenize-endpoint" || tokenize == 0 {
-		t.Errorf("prompts sized by %q with %d /tokenize calls, want the tokenize endpoint", man.Server.TokenCounting, tokenize)
-	}
-	for _, p := range refused {
-		if p == "/tokenize" || strings.HasSuffix(p, "/completions") {
-			t.Errorf("%s was sent without the header", p)
-		}
-	}
+	})
 }
 
 // --dataset-sessions runs each ShareGPT conversation whole: turn t sends its system prompt, its
