@@ -176,15 +176,20 @@ func windowed(mode servebench.LoadMode) bool {
 	return mode == servebench.ModeSustained || mode == servebench.ModeUsers || mode == ""
 }
 
-// warmRecords is the completion of the order's part that ends its warm-up: its Share-th in a
-// sustained cell (one request per slot), its 2 × Share-th in a population (load: on average a
-// user's joining turn and one turn whose history the server could have cached).
+// warmRecords is the latest completion of the order's part that ends its warm-up: its
+// Share-th in a sustained cell (one request per slot), its 2 × Share-th in a population (load:
+// the window opens when every user's joining turn is answered, or at the 2N-th completion if
+// that comes first).
 func warmRecords(o order) int {
 	if o.Key.LoadMode == servebench.ModeUsers {
 		return 2 * o.Share
 	}
 	return o.Share
 }
+
+// warmRecordsMin is the earliest completion that can end the order's part's warm-up: its
+// Share-th in both modes (in a population, every user's joining turn answered).
+func warmRecordsMin(o order) int { return o.Share }
 
 // cellRun is one cell on the workers, as the coordinator follows it.
 type cellRun struct {
@@ -337,8 +342,8 @@ func (cr *cellRun) handle(w *wconn, m msg) {
 			bad = "it reported a warm-up's end in a cell without one"
 		case p.warmed:
 			bad = "it reported its warm-up's end twice"
-		case !sp.has(at) || p.records < warmRecords(o):
-			bad = fmt.Sprintf("it reported its warm-up's end at %.3f s after %d records (the span is %.3f–%.3f s, the end comes with its %d-th)", at, p.records, sp.lo, sp.hi, warmRecords(o))
+		case !sp.has(at) || p.records < warmRecordsMin(o):
+			bad = fmt.Sprintf("it reported its warm-up's end at %.3f s after %d records (the span is %.3f–%.3f s, the end comes with its %d-th at the earliest)", at, p.records, sp.lo, sp.hi, warmRecordsMin(o))
 		default:
 			p.warmAt, p.warmed, p.warmSeen = at, true, now
 		}
