@@ -101,6 +101,23 @@ users:
 			for _, c := range lres.Cells {
 				lcells[c.ID()] = c
 			}
+			// Where a cell's intervals do not overlap, a second local run measures how far two runs
+			// of this machine differ (it is loaded, and the intervals of 30 requests are narrow): the
+			// distributed cell must then agree within that run-to-run spread.
+			l2cells := map[string]servebench.CellResult{}
+			for _, d := range dres.Cells {
+				if l, ok := lcells[d.ID()]; ok && !agree(l.TTFTSeconds, servebench.Summary{}, false, d.TTFTSeconds) {
+					local2 := filepath.Join(t.TempDir(), "local2")
+					f.spawn("local2", append([]string{"run", "--out", local2}, common...)...)
+					if code := f.wait()["local2"]; code != 0 {
+						t.Fatalf("second local run: exit %d\n%s", code, f.logs())
+					}
+					for _, c := range readResults(t, local2).Cells {
+						l2cells[c.ID()] = c
+					}
+					break
+				}
+			}
 			if len(dres.Cells) != len(lres.Cells) {
 				t.Errorf("%d cells distributed, %d local", len(dres.Cells), len(lres.Cells))
 			}
@@ -116,7 +133,11 @@ users:
 				if l.Validity.Has(servebench.ReasonClientBound) || d.Validity.Has(servebench.ReasonClientBound) {
 					report = t.Logf // the client could not keep up: the cell does not measure the server
 				}
-				if d.SuccessRate != 1 || !agree(l.TTFTSeconds, servebench.Summary{}, false, d.TTFTSeconds) {
+				l2, haveL2 := l2cells[d.ID()]
+				if haveL2 {
+					t.Logf("cell %s: TTFT %.1f ms %v in a second local run", d.ID(), 1e3*l2.TTFTSeconds.Mean, l2.TTFTSeconds.CI95)
+				}
+				if d.SuccessRate != 1 || !agree(l.TTFTSeconds, l2.TTFTSeconds, haveL2, d.TTFTSeconds) {
 					report("cell %s: TTFT %.4f %v distributed, %.4f %v local, success %.3f: want the intervals to overlap", d.ID(), d.TTFTSeconds.Mean, d.TTFTSeconds.CI95, l.TTFTSeconds.Mean, l.TTFTSeconds.CI95, d.SuccessRate)
 				}
 			}
