@@ -2,9 +2,11 @@ package results
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/capacity"
 	"github.com/servebench/servebench/stats"
 )
 
@@ -40,11 +42,31 @@ func Cell(p servebench.Plan, l servebench.CellLog, recs []servebench.Record) ser
 	// GPU power and energy over the measured window
 	attributePower(p, &cell, l, w)
 	// how far the numbers can be trusted
-	stats.Assess(&cell, recs, w, p.Sweep.Precision)
+	stats.Assess(&cell, recs, w, aim(p, cell))
 	if len(cell.Unavailable) == 0 {
 		cell.Unavailable = nil
 	}
 	return cell
+}
+
+// aim is the relative half-width of its intervals a cell is judged against (too-few-samples):
+// the plan's precision, except for a level of a use case's search (in concurrent requests or
+// in users) whose verdict is settled at 95% (capacity.Settled: every threshold's interval on
+// one side of it). Such a level was measured to decide pass or fail, and stops as soon as it
+// has, so a mean less precise than the sweep's target is what it aimed for, not a shortfall:
+// it is judged on its verdict (+Inf here) and its intervals are shown as they are. A level
+// stopped by its cap before its verdict was certain keeps the plan's precision, and with it
+// too-few-samples.
+func aim(p servebench.Plan, c servebench.CellResult) float64 {
+	if c.Kind != servebench.KindCapacity && c.Kind != servebench.KindUsers {
+		return p.Sweep.Precision
+	}
+	for _, uc := range p.UseCases {
+		if uc.Name == c.Scenario && capacity.Settled(uc, c) {
+			return math.Inf(1)
+		}
+	}
+	return p.Sweep.Precision
 }
 
 // Notes are the run-level facts a cell makes the report state: an open-loop cell past

@@ -53,3 +53,34 @@ func TestCellCacheContamination(t *testing.T) {
 		}
 	}
 }
+
+// A level of a use case's capacity search is measured to decide pass or fail: once that verdict
+// is settled at 95% its wide mean is what it aimed for (valid), while the same records in a
+// sweep cell, or at a level whose verdict is still open, are too few for the plan's precision.
+func TestSettledLevelIsJudgedOnItsVerdict(t *testing.T) {
+	level := servebench.CellKey{Kind: servebench.KindCapacity, Scenario: "chat", LoadMode: servebench.ModeFixed, ContextTokens: 1024, OutputTokens: 16, Concurrency: 2}
+	sweep := level
+	sweep.Kind, sweep.Scenario = servebench.KindSweep, servebench.SweepScenario
+	var recs []servebench.Record
+	for i, ttft := range []float64{0.10, 0.30, 0.15, 0.25, 0.20, 0.12} { // mean 0.187 s, ±~45%
+		recs = append(recs, servebench.Record{Seq: int64(i), StartOffsetSeconds: float64(i), EndOffsetSeconds: float64(i) + 0.9,
+			TTFTSeconds: ttft, E2ELatencySeconds: 0.9, InputTokens: 1024, OutputTokens: 16})
+	}
+	for _, tc := range []struct {
+		name    string
+		key     servebench.CellKey
+		ttftMax float64
+		want    servebench.Verdict
+	}{
+		{"settled pass", level, 2, servebench.VerdictValid},           // the whole interval far under 2 s
+		{"open verdict", level, 0.2, servebench.VerdictLowConfidence}, // the interval straddles 0.2 s
+		{"sweep", sweep, 2, servebench.VerdictLowConfidence},          // a sweep cell aims for precision
+	} {
+		p := servebench.Plan{UseCases: []servebench.UseCase{{Name: "chat", Thresholds: servebench.Thresholds{TTFTSecondsMax: servebench.Float(tc.ttftMax)}}}}
+		p.Sweep.Precision = 0.05
+		c := Cell(p, servebench.CellLog{Cell: tc.key, WindowStartSeconds: 0, WindowEndSeconds: 6}, recs)
+		if c.Validity.Verdict != tc.want {
+			t.Errorf("%s: %s %v, want %s", tc.name, c.Validity.Verdict, c.Validity.Reasons, tc.want)
+		}
+	}
+}
