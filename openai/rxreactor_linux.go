@@ -22,19 +22,19 @@ import (
 //   - no goroutine is parked or readied for it: read through the runtime's network poller, each
 //     token parked and readied its request's goroutine and woke a thread for it;
 //   - the sockets are out of the runtime's poller (fdConn), whose thread would otherwise wake too;
-//   - while streams are in flight the reactor keeps its P while it sleeps in epoll_wait and reads
-//     with raw system calls, so the runtime never hands a P over or wakes sysmon for a token: a
-//     P handed off in a system call wakes the sleeping sysmon on the way back, which then polls
-//     every 20 µs, and at one token per packet that cost as much as the reads. The runtime still
-//     stops the goroutine when it must (a collection, or sysmon after 10 ms on the P): its signal
-//     ends the epoll_wait (EINTR), and the reactor yields. The P it keeps is added to GOMAXPROCS
-//     when it starts, so the rest of the process keeps as many as it had. After reads that ended
-//     a response it yields (the request's goroutine is then ready on the reactor's P, and waited
-//     there up to 12 ms for sysmon before); with no stream in flight it sleeps with its P handed
-//     off.
+//   - the reactor sleeps in epoll_wait with its P handed off (entersyscallblock), so the
+//     goroutines and timers queued on that P run elsewhere at once. (It used to keep its P in a
+//     raw epoll_wait while streams were in flight, which saved the wake-up of sysmon per token,
+//     but left whatever the runtime had queued on that P — the load's send timers, the
+//     request goroutines readied by a response's end — waiting up to sysmon's 10 ms
+//     preemption: the demo's cells read a scheduler latency p99 of 3–4 ms and half of them
+//     were client-bound, against 0.1–0.4 ms with the P handed off.) After reads that ended a
+//     response it yields.
 //
 // At 64 streams one event per packet 5 ms apart, the client's CPU per token fell from about
-// 25 µs (as much as a minimal net/http reader) to 12–18 µs (BenchmarkPacedVsMinimal).
+// 25 µs (as much as a minimal net/http reader) to 17–25 µs, 0.73–0.93 of the minimal reader's
+// on this 2-core machine (BenchmarkPacedVsMinimal; holding the P measured 0.52–1.07 in the same
+// sitting: within the machine's noise).
 //
 // The epoll instance is level-triggered: a socket read to a short read is reported again only
 // when more bytes (or its end) arrive, so each arrival costs one recvmsg, and a connection's end
@@ -74,7 +74,6 @@ func reactorFor() *reactor {
 			return
 		}
 		theReactor.rc = &reactor{epfd: epfd, watches: map[int32]*rxWatch{}}
-		runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + 1)
 		go theReactor.rc.loop()
 	})
 	return theReactor.rc
@@ -87,11 +86,7 @@ func (rc *reactor) loop() {
 	for {
 		var n uintptr
 		var errno syscall.Errno
-		if rc.active.Load() > 0 {
-			n, _, errno = syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(rc.epfd), uintptr(unsafe.Pointer(&evs[0])), uintptr(len(evs)), ^uintptr(0), 0, 0)
-		} else {
-			n, errno = epollWaitBlocking(rc.epfd, &evs)
-		}
+		n, errno = epollWaitBlocking(rc.epfd, &evs)
 		if errno != 0 {
 			// EINTR: a signal, most likely the runtime asking this goroutine to stop: give
 			// the P up now.
