@@ -94,11 +94,38 @@ func openSQLite(ctx context.Context, path string) (*Index, error) {
 		return nil, err
 	}
 	ix := &Index{db: db, d: sqlite, where: path}
-	if err := ix.migrate(ctx); err != nil {
+	if err := migrateBusy(ctx, ix); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("runs index %s: %w", path, err)
 	}
 	return ix, nil
+}
+
+// migrateBusy migrates a SQLite index, trying again for up to 15 s while another process holds
+// it (SQLITE_BUSY). busy_timeout covers most waits, but SQLite answers BUSY at once, without
+// its busy handler, where waiting could deadlock: two connections turning a new file into WAL
+// mode together, or a reader upgrading to a writer. Writers opening one new index at the same
+// moment (many machines' first run) meet exactly that.
+func migrateBusy(ctx context.Context, ix *Index) error {
+	wait := 10 * time.Millisecond
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		err := ix.migrate(ctx)
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 250*time.Millisecond)
+	}
+}
+
+// isBusy reports whether err is SQLite's "database is locked" (SQLITE_BUSY).
+func isBusy(err error) bool {
+	return strings.Contains(err.Error(), "SQLITE_BUSY") || strings.Contains(err.Error(), "database is locked")
 }
 
 // Where names the index for messages: its file path, or its URL without the password.
