@@ -179,10 +179,11 @@ var migrations = []struct{ sqlite, postgres []string }{
 // SchemaVersion is the version of the index's schema this build writes.
 func SchemaVersion() int { return len(migrations) }
 
-// migrate brings the index's schema to the newest version, in one transaction that holds the
-// database's write lock (SQLite) or an advisory lock (PostgreSQL), so processes that open a new
-// index at the same moment apply each migration once. An index newer than this build is refused.
-func (ix *Index) migrate(ctx context.Context) error {
+// migrate brings the index's schema to version (len(migrations), the newest, outside tests),
+// in one transaction that holds the database's write lock (SQLite) or an advisory lock
+// (PostgreSQL), so processes that open a new index at the same moment apply each migration
+// once. An index newer than this build is refused.
+func (ix *Index) migrate(ctx context.Context, version int) error {
 	conn, err := ix.db.Conn(ctx)
 	if err != nil {
 		return ix.d.clean(err)
@@ -223,7 +224,7 @@ func (ix *Index) migrate(ctx context.Context) error {
 		_ = exec(`ROLLBACK`)
 		return fmt.Errorf("the index's schema is version %d, newer than this servebench knows (%d): upgrade servebench", v, len(migrations))
 	}
-	for i := v; i < len(migrations); i++ {
+	for i := v; i < min(version, len(migrations)); i++ {
 		stmts := migrations[i].sqlite
 		if ix.d.postgres {
 			stmts = migrations[i].postgres
@@ -250,7 +251,7 @@ func (ix *Index) migrate(ctx context.Context) error {
 // openPostgres opens the PostgreSQL store at the URL location and migrates it. The password
 // is taken as libpq takes it: PGPASSWORD, ~/.pgpass, or the URL itself (which servebench never
 // prints or stores; --index refuses it so it stays out of shell history and ps).
-func openPostgres(ctx context.Context, location string) (*Index, error) {
+func openPostgres(ctx context.Context, location string, version int) (*Index, error) {
 	where := RedactLocation(location)
 	d := dialect{postgres: true}
 	if u, err := url.Parse(location); err == nil {
@@ -273,7 +274,7 @@ func openPostgres(ctx context.Context, location string) (*Index, error) {
 		return nil, fmt.Errorf("runs index %s: cannot connect: %w (is the server up and the database created? the password comes from PGPASSWORD or ~/.pgpass)", where, d.clean(err))
 	}
 	ix := &Index{db: db, d: d, where: where}
-	if err := ix.migrate(ctx); err != nil {
+	if err := ix.migrate(ctx, version); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("runs index %s: %w", where, err)
 	}

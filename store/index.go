@@ -11,7 +11,8 @@ import (
 	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // pure-Go SQLite, driver "sqlite"
+	sqlitedrv "modernc.org/sqlite" // pure-Go SQLite, driver "sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/servebench/servebench"
 	"github.com/servebench/servebench/stats"
@@ -74,18 +75,23 @@ type IndexEntry struct {
 // from a file servebench writes), anything else that looks like a URL is refused, and a path
 // opens (or creates) an SQLite file.
 func OpenIndex(location string) (*Index, error) {
-	ctx := context.Background()
+	return openIndexAt(context.Background(), location, len(migrations))
+}
+
+// openIndexAt opens the index at location and migrates it to schema version (at most
+// len(migrations)); tests open an index at an older version to check a later migration.
+func openIndexAt(ctx context.Context, location string, version int) (*Index, error) {
 	kind, err := indexKind(location)
 	if err != nil {
 		return nil, err
 	}
 	if kind == kindPostgres {
-		return openPostgres(ctx, location)
+		return openPostgres(ctx, location, version)
 	}
-	return openSQLite(ctx, location)
+	return openSQLite(ctx, location, version)
 }
 
-func openSQLite(ctx context.Context, path string) (*Index, error) {
+func openSQLite(ctx context.Context, path string, version int) (*Index, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
 	}
@@ -94,7 +100,7 @@ func openSQLite(ctx context.Context, path string) (*Index, error) {
 		return nil, err
 	}
 	ix := &Index{db: db, d: sqlite, where: path}
-	if err := migrateBusy(ctx, ix); err != nil {
+	if err := migrateBusy(ctx, ix, version); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("runs index %s: %w", path, err)
 	}
@@ -106,11 +112,11 @@ func openSQLite(ctx context.Context, path string) (*Index, error) {
 // its busy handler, where waiting could deadlock: two connections turning a new file into WAL
 // mode together, or a reader upgrading to a writer. Writers opening one new index at the same
 // moment (many machines' first run) meet exactly that.
-func migrateBusy(ctx context.Context, ix *Index) error {
+func migrateBusy(ctx context.Context, ix *Index, version int) error {
 	wait := 10 * time.Millisecond
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		err := ix.migrate(ctx)
+		err := ix.migrate(ctx, version)
 		if err == nil || !isBusy(err) || time.Now().After(deadline) {
 			return err
 		}
@@ -123,9 +129,12 @@ func migrateBusy(ctx context.Context, ix *Index) error {
 	}
 }
 
-// isBusy reports whether err is SQLite's "database is locked" (SQLITE_BUSY).
+// isBusy reports whether err is SQLite's SQLITE_BUSY ("database is locked"), by the driver's
+// result code (*sqlite.Error; an extended code such as SQLITE_BUSY_SNAPSHOT carries the
+// primary code in its low byte), not by its message.
 func isBusy(err error) bool {
-	return strings.Contains(err.Error(), "SQLITE_BUSY") || strings.Contains(err.Error(), "database is locked")
+	var se *sqlitedrv.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
 }
 
 // Where names the index for messages: its file path, or its URL without the password.
