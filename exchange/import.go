@@ -559,6 +559,64 @@ func (b statBlock) summary(name, tool string, unav map[string]string) servebench
 	return s
 }
 
+// loadPoint is what every importer reads of one load point besides the tool's per-request
+// statistics: how the tool drove it, what it counted, and its rates over the benchmark.
+type loadPoint struct {
+	mode          servebench.LoadMode
+	concurrency   int
+	ratePerSecond float64
+	// succeeded and failed count the load point's requests as the tool does.
+	succeeded, failed int
+	// inputTokensMean and outputTokensMean are per successful request; the cell is keyed by
+	// them, rounded.
+	inputTokensMean, outputTokensMean float64
+	windowSeconds                     float64
+	// outputTPS, totalTPS and requestRPS are the tool's rates; hasTotal is false when the file
+	// has no total throughput (noTotal says so in the cell's Unavailable).
+	outputTPS, totalTPS, requestRPS float64
+	hasTotal                        bool
+	noTotal                         string
+	// noInterval says why the throughputs have no 95% interval (the tool measures one rate).
+	noInterval string
+}
+
+// importedCell is the cell of one imported load point, as every importer builds it: keyed like
+// a servebench sweep cell (its lengths the mean tokens per successful request, rounded), its
+// counts, success rate, window and rates, and in unav (the cell's Unavailable, which it
+// becomes) what no import has: throughput intervals, and answer tokens told apart from
+// reasoning. The importer adds its tool's latency summaries.
+func importedCell(tool string, p loadPoint, unav map[string]string) servebench.CellResult {
+	var c servebench.CellResult
+	c.CellKey = servebench.CellKey{Kind: servebench.KindSweep, Scenario: servebench.SweepScenario, LoadMode: p.mode,
+		ContextTokens: roundTokens(p.inputTokensMean), OutputTokens: roundTokens(p.outputTokensMean),
+		Concurrency: p.concurrency, RatePerSecond: p.ratePerSecond}
+	c.RequestsTotal, c.RequestsSucceeded, c.RequestsFailed = p.succeeded+p.failed, p.succeeded, p.failed
+	c.SuccessRate = float64(p.succeeded) / float64(p.succeeded+p.failed)
+	c.InputTokensMean, c.OutputTokensMean = p.inputTokensMean, p.outputTokensMean
+	c.WindowSeconds = p.windowSeconds
+	c.SystemOutputThroughputTPS, c.RequestThroughputRPS = p.outputTPS, p.requestRPS
+	if p.hasTotal {
+		c.TotalThroughputTPS = p.totalTPS
+	} else {
+		unav["total_throughput_tps"] = p.noTotal
+	}
+	unav["system_output_throughput_tps_ci95"] = p.noInterval
+	unav["total_throughput_tps_ci95"] = p.noInterval
+	unav["first_content_seconds"] = tool + " does not tell reasoning from answer tokens"
+	c.Unavailable = unav
+	return c
+}
+
+// summaryOr is b.summary(name, …) when the tool reported the value, else an empty summary
+// with missing as its reason in unav.
+func (b statBlock) summaryOr(name, tool, missing string, unav map[string]string) servebench.Summary {
+	if !b.HasMean {
+		unav[name] = missing
+		return servebench.Summary{}
+	}
+	return b.summary(name, tool, unav)
+}
+
 // ptr returns a pointer to v.
 func ptr(v float64) *float64 { return &v }
 

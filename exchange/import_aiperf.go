@@ -186,47 +186,24 @@ func importAIPerf(d *doc, vals []any) imported {
 		d.fail("benchmark_duration", "missing (and no start_time and end_time to take it from): AIPerf writes it")
 		return im
 	}
-	var c servebench.CellResult
 	mode := servebench.ModeFixed
 	if conc == 0 && rate > 0 {
 		mode = servebench.ModeRate
 	}
-	c.CellKey = servebench.CellKey{Kind: servebench.KindSweep, Scenario: servebench.SweepScenario, LoadMode: mode,
-		ContextTokens: roundTokens(isl.Mean), OutputTokens: roundTokens(osl.Mean), Concurrency: conc, RatePerSecond: rate}
-	c.RequestsTotal, c.RequestsSucceeded, c.RequestsFailed = n+failed, n, failed
-	c.SuccessRate = float64(n) / float64(n+failed)
-	c.InputTokensMean, c.OutputTokensMean = isl.Mean, osl.Mean
-	c.WindowSeconds = window
-	c.SystemOutputThroughputTPS, c.RequestThroughputRPS = outTP.Mean, reqTP.Mean
-	if totTP.HasMean {
-		c.TotalThroughputTPS = totTP.Mean
-	} else {
-		unav["total_throughput_tps"] = tool + " did not report total_token_throughput"
-	}
-	unav["system_output_throughput_tps_ci95"] = tool + " measures one rate over the benchmark, no interval"
-	unav["total_throughput_tps_ci95"] = unav["system_output_throughput_tps_ci95"]
-	if ttft.HasMean {
-		c.TTFTSeconds = ttft.summary("ttft_seconds", tool, unav)
-	} else {
-		unav["ttft_seconds"] = tool + " did not report time_to_first_token (a run without streaming)"
-	}
-	if itl.HasMean {
-		c.ITLSeconds = itl.summary("itl_seconds", tool, unav)
-	} else {
-		unav["itl_seconds"] = tool + " did not report inter_token_latency (a run without streaming)"
-	}
-	if speed.HasMean {
-		c.GenerationSpeedTPS = speed.summary("generation_speed_tps", tool, unav)
-	} else {
-		unav["generation_speed_tps"] = tool + " did not report output_token_throughput_per_user"
-	}
+	c := importedCell(tool, loadPoint{mode: mode, concurrency: conc, ratePerSecond: rate, succeeded: n, failed: failed,
+		inputTokensMean: isl.Mean, outputTokensMean: osl.Mean, windowSeconds: window,
+		outputTPS: outTP.Mean, totalTPS: totTP.Mean, requestRPS: reqTP.Mean,
+		hasTotal: totTP.HasMean, noTotal: tool + " did not report total_token_throughput",
+		noInterval: tool + " measures one rate over the benchmark, no interval"}, unav)
+	c.TTFTSeconds = ttft.summaryOr("ttft_seconds", tool, tool+" did not report time_to_first_token (a run without streaming)", unav)
+	c.ITLSeconds = itl.summaryOr("itl_seconds", tool, tool+" did not report inter_token_latency (a run without streaming)", unav)
+	c.GenerationSpeedTPS = speed.summaryOr("generation_speed_tps", tool, tool+" did not report output_token_throughput_per_user", unav)
 	c.E2ELatencySeconds = lat.summary("e2e_latency_seconds", tool, unav)
 	unav["chunk_gap_seconds"] = tool + " keeps gaps between chunks per request (profile_export.jsonl), not in this summary"
 	unav["first_content_seconds"] = tool + "'s summary does not tell reasoning from answer tokens"
 	if conc == 0 && rate == 0 {
 		unav["concurrency"] = "input_config names neither a concurrency nor a request rate"
 	}
-	c.Unavailable = unav
 	im.cells = append(im.cells, c)
 	return im
 }

@@ -192,34 +192,16 @@ func guidellmCell(d *doc, b map[string]any, path string, im *imported) (serveben
 			}
 		}
 	}
-	c.CellKey = servebench.CellKey{Kind: servebench.KindSweep, Scenario: servebench.SweepScenario, LoadMode: mode,
-		ContextTokens: roundTokens(in.Mean), OutputTokens: roundTokens(out.Mean), Concurrency: conc, RatePerSecond: rate}
-	c.RequestsTotal, c.RequestsSucceeded, c.RequestsFailed = succ+errd, succ, errd
-	c.SuccessRate = float64(succ) / float64(succ+errd)
-	c.InputTokensMean, c.OutputTokensMean = in.Mean, out.Mean
-	c.WindowSeconds = dur
-	c.SystemOutputThroughputTPS, c.RequestThroughputRPS = outTP.Mean, reqTP.Mean
-	if totTP.HasMean {
-		c.TotalThroughputTPS = totTP.Mean
-	} else {
-		unav["total_throughput_tps"] = tool + " did not report tokens_per_second"
-	}
-	unav["system_output_throughput_tps_ci95"] = tool + " reports a rate's distribution over time, not an interval of the rate"
-	unav["total_throughput_tps_ci95"] = unav["system_output_throughput_tps_ci95"]
-	if ttft.HasMean {
-		c.TTFTSeconds = ttft.summary("ttft_seconds", tool, unav)
-	} else {
-		unav["ttft_seconds"] = tool + " reported no time to first token (a run without streaming)"
-	}
+	c = importedCell(tool, loadPoint{mode: mode, concurrency: conc, ratePerSecond: rate, succeeded: succ, failed: errd,
+		inputTokensMean: in.Mean, outputTokensMean: out.Mean, windowSeconds: dur,
+		outputTPS: outTP.Mean, totalTPS: totTP.Mean, requestRPS: reqTP.Mean,
+		hasTotal: totTP.HasMean, noTotal: tool + " did not report tokens_per_second",
+		noInterval: tool + " reports a rate's distribution over time, not an interval of the rate"}, unav)
+	c.TTFTSeconds = ttft.summaryOr("ttft_seconds", tool, tool+" reported no time to first token (a run without streaming)", unav)
 	c.E2ELatencySeconds = lat.summary("e2e_latency_seconds", tool, unav)
-	if itl.HasMean {
-		c.ITLSeconds = itl.summary("itl_seconds", tool, unav)
-	} else {
-		unav["itl_seconds"] = tool + " reported no inter-token latency (a run without streaming, or one-token answers)"
-	}
+	c.ITLSeconds = itl.summaryOr("itl_seconds", tool, tool+" reported no inter-token latency (a run without streaming, or one-token answers)", unav)
 	unav["chunk_gap_seconds"] = tool + " does not report gaps between chunks"
 	unav["generation_speed_tps"] = tool + " does not report a per-request decode speed"
-	unav["first_content_seconds"] = tool + " does not tell reasoning from answer tokens"
 	if incomplete > 0 {
 		im.notes = append(im.notes, fmt.Sprintf("%s: %d requests were still running when GuideLLM ended the benchmark (incomplete); they count neither as successful nor as failed.", c.ID(), incomplete))
 	}
@@ -229,6 +211,5 @@ func guidellmCell(d *doc, b map[string]any, path string, im *imported) (serveben
 	if math.Abs(float64(c.ContextTokens)-in.Mean) > 0.5 || (in.Min != nil && in.Max != nil && *in.Min != *in.Max) {
 		unav["input_tokens_max_deviation"] = "GuideLLM's prompts vary in length; the cell is keyed by their mean"
 	}
-	c.Unavailable = unav
 	return c, true
 }

@@ -123,25 +123,18 @@ func vllmCell(d *doc, o map[string]any, path string, im *imported) (servebench.C
 			conc = 0
 		}
 	}
-	c.CellKey = servebench.CellKey{Kind: servebench.KindSweep, Scenario: servebench.SweepScenario, LoadMode: servebench.ModeFixed,
-		ContextTokens: roundTokens(float64(totalIn) / float64(completed)), OutputTokens: roundTokens(float64(totalOut) / float64(completed)),
-		Concurrency: conc, RatePerSecond: rate}
+	mode := servebench.ModeFixed
 	if conc == 0 {
-		c.LoadMode = servebench.ModeRate
+		mode = servebench.ModeRate
 	}
-	c.RequestsTotal, c.RequestsSucceeded, c.RequestsFailed = completed+failed, completed, failed
-	c.SuccessRate = float64(completed) / float64(completed+failed)
-	c.InputTokensMean = float64(totalIn) / float64(completed)
-	c.OutputTokensMean = float64(totalOut) / float64(completed)
-	c.WindowSeconds = dur
-	c.SystemOutputThroughputTPS, c.TotalThroughputTPS, c.RequestThroughputRPS = outTP, totTP, reqTP
+	c = importedCell(tool, loadPoint{mode: mode, concurrency: conc, ratePerSecond: rate, succeeded: completed, failed: failed,
+		inputTokensMean: float64(totalIn) / float64(completed), outputTokensMean: float64(totalOut) / float64(completed), windowSeconds: dur,
+		outputTPS: outTP, totalTPS: totTP, requestRPS: reqTP, hasTotal: true,
+		noInterval: tool + " measures one rate over the whole benchmark (first send to last response), no interval"}, unav)
 	if g, ok := d.num(o, "request_goodput", path, false); ok {
 		c.GoodputRPS = ptr(g)
 		c.Goodput = ptr(math.Min(1, g*dur/float64(c.RequestsTotal)))
 	}
-	unav["system_output_throughput_tps_ci95"] = tool + " measures one rate over the whole benchmark (first send to last response), no interval"
-	unav["total_throughput_tps_ci95"] = unav["system_output_throughput_tps_ci95"]
-	unav["first_content_seconds"] = tool + " does not tell reasoning from answer tokens"
 	if peak, ok := d.num(o, "max_output_tokens_per_s", path, false); ok {
 		im.notes = append(im.notes, fmt.Sprintf("%s: vllm's peak output throughput, the most tokens in any 1-second bucket, was %.0f tok/s.", c.ID(), peak))
 	}
@@ -221,7 +214,6 @@ func vllmCell(d *doc, o map[string]any, path string, im *imported) (servebench.C
 		unav["generation_speed_tps"] = tool + " reports it only per request, with --save-detailed"
 	}
 	c.Validity = servebench.Validity{}
-	c.Unavailable = unav
 	return c, true
 }
 
