@@ -19,6 +19,13 @@
 //	             the limit's range (limit_range: the levels the data cannot tell apart from
 //	             the limit at 95%): the candidate is worse beyond it when the candidate's
 //	             range lies wholly below the baseline's.
+//
+// A value's interval is judged only where it rests on at least stats.MinIntervalSamples
+// requests in both runs (successful requests for throughput, the values of the mean for TTFT
+// and speed), as every report shows it: from fewer, the interval's own width is too uncertain
+// to tell noise from a regression. Such a row is neither passed nor failed but TooFew, "too
+// few samples", with both counts; a gate with such rows and no failure is undecided
+// (Result.Undecided), which a CI job must not read as a pass.
 package gate
 
 import (
@@ -70,6 +77,10 @@ const (
 	// NoInterval: worse by more than the threshold, and a run has no interval to tell; it
 	// fails: a gate does not pass what it cannot check.
 	NoInterval Outcome = "WORSE (no interval)"
+	// TooFew: a run has fewer than stats.MinIntervalSamples requests behind the value, so its
+	// interval, which a verdict would rest on, is not shown or judged: neither pass nor fail.
+	// The row's BaselineN and CandidateN say how many each run has.
+	TooFew Outcome = "too few samples"
 	// NotGated: the metric has no threshold.
 	NotGated Outcome = "not gated"
 )
@@ -91,12 +102,15 @@ type Row struct {
 	// baseline (positive = worse): −Change for the higher-is-better metrics, Change otherwise.
 	Worse float64
 	// Diff is the 95% interval of candidate − baseline (metric units); nil when either run has
-	// no interval for the value. For capacity it is the difference of the two limit ranges'
-	// ends, [cand.low − base.high, cand.high − base.low].
-	Diff      *servebench.Interval
-	Threshold float64
-	Gated     bool
-	Outcome   Outcome
+	// no interval for the value, or too few samples for one (TooFew). For capacity it is the
+	// difference of the two limit ranges' ends, [cand.low − base.high, cand.high − base.low].
+	Diff *servebench.Interval
+	// BaselineN and CandidateN are how many values each run's interval rests on (successful
+	// requests for throughput, the mean's values for TTFT and speed); 0 for capacity.
+	BaselineN, CandidateN int
+	Threshold             float64
+	Gated                 bool
+	Outcome               Outcome
 }
 
 // Result is the gate's decision.
@@ -109,9 +123,19 @@ type Result struct {
 
 // Failed lists the rows that fail the gate.
 func (r Result) Failed() []Row {
+	return r.rows(Outcome.Failed)
+}
+
+// Undecided lists the gated rows the gate could not judge (TooFew): with none failed, the
+// gate neither passes nor fails, and says how to measure enough.
+func (r Result) Undecided() []Row {
+	return r.rows(func(o Outcome) bool { return o == TooFew })
+}
+
+func (r Result) rows(keep func(Outcome) bool) []Row {
 	var out []Row
 	for _, row := range r.Rows {
-		if row.Outcome.Failed() {
+		if keep(row.Outcome) {
 			out = append(out, row)
 		}
 	}
@@ -174,9 +198,11 @@ func Decide(baseline, candidate servebench.Results, th Thresholds) Result {
 	for _, k := range keys {
 		b, c := base[k], cand[k]
 		res.Rows = append(res.Rows,
-			valueRow(Throughput, where(k), "tok/s", true, b.SystemOutputThroughputTPS, b.SystemOutputThroughputCI95, c.SystemOutputThroughputTPS, c.SystemOutputThroughputCI95, th),
-			valueRow(TTFT, where(k), "s", false, b.TTFTSeconds.Mean, b.TTFTSeconds.CI95, c.TTFTSeconds.Mean, c.TTFTSeconds.CI95, th),
-			valueRow(Speed, where(k), "tok/s/user", true, b.GenerationSpeedTPS.Mean, b.GenerationSpeedTPS.CI95, c.GenerationSpeedTPS.Mean, c.GenerationSpeedTPS.CI95, th))
+			valueRow(Throughput, where(k), "tok/s", true,
+				value{b.SystemOutputThroughputTPS, b.SystemOutputThroughputCI95, b.RequestsSucceeded},
+				value{c.SystemOutputThroughputTPS, c.SystemOutputThroughputCI95, c.RequestsSucceeded}, th),
+			valueRow(TTFT, where(k), "s", false, meanOf(b.TTFTSeconds), meanOf(c.TTFTSeconds), th),
+			valueRow(Speed, where(k), "tok/s/user", true, meanOf(b.GenerationSpeedTPS), meanOf(c.GenerationSpeedTPS), th))
 	}
 	candCap := map[string]servebench.CapacityResult{}
 	for _, c := range candidate.Capacity {
@@ -193,17 +219,36 @@ func Decide(baseline, candidate servebench.Results, th Thresholds) Result {
 	return res
 }
 
+// value is one run's value of a cell: the estimate, its 95% interval, and how many values
+// the interval rests on.
+type value struct {
+	v  float64
+	iv *servebench.Interval
+	n  int
+}
+
+// meanOf is a summary's mean as a gated value.
+func meanOf(s servebench.Summary) value { return value{s.Mean, s.CI95, s.Count} }
+
 // valueRow judges one value of a cell. higherBetter says which direction is better.
-func valueRow(m Metric, where, unit string, higherBetter bool, b float64, bi *servebench.Interval, c float64, ci *servebench.Interval, th Thresholds) Row {
-	r := Row{Metric: m, Where: where, Unit: unit, Baseline: b, Candidate: c, Change: relChange(b, c)}
+func valueRow(m Metric, where, unit string, higherBetter bool, b, c value, th Thresholds) Row {
+	r := Row{Metric: m, Where: where, Unit: unit, Baseline: b.v, Candidate: c.v, Change: relChange(b.v, c.v), BaselineN: b.n, CandidateN: c.n}
 	r.Worse = r.Change
 	if higherBetter {
 		r.Worse = -r.Change
 	}
-	if iv, ok := stats.DifferenceCI95(c, ci, b, bi); ok {
+	r.Threshold, r.Gated = th[m]
+	if !stats.IntervalShown(min(b.n, c.n)) {
+		// an interval from so few values is not one to judge by, whichever way the value moved
+		r.Outcome = TooFew
+		if !r.Gated {
+			r.Outcome = NotGated
+		}
+		return r
+	}
+	if iv, ok := stats.DifferenceCI95(c.v, c.iv, b.v, b.iv); ok {
 		r.Diff = &iv
 	}
-	r.Threshold, r.Gated = th[m]
 	worseBeyondNoise := false
 	if r.Diff != nil {
 		if higherBetter {

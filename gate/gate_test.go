@@ -9,11 +9,17 @@ import (
 
 func iv(lo, hi float64) *servebench.Interval { return &servebench.Interval{Low: lo, High: hi} }
 
+// cell is a cell of 10 successful requests (the fewest an interval is judged from).
 func cell(conc int, tps float64, tpsCI *servebench.Interval, ttft float64, ttftCI *servebench.Interval) servebench.CellResult {
-	c := servebench.CellResult{RequestsSucceeded: 10, SystemOutputThroughputTPS: tps, SystemOutputThroughputCI95: tpsCI}
+	return cellN(10, conc, tps, tpsCI, ttft, ttftCI)
+}
+
+// cellN is a cell of n successful requests, every mean over all n.
+func cellN(n, conc int, tps float64, tpsCI *servebench.Interval, ttft float64, ttftCI *servebench.Interval) servebench.CellResult {
+	c := servebench.CellResult{RequestsSucceeded: n, SystemOutputThroughputTPS: tps, SystemOutputThroughputCI95: tpsCI}
 	c.ContextTokens, c.OutputTokens, c.Concurrency, c.LoadMode = 1024, 128, conc, servebench.ModeSustained
-	c.TTFTSeconds.Mean, c.TTFTSeconds.CI95 = ttft, ttftCI
-	c.GenerationSpeedTPS.Mean, c.GenerationSpeedTPS.CI95 = 100, iv(99, 101)
+	c.TTFTSeconds.Count, c.TTFTSeconds.Mean, c.TTFTSeconds.CI95 = n, ttft, ttftCI
+	c.GenerationSpeedTPS.Count, c.GenerationSpeedTPS.Mean, c.GenerationSpeedTPS.CI95 = n, 100, iv(99, 101)
 	return c
 }
 
@@ -79,6 +85,59 @@ func TestDecideValues(t *testing.T) {
 	// the same run against itself passes everywhere
 	if f := Decide(base, base, DefaultThresholds()).Failed(); len(f) != 0 {
 		t.Errorf("a run against itself fails: %+v", f)
+	}
+}
+
+// A value whose interval rests on fewer than stats.MinIntervalSamples requests in either run is
+// not judged, whichever way it moved: the row is "too few samples" with both counts, neither a
+// pass nor a failure, and the gate is undecided, not passed.
+func TestDecideTooFewSamples(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		base, cand servebench.CellResult
+		th         Thresholds
+		want       map[Metric]Outcome
+		undecided  int
+		failed     int
+	}{
+		// both runs at the minimum: judged as before (20% slower beyond tight intervals fails)
+		{"10 and 10", cellN(10, 1, 1000, iv(990, 1010), 0.1, iv(0.099, 0.101)), cellN(10, 1, 800, iv(790, 810), 0.1, iv(0.099, 0.101)), DefaultThresholds(),
+			map[Metric]Outcome{Throughput: Fail, TTFT: Pass, Speed: Pass}, 0, 1},
+		// a candidate of 9: the same 20% drop with "tight" intervals is too few samples to judge
+		{"candidate 9", cellN(10, 1, 1000, iv(990, 1010), 0.1, iv(0.099, 0.101)), cellN(9, 1, 800, iv(790, 810), 0.1, iv(0.099, 0.101)), DefaultThresholds(),
+			map[Metric]Outcome{Throughput: TooFew, TTFT: TooFew, Speed: TooFew}, 3, 0},
+		// a baseline of 2 (±0% from two equal values): the same candidate is not judged either
+		{"baseline 2", cellN(2, 1, 1000, iv(1000, 1000), 0.1, iv(0.1, 0.1)), cellN(10, 1, 1000, iv(990, 1010), 0.1, iv(0.099, 0.101)), DefaultThresholds(),
+			map[Metric]Outcome{Throughput: TooFew, TTFT: TooFew, Speed: TooFew}, 3, 0},
+		// better by far on 5 requests: still not a pass
+		{"better on 5", cellN(5, 1, 1000, iv(990, 1010), 0.1, iv(0.099, 0.101)), cellN(5, 1, 2000, iv(1990, 2010), 0.05, iv(0.049, 0.051)), DefaultThresholds(),
+			map[Metric]Outcome{Throughput: TooFew, TTFT: TooFew}, 3, 0},
+		// no interval at all on 4 requests: too few samples, not "WORSE (no interval)"
+		{"no interval on 4", cellN(4, 1, 1000, nil, 0.1, nil), cellN(4, 1, 500, nil, 0.3, nil), DefaultThresholds(),
+			map[Metric]Outcome{Throughput: TooFew, TTFT: TooFew}, 3, 0},
+		// a metric without a threshold stays "not gated", and is not counted undecided
+		{"ungated", cellN(3, 1, 1000, iv(990, 1010), 0.1, iv(0.099, 0.101)), cellN(3, 1, 800, iv(790, 810), 0.1, iv(0.099, 0.101)), Thresholds{TTFT: 0.1},
+			map[Metric]Outcome{Throughput: NotGated, TTFT: TooFew, Speed: NotGated}, 1, 0},
+	} {
+		r := Decide(servebench.Results{Cells: []servebench.CellResult{tc.base}}, servebench.Results{Cells: []servebench.CellResult{tc.cand}}, tc.th)
+		for m, want := range tc.want {
+			row := find(t, r, m, "1K in / 128 out, c=1")
+			if row.Outcome != want {
+				t.Errorf("%s: %s %q, want %q", tc.name, m, row.Outcome, want)
+			}
+			if row.BaselineN != tc.base.RequestsSucceeded || row.CandidateN != tc.cand.RequestsSucceeded {
+				t.Errorf("%s: %s counts %d and %d, want %d and %d", tc.name, m, row.BaselineN, row.CandidateN, tc.base.RequestsSucceeded, tc.cand.RequestsSucceeded)
+			}
+			if row.Outcome == TooFew && (row.Diff != nil || row.Outcome.Failed()) {
+				t.Errorf("%s: %s is too few samples yet shows an interval %v or fails", tc.name, m, row.Diff)
+			}
+		}
+		if n := len(r.Undecided()); n != tc.undecided {
+			t.Errorf("%s: %d undecided rows, want %d", tc.name, n, tc.undecided)
+		}
+		if n := len(r.Failed()); n != tc.failed {
+			t.Errorf("%s: %d failing rows, want %d", tc.name, n, tc.failed)
+		}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/servebench/servebench"
 	"github.com/servebench/servebench/gate"
+	"github.com/servebench/servebench/stats"
 )
 
 func newGateCmd(e *env) *cobra.Command {
@@ -19,15 +20,17 @@ func newGateCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "gate BASELINE CANDIDATE",
 		Short: "Fail (exit 5) when a run is worse than a baseline beyond the uncertainty and a threshold, for CI",
-		Long: `gate compares a candidate run with a baseline run metric by metric: output throughput, mean
+		Long: fmt.Sprintf(`gate compares a candidate run with a baseline run metric by metric: output throughput, mean
 TTFT and per-user speed at every cell both measured, and the capacity limit of every use case
-both searched. A metric fails when the candidate is worse both beyond the two runs' 95%
+both searched. A metric fails when the candidate is worse both beyond the two runs' 95%%
 uncertainty and by more than its threshold; gate then prints the table and exits 5. A change
-inside the noise or under the threshold passes (exit 0).
+inside the noise or under the threshold passes (exit 0). A value that rests on fewer than %d
+requests in either run has no interval to judge by: its row reads "too few samples" with both
+counts, and a gate with such rows and nothing worse is undecided (exit 6), never passed.
 
 BASELINE and CANDIDATE are each a run folder, a run id (or unique prefix) in the runs index, or a
 label: the latest run in the index with that label (the plan's metadata.label, --label).
-Thresholds are percentages of the baseline's value; "off" shows a metric without gating it.`,
+Thresholds are percentages of the baseline's value; "off" shows a metric without gating it.`, stats.MinIntervalSamples),
 		Example: `  servebench gate runs/baseline runs/candidate
   servebench gate "main H100" runs/pr-1234 --throughput 3% --ttft off
   SERVEBENCH_INDEX=postgres://ci@db/servebench servebench gate nightly 20261126-0312`,
@@ -75,11 +78,23 @@ Thresholds are percentages of the baseline's value; "off" shows a metric without
 			if err := gateTable(e, res); err != nil {
 				return err
 			}
-			failed := res.Failed()
+			failed, undecided := res.Failed(), res.Undecided()
 			fmt.Fprintf(e.stdout, "\n%d common cell%s, %d common use case%s; a metric is WORSE when the candidate is worse beyond the 95%% interval of the difference and by more than its threshold.\n",
 				res.CommonCells, plural(res.CommonCells), res.CommonUseCases, plural(res.CommonUseCases))
+			tooFew := ""
+			if len(undecided) > 0 {
+				tooFew = fmt.Sprintf("%d gated metric%s rest%s on fewer than %d requests in a run (the fewest servebench judges an interval from), so whether %s worse is not known: measure both runs with at least %d successful requests per cell (servebench run --min-requests %d, the default, with --max-requests and --max-duration that let each cell reach it) and gate again",
+					len(undecided), plural(len(undecided)), map[bool]string{true: "s", false: ""}[len(undecided) == 1], stats.MinIntervalSamples,
+					map[bool]string{true: "it is", false: "they are"}[len(undecided) == 1], stats.MinIntervalSamples, stats.MinIntervalSamples)
+			}
 			if len(failed) > 0 {
+				if tooFew != "" {
+					fmt.Fprintf(e.stdout, "also: %s.\n", tooFew)
+				}
 				return withCode(exitRegression, fmt.Errorf("gate failed: %d metric%s worse than the baseline beyond the uncertainty and the threshold", len(failed), plural(len(failed))))
+			}
+			if tooFew != "" {
+				return withCode(exitUndecided, fmt.Errorf("gate undecided: %s", tooFew))
 			}
 			fmt.Fprintln(e.stdout, "gate passed: nothing worse than the baseline beyond both the uncertainty and the threshold")
 			return nil
@@ -119,15 +134,22 @@ func gateTable(e *env, res gate.Result) error {
 	fmt.Fprintln(tw, "METRIC\tWHERE\tBASELINE\tCANDIDATE\tCHANGE\t95% INTERVAL OF DIFFERENCE\tTHRESHOLD\tVERDICT")
 	for _, r := range res.Rows {
 		diff := "none"
-		if r.Diff != nil {
+		switch {
+		case r.Diff != nil:
 			diff = fmt.Sprintf("[%s, %s] %s", num(r.Diff.Low), num(r.Diff.High), r.Unit)
+		case r.Metric != gate.Capacity && !stats.IntervalShown(min(r.BaselineN, r.CandidateN)):
+			diff = fmt.Sprintf("n<%d", stats.MinIntervalSamples)
+		}
+		verdict := string(r.Outcome)
+		if r.Outcome == gate.TooFew {
+			verdict = fmt.Sprintf("too few samples to judge (%d and %d requests; an interval needs %d)", r.BaselineN, r.CandidateN, stats.MinIntervalSamples)
 		}
 		thr := "off"
 		if r.Gated {
 			thr = fmt.Sprintf("%s%.3g%%", map[bool]string{true: "-", false: "+"}[r.Metric != gate.TTFT], r.Threshold*100)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s %s\t%s %s\t%s\t%s\t%s\t%s\n", r.Metric, servebench.TerminalText(r.Where, 60, false),
-			num(r.Baseline), r.Unit, num(r.Candidate), r.Unit, pct(r.Change), diff, thr, r.Outcome)
+			num(r.Baseline), r.Unit, num(r.Candidate), r.Unit, pct(r.Change), diff, thr, verdict)
 	}
 	return tw.Flush()
 }

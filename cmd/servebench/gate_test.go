@@ -30,10 +30,14 @@ func TestGate(t *testing.T) {
 		slowed := startSimProfile(t, slow)
 		tmp := t.TempDir()
 		index := filepath.Join(tmp, "runs.db")
-		run := func(name, url, label string) string {
+		run := func(name, url, label string, more ...string) string {
 			dir := filepath.Join(tmp, name)
+			minReq, maxReq := "10", "48"
+			if len(more) == 2 {
+				minReq, maxReq = more[0], more[1]
+			}
 			args := []string{"run", "--url", url + "/v1", "--contexts", "1k", "--concurrency", "1,4", "--output-tokens", "128",
-				"--min-requests", "8", "--rounds", "1", "--max-requests", "48", "--max-duration", "2s", "--use-cases", "none",
+				"--min-requests", minReq, "--rounds", "1", "--max-requests", maxReq, "--max-duration", "2s", "--use-cases", "none",
 				"--scenarios", "none", "--quiet", "--gpu", "none", "--format", "md", "--index", index, "--out", dir}
 			if label != "" {
 				args = append(args, "--label", label)
@@ -46,6 +50,7 @@ func TestGate(t *testing.T) {
 		run("base", fast, "nightly")
 		repeat := run("repeat", fast, "")
 		slower := run("slower", slowed, "")
+		few := run("few", fast, "", "3", "3") // 3 requests at c=1, under 10 at c=4 (the window rule's 2 × 4 and more)
 
 		// Wide thresholds: this machine's load moves a simulated run's timings by tens of percent,
 		// the slowed server by 75%.
@@ -64,6 +69,22 @@ func TestGate(t *testing.T) {
 			}
 		}
 		t.Logf("gate against the slowed server:\n%s", stdout)
+
+		// a candidate of fewer requests than an interval needs is neither passed nor failed:
+		// exit 6, every gated row "too few samples" with both counts, and what to do
+		code, stdout, stderr = runCLI(t, append([]string{"gate", "nightly", few}, th...)...)
+		if code != exitUndecided || !strings.Contains(stderr, "gate undecided") || !strings.Contains(stderr, "--min-requests 10") {
+			t.Fatalf("against a run of 3 and 8 requests: exit %d, want %d\n%s\n%s", code, exitUndecided, stdout, stderr)
+		}
+		for _, want := range []string{"too few samples to judge (10 and 3 requests; an interval needs 10)", "n<10"} {
+			if !strings.Contains(stdout, want) {
+				t.Errorf("the table does not show %q:\n%s", want, stdout)
+			}
+		}
+		if strings.Count(stdout, "too few samples to judge") != 6 || strings.Contains(stdout, "gate passed") || strings.Contains(stdout, " ok") {
+			t.Errorf("a row of too few samples reads as passed:\n%s", stdout)
+		}
+		t.Logf("gate against a run of too few requests:\n%s", stdout)
 
 		// bad thresholds and names are usage errors, each named
 		code, _, stderr = runCLI(t, "gate", "nightly", slower, "--ttft", "fast", "--speed", "-3%", "--index", index)

@@ -28,6 +28,7 @@ const (
 	exitUnreachable = 3 // the target could not be reached or described
 	exitFailures    = 4 // completed, but the failure rate is above --max-failure-rate
 	exitRegression  = 5 // gate: the candidate is worse than the baseline beyond the uncertainty and a threshold
+	exitUndecided   = 6 // gate: nothing worse, but a gated value rests on too few requests to judge
 	exitInterrupted = 130
 )
 
