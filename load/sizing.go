@@ -1,6 +1,7 @@
 package load
 
 import (
+	"fmt"
 	"math"
 	"time"
 
@@ -120,11 +121,35 @@ func (s Sizing) EnoughBursts(n, measured, floor int, p Progress) bool {
 }
 
 // Minimum is the fewest requests Enough lets a sustained cell of concurrency n send, warm-up
-// included, when every interval is already tight: n warm-up + max(MinRequests, Rounds × n,
-// 2 × n) measured. It is the estimate behind progress ETAs and the dense-grid cost the capacity
-// search compares itself with.
+// included, when every interval is already tight: n warm-up + MeasuredFloor(n) measured. It is
+// the estimate behind progress ETAs and the dense-grid cost the capacity search compares itself
+// with.
 func (s Sizing) Minimum(n int) int {
-	return n + max(s.MinRequests, s.Rounds*n, stats.MinRequestsPerSlot*n)
+	return n + s.MeasuredFloor(n)
+}
+
+// MeasuredFloor is the fewest measured requests (warm-up excluded) a sustained cell of
+// concurrency n takes: max(MinRequests, Rounds × n, stats.MinRequestsPerSlot × n), the count
+// floors and the window rule's count together. MeasuredFloorText writes the same formula.
+func (s Sizing) MeasuredFloor(n int) int {
+	fixed, perSlot := s.floorTerms()
+	return max(fixed, perSlot*n)
+}
+
+// floorTerms are MeasuredFloor's two terms: a fixed count (MinRequests) and a count per slot
+// (the larger of Rounds and stats.MinRequestsPerSlot, times N).
+func (s Sizing) floorTerms() (fixed, perSlot int) {
+	return s.MinRequests, max(s.Rounds, stats.MinRequestsPerSlot)
+}
+
+// MeasuredFloorText writes MeasuredFloor as a formula of the concurrency N, leaving out the
+// fixed term where it never binds for N ≥ 1: "2 × N", "max(10, 3 × N)".
+func (s Sizing) MeasuredFloorText() string {
+	fixed, perSlot := s.floorTerms()
+	if fixed <= perSlot {
+		return fmt.Sprintf("%d × N", perSlot)
+	}
+	return fmt.Sprintf("max(%d, %d × N)", fixed, perSlot)
 }
 
 // Cap is the most measured requests the rule may ask for at concurrency n when the cap is a

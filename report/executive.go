@@ -7,6 +7,7 @@ import (
 
 	servebench "github.com/servebench/servebench"
 	"github.com/servebench/servebench/capacity"
+	"github.com/servebench/servebench/cells"
 	"github.com/servebench/servebench/stats"
 )
 
@@ -313,17 +314,9 @@ func countMeasured(cells []servebench.CellResult) int {
 	return n
 }
 
-// requestFloor writes the fewest measured requests a sustained cell of concurrency N takes
-// (load.Sizing's floors), leaving out the terms that never bind: "2 × N", "max(10, 3 × N)".
+// requestFloor writes the fewest measured requests a sustained cell of concurrency N takes:
+// the sweep's load.Sizing floors (cells.Sizing), as that one definition writes them
+// (load.Sizing.MeasuredFloorText), e.g. "2 × N", "max(10, 3 × N)".
 func requestFloor(sw servebench.Sweep) string {
-	terms := []string{}
-	if sw.MinRequests > stats.MinRequestsPerSlot {
-		terms = append(terms, fmt.Sprint(sw.MinRequests))
-	}
-	slot := max(sw.Rounds, stats.MinRequestsPerSlot)
-	terms = append(terms, fmt.Sprintf("%d × N", slot))
-	if len(terms) == 1 {
-		return terms[0]
-	}
-	return "max(" + strings.Join(terms, ", ") + ")"
+	return cells.Sizing(sw, false).MeasuredFloorText()
 }
