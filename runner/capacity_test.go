@@ -243,9 +243,7 @@ func runControlledEvents(t *testing.T, srv http.Handler, p servebench.Plan, url 
 func runControlledWith(t *testing.T, srv http.Handler, p servebench.Plan, url string, maxConns int, id string, events func(runner.Event), wl workloads) *memRecorder {
 	t.Helper()
 	ln := newPipeListener()
-	hs := &http.Server{Handler: srv}
-	served := make(chan struct{})
-	go func() { _ = hs.Serve(ln); close(served) }()
+	stop := simtest.Serve(t, ln, srv)
 	origin := time.Now()
 	client, err := openai.New(openai.Config{BaseURL: url, API: servebench.APIChat, Model: "controlled",
 		Origin: origin, MaxConnections: maxConns, DialContext: ln.DialContext})
@@ -259,8 +257,7 @@ func runControlledWith(t *testing.T, srv http.Handler, p servebench.Plan, url st
 	runErr := r.Run(t.Context())
 	rec.res = r.Results()
 	client.Close()
-	_ = hs.Close()
-	<-served
+	stop()
 	if runErr != nil {
 		t.Fatal(runErr)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/internal/simtest"
 	"github.com/servebench/servebench/openai"
 	"github.com/servebench/servebench/plan"
 	"github.com/servebench/servebench/runner"
@@ -35,17 +36,10 @@ func demoRun(t *testing.T, prof sim.Profile, mutate func(*servebench.Plan)) (*me
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
-		srv := sim.New(prof, sim.Options{Seed: 1})
-		srv.Start(ctx)
-		defer srv.Close()
-		ln := newPipeListener()
-		hs := &http.Server{Handler: srv.Handler()}
-		served := make(chan struct{})
-		go func() { _ = hs.Serve(ln); close(served) }()
-		defer func() { _ = hs.Close(); <-served }()
+		srv := simtest.StartInMemory(t, simtest.Config{Profile: prof, Options: sim.Options{Seed: 1}})
 
 		origin := time.Now()
-		cfg := openai.Config{BaseURL: p.Target.URL, API: p.Target.API, Origin: origin, MaxConnections: 16, DialContext: ln.DialContext}
+		cfg := openai.Config{BaseURL: p.Target.URL, API: p.Target.API, Origin: origin, MaxConnections: 16, DialContext: srv.Dial}
 		// (openai.Discover dials TCP; the simulator says what it would find)
 		info := servebench.ServerInfo{Engine: "sim", Models: []string{srv.ModelName()}, MaxModelLen: srv.Profile().Engine.MaxModelLen}
 		cfg.Model = srv.ModelName()
@@ -54,7 +48,7 @@ func demoRun(t *testing.T, prof sim.Profile, mutate func(*servebench.Plan)) (*me
 			t.Fatal(err)
 		}
 		defer client.Close()
-		hc := &http.Client{Transport: &http.Transport{DialContext: ln.DialContext}}
+		hc := &http.Client{Transport: &http.Transport{DialContext: srv.Dial}}
 		defer hc.CloseIdleConnections()
 		b, err := workload.NewBuilder(ctx, workload.Config{RunID: "demo", API: p.Target.API, BaseURL: p.Target.URL,
 			Model: cfg.Model, HTTPClient: hc, Probe: client.ProbePromptTokens})

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/servebench/servebench"
 	"github.com/servebench/servebench/dist"
+	"github.com/servebench/servebench/internal/simtest"
 	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/openai"
 	"github.com/servebench/servebench/runner"
@@ -42,10 +42,7 @@ func (w workloads) attach(r *runner.Runner) {
 func runDistributedWith(t *testing.T, srv *controlled, p servebench.Plan, url string, n, minWorkers int, killAfter int64, wl workloads) (*memRecorder, *dist.Coordinator, error) {
 	t.Helper()
 	ln := newPipeListener()
-	hs := &http.Server{Handler: srv}
-	served := make(chan struct{})
-	go func() { _ = hs.Serve(ln); close(served) }()
-	defer func() { _ = hs.Close(); <-served }()
+	defer simtest.Serve(t, ln, srv)()
 
 	origin := time.Now()
 	links := newPipeListener()

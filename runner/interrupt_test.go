@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/internal/simtest"
 	"github.com/servebench/servebench/openai"
 	"github.com/servebench/servebench/runner"
 )
@@ -101,9 +102,7 @@ func TestInterruptedSearchIsKeptAndResumedHonestly(t *testing.T) {
 func runAttempt(ctx context.Context, t *testing.T, srv http.Handler, p servebench.Plan, done []servebench.CellResult, events func(runner.Event)) (*memRecorder, error) {
 	t.Helper()
 	ln := newPipeListener()
-	hs := &http.Server{Handler: srv}
-	served := make(chan struct{})
-	go func() { _ = hs.Serve(ln); close(served) }()
+	stop := simtest.Serve(t, ln, srv)
 	origin := time.Now()
 	client, err := openai.New(openai.Config{BaseURL: p.Target.URL, API: servebench.APIChat, Model: "controlled",
 		Origin: origin, MaxConnections: 32, DialContext: ln.DialContext})
@@ -115,7 +114,6 @@ func runAttempt(ctx context.Context, t *testing.T, srv http.Handler, p servebenc
 		Prompts: wordPrompts{}, Recorder: rec, Origin: origin, RunInfo: servebench.RunInfo{ID: "interrupted"}, Events: events, Done: done}
 	runErr := r.Run(ctx)
 	client.Close()
-	_ = hs.Close()
-	<-served
+	stop()
 	return rec, runErr
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"strings"
 	"sync"
 	"syscall"
@@ -89,9 +88,7 @@ func outageRun(t *testing.T, downAt, downFor, timeout time.Duration) (servebench
 	synctest.Test(t, func(t *testing.T) {
 		srv := &controlled{prefillPerUser: 20 * time.Millisecond, tokenPerUser: 5 * time.Millisecond}
 		ln := &switchListener{PipeListener: newPipeListener()}
-		hs := &http.Server{Handler: srv}
-		served := make(chan struct{})
-		go func() { _ = hs.Serve(ln); close(served) }()
+		stop := simtest.Serve(t, ln, srv)
 		origin := time.Now()
 		client, err := openai.New(openai.Config{BaseURL: url, API: servebench.APIChat, Model: "controlled",
 			Origin: origin, MaxConnections: ceiling, DialContext: ln.DialContext})
@@ -118,8 +115,7 @@ func outageRun(t *testing.T, downAt, downFor, timeout time.Duration) (servebench
 		runErr = r.Run(t.Context())
 		took = time.Since(origin)
 		client.Close()
-		_ = hs.Close()
-		<-served
+		stop()
 		res, recs = r.Results(), rec.recs
 	})
 	return res, recs, took, runErr

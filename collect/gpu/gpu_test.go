@@ -3,7 +3,6 @@ package gpu
 import (
 	"context"
 	"math"
-	"net/http/httptest"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/internal/simtest"
 	"github.com/servebench/servebench/sim"
 	"github.com/servebench/servebench/stats"
 )
@@ -68,13 +68,9 @@ func TestOpenSpecs(t *testing.T) {
 // difference and the integrated power agree with idle power.
 func TestMeterAgainstSimulatorDCGM(t *testing.T) {
 	p, _ := sim.LookupProfile("fast")
-	s := sim.New(p, sim.Options{})
+	srv := simtest.Start(t, simtest.Config{Profile: p})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s.Start(ctx)
-	defer s.Close()
-	srv := httptest.NewServer(s.Handler())
-	defer srv.Close()
 	src, err := Open(ctx, "dcgm="+srv.URL+"/dcgm/metrics", nil)
 	if err != nil {
 		t.Fatal(err)

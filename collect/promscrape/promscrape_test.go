@@ -2,11 +2,9 @@ package promscrape
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"math"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +12,7 @@ import (
 	"time"
 
 	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/internal/simtest"
 	"github.com/servebench/servebench/sim"
 	"github.com/servebench/servebench/stats"
 )
@@ -151,13 +150,9 @@ func TestAgainstSimulatorTruth(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.Engine.MaxNumSeqs = 1 // concurrent requests queue
-	s := sim.New(p, sim.Options{})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	s.Start(ctx)
-	defer s.Close()
-	srv := httptest.NewServer(s.Handler())
-	defer srv.Close()
+	srv := simtest.Start(t, simtest.Config{Profile: p})
+	s := srv.Server
+	ctx := t.Context()
 	sc := New(srv.URL+"/metrics", nil)
 	before, err := sc.Scrape(ctx)
 	if err != nil {

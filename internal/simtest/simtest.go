@@ -94,11 +94,23 @@ func StartInMemory(tb testing.TB, c Config) *Server {
 	tb.Helper()
 	s, h := engine(tb, c)
 	ln := Listen()
+	Serve(tb, ln, h)
+	return &Server{Server: s, URL: "http://" + ln.Addr().String(), Dial: ln.DialContext}
+}
+
+// Serve serves h on ln (a PipeListener, or one that wraps it) until the test ends, or until
+// the returned stop is called if that comes first: stop closes the server and its connections
+// and waits until it no longer serves. For a test whose server is not the simulator (a
+// handler of its own) or that stops a server before the test ends (a run and its resume).
+func Serve(tb testing.TB, ln net.Listener, h http.Handler) (stop func()) {
+	tb.Helper()
 	hs := &http.Server{Handler: h}
 	served := make(chan struct{})
 	go func() { _ = hs.Serve(ln); close(served) }()
-	tb.Cleanup(func() { _ = hs.Close(); <-served })
-	return &Server{Server: s, URL: "http://" + ln.Addr().String(), Dial: ln.DialContext}
+	var once sync.Once
+	stop = func() { once.Do(func() { _ = hs.Close(); <-served }) }
+	tb.Cleanup(stop)
+	return stop
 }
 
 // Listen returns an in-memory listener at an address of its own (ln.Addr()) that Dial
