@@ -38,6 +38,15 @@ const (
 	MinSessions = 4
 	// SessionsPerLevel is how many sessions per session in flight a level runs by default.
 	SessionsPerLevel = 2
+	// DefaultGoodputTarget is the goodput (share of requests within the SLO) a rate must keep
+	// in the open-loop rate search (sweep.auto_rate; sweep.goodput_target left out).
+	DefaultGoodputTarget = 0.99
+	// DefaultAutoRateStart is the rate (requests/s) the rate search starts at (sweep.rate left
+	// out).
+	DefaultAutoRateStart = 1.0
+	// DefaultMaxRate is the highest rate (requests/s) the rate search tries (sweep.max_rate left
+	// out).
+	DefaultMaxRate = 256.0
 )
 
 // The scenario names of the cells that replay a dataset and a trace.

@@ -35,6 +35,8 @@ type File struct {
 	// one it leaves out gets its default (cells.DefaultTraceSpeed, DefaultTraceBlockTokens),
 	// one it writes is judged as written (0 is refused).
 	traceSpeed, traceBlock bool
+	// given holds the keys of defaultedKeys the file writes (see fillDefaults).
+	given map[string]bool
 }
 
 // LoadFile reads and strictly decodes a plan file. Unknown keys and wrong types are errors
@@ -66,9 +68,27 @@ func ParseFile(b []byte) (*File, error) {
 			Speed       *float64 `yaml:"speed"`
 			BlockTokens *int     `yaml:"block_tokens"`
 		} `yaml:"trace"`
+		Sweep struct {
+			Rate          *float64 `yaml:"rate"`
+			GoodputTarget *float64 `yaml:"goodput_target"`
+			MaxRate       *float64 `yaml:"max_rate"`
+		} `yaml:"sweep"`
+		Sessions *struct {
+			OutputTokens *servebench.Tokens `yaml:"output_tokens"`
+			Concurrency  *[]int             `yaml:"concurrency"`
+		} `yaml:"sessions"`
 	}
 	if err := yaml.Unmarshal(b, &given); err != nil {
 		return nil, fmt.Errorf("plan file is invalid: %w", err)
+	}
+	f.given = map[string]bool{
+		"sweep.rate":           given.Sweep.Rate != nil,
+		"sweep.goodput_target": given.Sweep.GoodputTarget != nil,
+		"sweep.max_rate":       given.Sweep.MaxRate != nil,
+	}
+	if s := given.Sessions; s != nil {
+		f.given["sessions.output_tokens"] = s.OutputTokens != nil
+		f.given["sessions.concurrency"] = s.Concurrency != nil
 	}
 	for _, u := range given.UseCases {
 		f.useCaseOutput = append(f.useCaseOutput, u.OutputTokens != nil)
@@ -134,6 +154,12 @@ func Resolve(f *File, ov Overrides) (servebench.Plan, error) {
 			}
 		}
 	}
+	given := map[string]bool{} // the keys the file or a flag sets (fillDefaults)
+	if f != nil {
+		for key, ok := range f.given {
+			given[key] = ok
+		}
+	}
 	known := map[string]bool{}
 	for _, fl := range Flags() {
 		known[fl.Name] = true
@@ -141,6 +167,8 @@ func Resolve(f *File, ov Overrides) (servebench.Plan, error) {
 			if err := fl.apply(&p, v); err != nil {
 				probs = append(probs, "--"+fl.Name+": "+err.Error())
 			}
+			// --rate auto turns the search on and leaves its start (sweep.rate) as it was
+			given[fl.Key] = given[fl.Key] || !(fl.Name == "rate" && strings.EqualFold(strings.TrimSpace(v), "auto"))
 		}
 	}
 	for name := range ov {
@@ -148,6 +176,7 @@ func Resolve(f *File, ov Overrides) (servebench.Plan, error) {
 			probs = append(probs, "--"+name+" is not a plan setting")
 		}
 	}
+	fillDefaults(&p, given)
 	complete(&p)
 	validate(&p, &probs)
 	if len(probs) > 0 {

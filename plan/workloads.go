@@ -62,7 +62,7 @@ func workloadFlags() []Flag {
 				}
 				return nil
 			}},
-		flag("goodput-target", "sweep.goodput_target", "float", "with --rate auto: the goodput a rate must keep (default 0.99)", parseFloat, func(p *servebench.Plan) *float64 { return &s(p).GoodputTarget }),
+		flag("goodput-target", "sweep.goodput_target", "float", fmt.Sprintf("with --rate auto: the goodput a rate must keep (default %g)", cells.DefaultGoodputTarget), parseFloat, func(p *servebench.Plan) *float64 { return &s(p).GoodputTarget }),
 		flag("duration", "sweep.duration", "duration", "time bound per cell (rate mode without --requests sends rate × duration requests)", parseDuration, func(p *servebench.Plan) *servebench.Duration { return &s(p).Duration }),
 		{Name: "slo", Key: "slo", Kind: "string", Usage: "per-request objectives for goodput, e.g. ttft=2s,itl=50ms,e2e=10s (itl: ITL per token, decode time / (output tokens − 1); also first_answer=, speed= tok/s)",
 			apply: func(p *servebench.Plan, v string) error {
@@ -141,23 +141,17 @@ func validateWorkloads(p *servebench.Plan, add func(string, ...any)) {
 		add("sweep.rate (--rate) %g is not a rate: write requests per second, e.g. 4", r)
 	}
 	if sw := &p.Sweep; sw.AutoRate {
-		if sw.GoodputTarget == 0 {
-			sw.GoodputTarget = 0.99
-		}
-		if sw.MaxRate == 0 {
-			sw.MaxRate = 256
-		}
-		if sw.Rate == 0 {
-			sw.Rate = 1 // where the search starts
+		if !(sw.Rate > 0) || math.IsInf(sw.Rate, 0) {
+			add("sweep.rate (--rate) %g must be a positive number of requests per second with sweep.auto_rate: the rate the search starts at; leave it out to start at %g", sw.Rate, cells.DefaultAutoRateStart)
 		}
 		if p.SLO == nil {
 			add("--rate auto needs objectives (--slo ttft=2s,... or the plan's slo:): goodput counts the requests that meet them")
 		}
 		if !(sw.GoodputTarget > 0 && sw.GoodputTarget <= 1) {
-			add("sweep.goodput_target (--goodput-target) %g must be in (0, 1], e.g. 0.99", sw.GoodputTarget)
+			add("sweep.goodput_target (--goodput-target) %g must be in (0, 1], e.g. 0.99; leave it out for %g", sw.GoodputTarget, cells.DefaultGoodputTarget)
 		}
 		if !(sw.MaxRate > 0) || math.IsInf(sw.MaxRate, 0) {
-			add("sweep.max_rate %g must be a positive number of requests per second", sw.MaxRate)
+			add("sweep.max_rate %g must be a positive number of requests per second; leave it out for %g", sw.MaxRate, cells.DefaultMaxRate)
 		}
 		if len(sw.Rates) > 0 {
 			add("sweep.auto_rate and sweep.rates both set: search the rate or list the rates")
@@ -228,22 +222,49 @@ func validateWorkloads(p *servebench.Plan, add func(string, ...any)) {
 	}
 }
 
-// validateSessions fills the defaults of sessions: (answer length from the sweep, levels 1 and
-// 4, 2 × level sessions, at least 4) and judges the rest.
-func validateSessions(p *servebench.Plan, add func(string, ...any)) {
-	fromData := p.Dataset != nil && p.Dataset.Sessions
-	if fromData && p.Sessions == nil {
+// fillDefaults fills the settings that given (the keys the plan file or a flag sets) leaves
+// out and that have a default only where their section applies: the rate search's start,
+// goodput target and highest rate (with sweep.auto_rate: cells.DefaultAutoRateStart,
+// DefaultGoodputTarget, DefaultMaxRate), and the multi-turn sessions' answer length (the
+// sweep's) and levels (cells.DefaultSessionLevels); dataset.sessions brings a sessions section
+// of defaults when the plan has none. A key that is given keeps its value, so an explicit 0
+// is judged by validate (and refused), never replaced by the default.
+func fillDefaults(p *servebench.Plan, given map[string]bool) {
+	if sw := &p.Sweep; sw.AutoRate {
+		if !given["sweep.rate"] && sw.Rate == 0 {
+			sw.Rate = cells.DefaultAutoRateStart
+		}
+		if !given["sweep.goodput_target"] {
+			sw.GoodputTarget = cells.DefaultGoodputTarget
+		}
+		if !given["sweep.max_rate"] {
+			sw.MaxRate = cells.DefaultMaxRate
+		}
+	}
+	if p.Dataset != nil && p.Dataset.Sessions && p.Sessions == nil {
 		p.Sessions = &servebench.SessionPlan{}
 	}
+	if ss := p.Sessions; ss != nil {
+		if !given["sessions.output_tokens"] {
+			ss.OutputTokens = p.Sweep.OutputTokens
+		}
+		if !given["sessions.concurrency"] {
+			ss.Concurrency = slices.Clone(cells.DefaultSessionLevels)
+		}
+	}
+}
+
+// validateSessions judges the multi-turn sessions (fillDefaults filled what the plan leaves
+// out: answer length from the sweep, levels 1 and 4; sessions.count 0 is 2 × level sessions, at
+// least 4).
+func validateSessions(p *servebench.Plan, add func(string, ...any)) {
+	fromData := p.Dataset != nil && p.Dataset.Sessions
 	ss := p.Sessions
 	if ss == nil {
 		return
 	}
-	if ss.OutputTokens == 0 {
-		ss.OutputTokens = p.Sweep.OutputTokens
-	}
 	if len(ss.Concurrency) == 0 {
-		ss.Concurrency = slices.Clone(cells.DefaultSessionLevels)
+		add("sessions.concurrency is empty: leave it out for %v or give levels", cells.DefaultSessionLevels)
 	}
 	slices.Sort(ss.Concurrency)
 	ss.Concurrency = slices.Compact(ss.Concurrency)

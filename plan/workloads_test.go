@@ -190,3 +190,97 @@ func TestTraceDefaultsOnlyWhenLeftOut(t *testing.T) {
 		t.Errorf("block_tokens 0: %v, want a refusal", err)
 	}
 }
+
+// The rate search's settings (sweep.rate as its start, sweep.goodput_target, sweep.max_rate)
+// and the sessions' output_tokens and concurrency get their defaults only where the plan leaves
+// them out; an explicit 0 (or an empty list), in the file or a flag, is refused naming the key,
+// never replaced by the default.
+func TestRateSearchAndSessionsDefaultsOnlyWhenLeftOut(t *testing.T) {
+	dir := t.TempDir()
+	ds := filepath.Join(dir, "chats.json")
+	if err := os.WriteFile(ds, []byte(`[{"conversations": [{"from": "human", "value": "hi"}]}]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const auto = "slo:\n  ttft_seconds_max: 2\nsweep:\n  mode: rate\n  auto_rate: true\n  duration: 30s\n"
+	const sessions = "sweep:\n  output_tokens: 64\nsessions:\n  turns: 3\n  first_turn_tokens: 1k\n  turn_tokens: 128\n"
+	for _, tt := range []struct {
+		name string
+		yaml string // the plan file ("": none)
+		ov   Overrides
+		want string // a problem the error must state ("": resolves, and check passes)
+		// check judges the resolved plan when it resolves ("": nothing wrong)
+		check func(servebench.Plan) string
+	}{
+		// left out in the file: the search starts at 1 req/s, keeps 99%, goes up to 256 req/s
+		{name: "auto rate, file leaves the settings out", yaml: auto, check: func(p servebench.Plan) string {
+			if sw := p.Sweep; sw.Rate != 1 || sw.GoodputTarget != 0.99 || sw.MaxRate != 256 {
+				return fmt.Sprintf("rate %g, goodput target %g, max rate %g: want the defaults 1, 0.99, 256", sw.Rate, sw.GoodputTarget, sw.MaxRate)
+			}
+			return ""
+		}},
+		// --rate auto alone: the same defaults (auto is not a start rate)
+		{name: "--rate auto", ov: Overrides{"rate": "auto", "slo": "ttft=2s", "duration": "30s"}, check: func(p servebench.Plan) string {
+			if sw := p.Sweep; !sw.AutoRate || sw.Rate != 1 || sw.GoodputTarget != 0.99 || sw.MaxRate != 256 {
+				return fmt.Sprintf("%+v: want the search on with its defaults", sw)
+			}
+			return ""
+		}},
+		// given values are kept
+		{name: "auto rate, file sets them", yaml: auto + "  rate: 4\n  goodput_target: 0.9\n  max_rate: 64\n", check: func(p servebench.Plan) string {
+			if sw := p.Sweep; sw.Rate != 4 || sw.GoodputTarget != 0.9 || sw.MaxRate != 64 {
+				return fmt.Sprintf("rate %g, goodput target %g, max rate %g: want 4, 0.9, 64 as written", sw.Rate, sw.GoodputTarget, sw.MaxRate)
+			}
+			return ""
+		}},
+		{name: "file goodput_target 0", yaml: auto + "  goodput_target: 0\n", want: "sweep.goodput_target (--goodput-target) 0 must be in (0, 1]"},
+		{name: "flag --goodput-target 0", yaml: auto, ov: Overrides{"goodput-target": "0"}, want: "sweep.goodput_target (--goodput-target) 0 must be in (0, 1]"},
+		{name: "file max_rate 0", yaml: auto + "  max_rate: 0\n", want: "sweep.max_rate 0 must be a positive number"},
+		{name: "file rate 0 with auto_rate", yaml: auto + "  rate: 0\n", want: "sweep.rate (--rate) 0 must be a positive number of requests per second with sweep.auto_rate"},
+		{name: "flag --rate 0, then the file's auto_rate", yaml: auto, ov: Overrides{"rate": "0"}, want: "sweep.rate (--rate) 0 must be a positive"},
+		// a rate-search setting without the search is kept as written and unused: no default is filled
+		{name: "no search, no defaults", yaml: "sweep:\n  concurrency: [1]\n", check: func(p servebench.Plan) string {
+			if sw := p.Sweep; sw.GoodputTarget != 0 || sw.MaxRate != 0 || sw.Rate != 0 {
+				return fmt.Sprintf("%+v: a plan without the rate search got its defaults", sw)
+			}
+			return ""
+		}},
+		// sessions: output_tokens from the sweep, levels 1 and 4, when left out
+		{name: "sessions leave them out", yaml: sessions, check: func(p servebench.Plan) string {
+			if ss := p.Sessions; ss.OutputTokens != 64 || fmt.Sprint(ss.Concurrency) != "[1 4]" {
+				return fmt.Sprintf("sessions %+v: want 64 output tokens and levels [1 4]", ss)
+			}
+			return ""
+		}},
+		{name: "sessions output_tokens 0", yaml: sessions + "  output_tokens: 0\n", want: "sessions.output_tokens must be at least 1 (got 0)"},
+		{name: "sessions concurrency []", yaml: sessions + "  concurrency: []\n", want: "sessions.concurrency is empty"},
+		{name: "sessions concurrency [0]", yaml: sessions + "  concurrency: [0]\n", want: "sessions.concurrency has 0"},
+		// a dataset's conversations as sessions with no sessions section: all defaults
+		{name: "--dataset-sessions", ov: Overrides{"dataset": ds, "dataset-sessions": "true", "output-tokens": "32"}, check: func(p servebench.Plan) string {
+			if ss := p.Sessions; ss == nil || ss.OutputTokens != 32 || fmt.Sprint(ss.Concurrency) != "[1 4]" {
+				return fmt.Sprintf("sessions %+v: want 32 output tokens (the sweep's) and levels [1 4]", ss)
+			}
+			return ""
+		}},
+	} {
+		var f *File
+		if tt.yaml != "" {
+			var err error
+			if f, err = ParseFile([]byte(tt.yaml)); err != nil {
+				t.Fatalf("%s: %v", tt.name, err)
+			}
+		}
+		p, err := Resolve(f, tt.ov)
+		switch {
+		case tt.want != "":
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("%s: %v, want a refusal stating %q", tt.name, err, tt.want)
+			}
+		case err != nil:
+			t.Errorf("%s: %v", tt.name, err)
+		default:
+			if why := tt.check(p); why != "" {
+				t.Errorf("%s: %s", tt.name, why)
+			}
+		}
+	}
+}
