@@ -16,6 +16,12 @@ import (
 type UserTurn struct {
 	NewTokens, OutputTokens int
 	Think                   time.Duration
+	// Text and Answer, when set, are the turn's new text and (in a joining user's history) its
+	// answer, sent as written instead of Population.Text's: a dataset's conversation, a trace's
+	// shared blocks. Lead, on a conversation's first turn, opens the conversation (a system
+	// message).
+	Text, Answer string
+	Lead         []servebench.Message
 }
 
 // Population drives a ModeUsers cell: Spec.Key.Concurrency users, each a conversation that
@@ -176,27 +182,33 @@ func (d *driver) population(ctx context.Context) (Outcome, error) {
 	return out, d.err
 }
 
-// turnMessages is what turn t of a conversation sends: the history so far (for the joining turn
-// of a user who joins at turn join > 0, the earlier turns' texts with answers of their lengths,
-// built here) and the turn's new text.
+// turnMessages is what turn t of a conversation sends: the history so far (for the conversation's
+// first turn sent, its lead and, for a user who joins at turn join > 0, the earlier turns' texts
+// with answers, as given or of their lengths, built here) and the turn's new text.
 func (d *driver) turnMessages(ctx context.Context, seq int64, hist []servebench.Message, turns []UserTurn, join, t int) ([]servebench.Message, error) {
-	text := d.spec.Population.Text
+	text := func(given string, key, tokens int) (string, error) {
+		if given != "" {
+			return given, nil
+		}
+		return d.spec.Population.Text(ctx, seq, key, tokens)
+	}
 	msgs := hist
-	if t == join && join > 0 {
-		msgs = make([]servebench.Message, 0, 2*join+1)
+	if t == join {
+		msgs = make([]servebench.Message, 0, len(turns[0].Lead)+2*join+1)
+		msgs = append(msgs, turns[0].Lead...)
 		for k := range join {
-			q, err := text(ctx, seq, 2*k+1, turns[k].NewTokens)
+			q, err := text(turns[k].Text, 2*k+1, turns[k].NewTokens)
 			if err != nil {
 				return nil, err
 			}
-			a, err := text(ctx, seq, 2*k+2, turns[k].OutputTokens)
+			a, err := text(turns[k].Answer, 2*k+2, turns[k].OutputTokens)
 			if err != nil {
 				return nil, err
 			}
 			msgs = append(msgs, servebench.Message{Role: "user", Content: q}, servebench.Message{Role: "assistant", Content: a})
 		}
 	}
-	q, err := text(ctx, seq, 0, turns[t].NewTokens)
+	q, err := text(turns[t].Text, 0, turns[t].NewTokens)
 	if err != nil {
 		return nil, err
 	}
