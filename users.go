@@ -21,7 +21,8 @@ type UsersPlan struct {
 	// UseCases names the use cases searched in users (default: every use case of the plan).
 	UseCases []string `json:"use_cases,omitempty" yaml:"use_cases"`
 	// Profiles maps a use case to the users who run it: "chat" or "agent" (default: agent for a
-	// use case whose name says coding or agent, chat otherwise).
+	// use case whose name says coding or agent, chat otherwise), or users who replay a file:
+	// "dataset:PATH" (real conversations) or "trace:PATH" (an agent trace's sessions).
 	Profiles map[string]string `json:"profiles,omitempty" yaml:"profiles"`
 	// Populations, when set, measures these fixed numbers of users for each use case instead
 	// of searching (each judged against the thresholds).
@@ -33,6 +34,10 @@ type UsersPlan struct {
 	ThinkScale float64 `json:"think_scale,omitempty" yaml:"think_scale"`
 	// Seed draws the users' sessions (the same seed sends the same conversations).
 	Seed int64 `json:"seed,omitempty" yaml:"seed"`
+
+	// BlockTokens is the tokens of one hash id of a "trace:PATH" profile's trace (default 512,
+	// as in the Mooncake traces).
+	BlockTokens int `json:"block_tokens,omitempty" yaml:"block_tokens"`
 }
 
 // UsersEvidence is what the server showed at one measured population: why it passed or failed.

@@ -33,6 +33,12 @@ const (
 	DefaultTraceSpeed = 1.0
 	// DefaultTraceBlockTokens is the tokens of one hash id of a trace (as in the Mooncake traces).
 	DefaultTraceBlockTokens = 512
+	// MaxUserTokens bounds the lengths a users' trace or dataset may name (a prompt, an answer,
+	// a turn's text): 10M tokens, past any model's context window, so a length beyond it is a
+	// mistake in the file, refused before the run.
+	MaxUserTokens = 10_000_000
+	// MaxUserDelay bounds the think or tool time a users' trace may give before a turn.
+	MaxUserDelay = 24 * time.Hour
 	// MinSessions is the fewest sessions a level of the multi-turn sessions runs (sessions.count
 	// left out): max(MinSessions, SessionsPerLevel × level).
 	MinSessions = 4

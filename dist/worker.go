@@ -96,6 +96,12 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.plan = plan
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
+	// the files a population of users replays, read at the plan's paths as the coordinator did
+	if err := workload.CheckUsers(plan.Users); err != nil {
+		err = fmt.Errorf("%w (a worker reads the users' files at the same paths as the coordinator)", err)
+		_ = w.p.send(msg{T: tReady, Err: err.Error()})
+		return fmt.Errorf("opening the target: %w", err)
+	}
 	w.tg, err = w.Open(ctx, plan, marker)
 	if err != nil {
 		_ = w.p.send(msg{T: tReady, Err: err.Error()})
@@ -445,4 +451,16 @@ func (s seqPrompts) Prompt(ctx context.Context, seq int64, tokens int) (string, 
 		seq = s.global(seq)
 	}
 	return s.p.Prompt(ctx, seq, tokens)
+}
+
+var _ workload.BlockPrompter = seqPrompts{}
+
+// BlockPrompt builds a trace's turn from its blocks for a population replaying an agent trace
+// (workload.BlockPrompter); seq is the population's own number for the text, kept as it is.
+func (s seqPrompts) BlockPrompt(seq int64, hashIDs []int, blockTokens, tokens int) (string, error) {
+	bp, ok := s.p.(workload.BlockPrompter)
+	if !ok {
+		return "", errors.New("this worker's prompt builder cannot build a trace's shared blocks")
+	}
+	return bp.BlockPrompt(seq, hashIDs, blockTokens, tokens)
 }

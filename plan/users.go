@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/cells"
 	"github.com/servebench/servebench/workload"
 )
 
@@ -38,6 +39,12 @@ func validateUsers(p *servebench.Plan, add func(string, ...any)) {
 		if _, err := workload.LookupProfile(prof); err != nil {
 			add("users.profiles.%s: %v", name, err)
 		}
+	}
+	if u.BlockTokens == 0 {
+		u.BlockTokens = cells.DefaultTraceBlockTokens
+	}
+	if u.BlockTokens < 1 || u.BlockTokens > cells.MaxUserTokens {
+		add("users.block_tokens %d must be a positive number of tokens; leave it out for %d tokens per hash id, as in the Mooncake traces", u.BlockTokens, cells.DefaultTraceBlockTokens)
 	}
 	if u.MaxUsers == 0 {
 		u.MaxUsers = 256

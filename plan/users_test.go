@@ -1,8 +1,13 @@
 package plan
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/servebench/servebench"
 )
 
 // users: fills its defaults and names every bad setting with its fix.
@@ -29,5 +34,49 @@ func TestUsersPlan(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v does not say %q", err, want)
 		}
+	}
+}
+
+// users.profiles may name files users replay: a dataset's conversations or an agent trace; a
+// malformed file is refused before the run with its line, cause and fix; block_tokens gets its
+// default and is judged.
+func TestUsersProfilesFromFiles(t *testing.T) {
+	dir := t.TempDir()
+	conv := filepath.Join(dir, "conv.json")
+	trace := filepath.Join(dir, "agent.jsonl")
+	bad := filepath.Join(dir, "bad.jsonl")
+	for p, body := range map[string]string{
+		conv:  `[{"conversations": [{"from": "human", "value": "hi"}, {"from": "gpt", "value": "hello"}]}]`,
+		trace: `{"session_id": "s", "input_length": 600, "output_length": 20}` + "\n",
+		bad:   `{"session_id": "s", "input_length": 600, "output_length": 20}` + "\n" + `{"session_id": "s", "input_length": 700}` + "\n",
+	} {
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plan := func(profiles, extra string) (*servebench.UsersPlan, error) {
+		f, err := ParseFile([]byte("use_cases:\n  - {name: chat, context: 8k, thresholds: {ttft_seconds_max: 5}}\n  - {name: coding, context: 64k, thresholds: {ttft_seconds_max: 12}}\nusers:\n  profiles: " + profiles + "\n" + extra))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := Resolve(f, Overrides{"url": "http://127.0.0.1:1/v1"})
+		return p.Users, err
+	}
+	u, err := plan(fmt.Sprintf("{chat: %q, coding: %q}", "dataset:"+conv, "trace:"+trace), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.BlockTokens != 512 {
+		t.Errorf("block_tokens %d, want the Mooncake default 512", u.BlockTokens)
+	}
+	_, err = plan(fmt.Sprintf("{coding: %q}", "trace:"+bad), "  block_tokens: -1\n")
+	for _, want := range []string{"users.profiles.coding: trace " + bad + ": line 2 has no output_length: give the turn's output in tokens", "users.block_tokens -1 must be a positive number of tokens"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v does not say %q", err, want)
+		}
+	}
+	_, err = plan(fmt.Sprintf("{chat: %q}", "dataset:"+filepath.Join(dir, "missing.json")), "")
+	if err == nil || !strings.Contains(err.Error(), "users.profiles.chat: dataset: stat") || !strings.Contains(err.Error(), "missing.json") {
+		t.Errorf("a missing file: %v", err)
 	}
 }

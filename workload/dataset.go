@@ -26,6 +26,10 @@ type Entry struct {
 	// Turns are the user turns of a ShareGPT conversation, in order (the first is the content
 	// of the last message of Messages); a multi-turn session sends them one after the other.
 	Turns []string
+	// Answers are the recorded answers of a ShareGPT conversation: Answers[i] the assistant's
+	// reply to Turns[i] ("" when it has none). A population of users replaying the conversation
+	// asks for answers of their lengths (UserScript).
+	Answers []string
 }
 
 // DatasetOptions filter and sample a dataset as it is loaded.
@@ -198,9 +202,14 @@ func parseShareGPT(b []byte) ([]Entry, error) {
 			switch strings.ToLower(c.From) {
 			case "human", "user":
 				e.Turns = append(e.Turns, c.Value)
+				e.Answers = append(e.Answers, "")
 			case "system":
 				if len(e.Turns) == 0 {
 					system = c.Value
+				}
+			default: // gpt, chatgpt, bard, assistant, …: the answer to the last human turn
+				if n := len(e.Answers); n > 0 && e.Answers[n-1] == "" {
+					e.Answers[n-1] = c.Value
 				}
 			}
 		}

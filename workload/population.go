@@ -2,7 +2,9 @@ package workload
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"time"
 
@@ -11,16 +13,35 @@ import (
 )
 
 // ProfileFor is the profile of use case name's users: the plan's users.profiles, or
-// DefaultProfile.
+// DefaultProfile. A file the profile names that can no longer be read (plan validation read it)
+// gives a profile whose populations fail with the cause instead of other users.
 func ProfileFor(up *servebench.UsersPlan, name string) UserProfile {
 	if up != nil {
 		if p, ok := up.Profiles[name]; ok {
-			if prof, err := LookupProfile(p); err == nil {
+			prof, err := LookupProfile(p)
+			if err == nil {
 				return prof
+			}
+			if strings.HasPrefix(p, DatasetUsers) || strings.HasPrefix(p, TraceUsers) {
+				return UserProfile{Name: p, Title: p, ThinkSeconds: ChatUser.ThinkSeconds, Script: &UserScript{err: err}}
 			}
 		}
 	}
 	return DefaultProfile(name)
+}
+
+// CheckUsers reads every file the plan's users.profiles names (LookupProfile): a distributed
+// run's worker calls it on joining, as it reads the plan's dataset and trace.
+func CheckUsers(up *servebench.UsersPlan) error {
+	if up == nil {
+		return nil
+	}
+	for name, p := range up.Profiles {
+		if _, err := LookupProfile(p); err != nil {
+			return fmt.Errorf("users.profiles.%s: %w", name, err)
+		}
+	}
+	return nil
 }
 
 // PopulationConfig says which users NewPopulation builds.
@@ -57,6 +78,9 @@ func (c PopulationConfig) Local() int {
 // the prompt builder, each text unique (its own sequence number), no shorter than the builder
 // can make.
 func NewPopulation(c PopulationConfig) *load.Population {
+	if c.Profile.Script != nil {
+		return newReplayPopulation(c)
+	}
 	up := c.Users
 	prof := c.Profile
 	stride := max(c.Stride, 1)

@@ -51,6 +51,10 @@ type UserProfile struct {
 	FirstTokens, TurnTokens, OutputTokens, Turns, ThinkSeconds Dist
 	// Source says where the distributions come from.
 	Source string
+	// Script, when set, is the file the users replay instead of drawing their sessions (a
+	// dataset's conversations, an agent trace's sessions); ThinkSeconds then only staggers the
+	// users' first sends.
+	Script *UserScript
 }
 
 // ChatUser is a person chatting with an assistant: a short system prompt and question, a few
@@ -85,8 +89,21 @@ var CodingAgent = UserProfile{
 // Profiles lists the built-in user profiles.
 func Profiles() []UserProfile { return []UserProfile{ChatUser, CodingAgent} }
 
-// LookupProfile returns the built-in profile called name.
+// LookupProfile returns the profile a users.profiles value names: a built-in profile by its
+// name, or users who replay a file, "dataset:PATH" (real conversations, LoadUserDataset) or
+// "trace:PATH" (an agent trace's sessions, LoadUserTrace), read once per version of the file.
+// A file that cannot be read or is malformed gives an error naming the line, the cause and the
+// fix.
 func LookupProfile(name string) (UserProfile, error) {
+	for _, kind := range []string{DatasetUsers, TraceUsers} {
+		if path, ok := strings.CutPrefix(name, kind); ok {
+			s, err := loadScript(strings.TrimSuffix(kind, ":"), strings.TrimSpace(path))
+			if err != nil {
+				return UserProfile{}, err
+			}
+			return s.profile(), nil
+		}
+	}
 	var names []string
 	for _, p := range Profiles() {
 		if strings.EqualFold(p.Name, name) {
@@ -94,7 +111,7 @@ func LookupProfile(name string) (UserProfile, error) {
 		}
 		names = append(names, p.Name)
 	}
-	return UserProfile{}, fmt.Errorf("unknown user profile %q: use %s", name, strings.Join(names, " or "))
+	return UserProfile{}, fmt.Errorf("unknown user profile %q: use %s, or %sPATH (real conversations) or %sPATH (an agent trace)", name, strings.Join(names, " or "), DatasetUsers, TraceUsers)
 }
 
 // DefaultProfile is the profile of a use case's users when the plan names none: the coding agent
@@ -109,6 +126,12 @@ func DefaultProfile(useCase string) UserProfile {
 
 // Text describes the profile's distributions in one line.
 func (p UserProfile) Text() string {
+	if p.Script != nil {
+		if p.Script.err != nil {
+			return p.Title + ": " + p.Script.err.Error()
+		}
+		return p.Script.text(1)
+	}
 	return fmt.Sprintf("%s: first turn %s tokens; each later turn %s; answers %s; %s turns; %s between turns (%s)",
 		p.Title, p.FirstTokens.text(""), p.TurnTokens.text(""), p.OutputTokens.text(""), p.Turns.text(""), p.ThinkSeconds.text(" s"), p.Source)
 }

@@ -149,6 +149,10 @@ func (s *session) loadWorkloads() error {
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
+	// the files users replay (users.profiles dataset:PATH, trace:PATH), a resumed run's too
+	if err := workload.CheckUsers(s.plan.Users); err != nil {
+		return withCode(exitUsage, err)
+	}
 	s.attachWorkloads = func(rn *runner.Runner) {
 		if replay != nil {
 			rn.Dataset = replay
