@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/cells"
 	"github.com/servebench/servebench/load"
 )
 
@@ -302,4 +303,38 @@ func TestReplayDeterministic(t *testing.T) {
 	if fmt.Sprint(x) != fmt.Sprint(y) {
 		t.Error("the same plan drew other sessions")
 	}
+}
+
+// Whatever a trace file holds, reading it never panics, and what it accepts is bounded: every
+// session has a turn, no length past cells.MaxUserTokens, no think time past MaxUserDelay.
+func FuzzUserTrace(f *testing.F) {
+	for _, s := range []string{
+		`{"session_id": "a", "input_length": 100, "output_length": 10, "hash_ids": [1, 2]}` + "\n" + `{"session_id": "a", "input_length": 50, "output_length": 10, "delay": 5}`,
+		`{"session_id": 1, "timestamp": 500, "input_length": 10, "output_length": 1}` + "\n" + `{"session_id": 1, "timestamp": 100, "input_length": 20, "output_length": 1}`,
+		`{"input_length": 20000000000, "output_length": 10}`,
+		"nope\n\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		p := filepath.Join(t.TempDir(), "t.jsonl")
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s, err := LoadUserTrace(p)
+		if err != nil {
+			return
+		}
+		for _, ss := range s.sessions {
+			if len(ss.turns) == 0 {
+				t.Fatal("a session without turns")
+			}
+			for _, tr := range ss.turns {
+				if tr.newTokens < 0 || tr.newTokens > cells.MaxUserTokens || tr.output < 1 || tr.output > cells.MaxUserTokens || tr.think < 0 || tr.think > cells.MaxUserDelay {
+					t.Fatalf("accepted turn %+v", tr)
+				}
+			}
+		}
+		_ = s.text(1)
+	})
 }
