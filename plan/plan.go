@@ -77,6 +77,9 @@ func ParseFile(b []byte) (*File, error) {
 			OutputTokens *servebench.Tokens `yaml:"output_tokens"`
 			Concurrency  *[]int             `yaml:"concurrency"`
 		} `yaml:"sessions"`
+		Users *struct {
+			BlockTokens *int `yaml:"block_tokens"`
+		} `yaml:"users"`
 	}
 	if err := yaml.Unmarshal(b, &given); err != nil {
 		return nil, fmt.Errorf("plan file is invalid: %w", err)
@@ -89,6 +92,9 @@ func ParseFile(b []byte) (*File, error) {
 	if s := given.Sessions; s != nil {
 		f.given["sessions.output_tokens"] = s.OutputTokens != nil
 		f.given["sessions.concurrency"] = s.Concurrency != nil
+	}
+	if u := given.Users; u != nil {
+		f.given["users.block_tokens"] = u.BlockTokens != nil
 	}
 	for _, u := range given.UseCases {
 		f.useCaseOutput = append(f.useCaseOutput, u.OutputTokens != nil)

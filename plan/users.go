@@ -40,9 +40,6 @@ func validateUsers(p *servebench.Plan, add func(string, ...any)) {
 			add("users.profiles.%s: %v", name, err)
 		}
 	}
-	if u.BlockTokens == 0 {
-		u.BlockTokens = cells.DefaultTraceBlockTokens
-	}
 	if u.BlockTokens < 1 || u.BlockTokens > cells.MaxUserTokens {
 		add("users.block_tokens %d must be a positive number of tokens; leave it out for %d tokens per hash id, as in the Mooncake traces", u.BlockTokens, cells.DefaultTraceBlockTokens)
 	}

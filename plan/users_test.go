@@ -69,8 +69,8 @@ func TestUsersProfilesFromFiles(t *testing.T) {
 	if u.BlockTokens != 512 {
 		t.Errorf("block_tokens %d, want the Mooncake default 512", u.BlockTokens)
 	}
-	_, err = plan(fmt.Sprintf("{coding: %q}", "trace:"+bad), "  block_tokens: -1\n")
-	for _, want := range []string{"users.profiles.coding: trace " + bad + ": line 2 has no output_length: give the turn's output in tokens", "users.block_tokens -1 must be a positive number of tokens"} {
+	_, err = plan(fmt.Sprintf("{coding: %q}", "trace:"+bad), "  block_tokens: 0\n")
+	for _, want := range []string{"users.profiles.coding: trace " + bad + ": line 2 has no output_length: give the turn's output in tokens", "users.block_tokens 0 must be a positive number of tokens; leave it out for 512"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v does not say %q", err, want)
 		}

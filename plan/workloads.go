@@ -226,8 +226,9 @@ func validateWorkloads(p *servebench.Plan, add func(string, ...any)) {
 // out and that have a default only where their section applies: the rate search's start,
 // goodput target and highest rate (with sweep.auto_rate: cells.DefaultAutoRateStart,
 // DefaultGoodputTarget, DefaultMaxRate), and the multi-turn sessions' answer length (the
-// sweep's) and levels (cells.DefaultSessionLevels); dataset.sessions brings a sessions section
-// of defaults when the plan has none. A key that is given keeps its value, so an explicit 0
+// sweep's) and levels (cells.DefaultSessionLevels), and the tokens of a users' trace's hash id
+// (cells.DefaultTraceBlockTokens); dataset.sessions brings a sessions section of defaults when
+// the plan has none. A key that is given keeps its value, so an explicit 0
 // is judged by validate (and refused), never replaced by the default.
 func fillDefaults(p *servebench.Plan, given map[string]bool) {
 	if sw := &p.Sweep; sw.AutoRate {
@@ -243,6 +244,9 @@ func fillDefaults(p *servebench.Plan, given map[string]bool) {
 	}
 	if p.Dataset != nil && p.Dataset.Sessions && p.Sessions == nil {
 		p.Sessions = &servebench.SessionPlan{}
+	}
+	if u := p.Users; u != nil && !given["users.block_tokens"] {
+		u.BlockTokens = cells.DefaultTraceBlockTokens
 	}
 	if ss := p.Sessions; ss != nil {
 		if !given["sessions.output_tokens"] {
