@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -283,6 +285,63 @@ func TestDistributedScenario(t *testing.T) {
 			if c.Kind == servebench.KindScenario && c.RequestsTotal != lc[c.ID()] {
 				t.Errorf("%s: %d measured requests distributed, %d local", c.ID(), c.RequestsTotal, lc[c.ID()])
 			}
+		}
+	})
+}
+
+// A population replaying a dataset's conversations (users.profiles dataset:PATH) on 3 workers:
+// every worker reads the file, each user lives on one worker and replays there the
+// conversations it replays in a local run, so the cells are the local run's.
+func TestDistributedPopulationFromDataset(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("[")
+	for i := range 12 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(`{"conversations": [`)
+		for k := range 3 + i%4 {
+			if k > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, `{"from": "human", "value": "question %d of conversation %d, asked at some length so that it has a few tokens"}, {"from": "gpt", "value": "answer %d"}`, k, i, k)
+		}
+		b.WriteString("]}")
+	}
+	b.WriteString("]")
+	path := filepath.Join(t.TempDir(), "conversations.json")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := controlledPlan(t, 256, 16, "1", 8)
+	p.UseCases = []servebench.UseCase{{Name: "support_chat", ContextTokens: 2048, OutputTokens: 64, Statistic: servebench.StatMean,
+		Thresholds: servebench.Thresholds{TTFTSecondsMax: servebench.Float(0.09)}}}
+	p.Capacity.MaxConcurrency = 1
+	p.Users = &servebench.UsersPlan{UseCases: []string{"support_chat"}, Profiles: map[string]string{"support_chat": "dataset:" + path},
+		Populations: []int{2, 6}, ThinkScale: 0.01, MaxUsers: 8, Seed: 1}
+	synctest.Test(t, func(t *testing.T) {
+		local := runControlledWith(t, &controlled{prefillPerUser: 20 * time.Millisecond, tokenPerUser: 5 * time.Millisecond}, p, p.Target.URL, 32, "local", nil, workloads{})
+		got, _, err := runDistributedWith(t, &controlled{prefillPerUser: 20 * time.Millisecond, tokenPerUser: 5 * time.Millisecond}, p, p.Target.URL, 3, 3, 0, workloads{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		compareRuns(t, local, got)
+		if u := got.res.Users; len(u) != 1 || !strings.HasPrefix(u[0].Profile, "dataset:") {
+			t.Fatalf("users' results %+v, want the dataset's users", u)
+		}
+		home := map[[2]int]string{}
+		for _, r := range got.recs {
+			if r.Kind != servebench.KindUsers {
+				continue
+			}
+			u := [2]int{r.Concurrency, r.User}
+			if w, ok := home[u]; ok && w != r.Worker {
+				t.Fatalf("population %d, user %d: requests from %s and %s", u[0], u[1], w, r.Worker)
+			}
+			home[u] = r.Worker
+		}
+		if len(home) != 2+6 {
+			t.Errorf("%d users sent, want 8", len(home))
 		}
 	})
 }
