@@ -74,7 +74,7 @@ func LoadDataset(path string, opt DatasetOptions) (*Dataset, error) {
 	trim := bytes.TrimSpace(b)
 	if len(trim) > 0 && trim[0] == '[' {
 		d.Format = "sharegpt"
-		d.Entries, err = parseShareGPT(trim)
+		d.Entries, err = parseShareGPT(b) // the file as read: a syntax error's offset gives its line
 	} else {
 		d.Format = "jsonl"
 		d.Entries, err = parseJSONL(b)
@@ -192,7 +192,7 @@ type shareGPTEntry struct {
 func parseShareGPT(b []byte) ([]Entry, error) {
 	var raw []shareGPTEntry
 	if err := json.Unmarshal(b, &raw); err != nil {
-		return nil, fmt.Errorf("not a ShareGPT array (%v): write [{\"conversations\": [{\"from\": \"human\", \"value\": \"...\"}, ...]}, ...]", err)
+		return nil, fmt.Errorf("%snot a ShareGPT array (%v): write [{\"conversations\": [{\"from\": \"human\", \"value\": \"...\"}, ...]}, ...]", jsonErrorLine(b, err), err)
 	}
 	var out []Entry
 	for i, r := range raw {
@@ -266,4 +266,23 @@ func (e Entry) Fill(req *servebench.Request, defaultOut int) {
 	}
 	idx := e.Index
 	req.DatasetIndex = &idx
+}
+
+// jsonErrorLine is "line N: " for a JSON error that says where in b it is (a syntax error, a
+// value of the wrong type), "" for one that does not (the input ended early).
+func jsonErrorLine(b []byte, err error) string {
+	off := int64(-1)
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		off = se.Offset
+	case errors.As(err, &te):
+		off = te.Offset
+	}
+	if off < 0 {
+		return ""
+	}
+	off = min(off, int64(len(b)))
+	return fmt.Sprintf("line %d: ", bytes.Count(b[:off], []byte("\n"))+1)
 }

@@ -128,6 +128,8 @@ func TestUserTraceMalformedLines(t *testing.T) {
 		{"dataset:" + writeFile(t, "d.json", `[{"conversations": [{"from": "gpt", "value": "hi"}]}]`), "no conversation has a human turn"},
 		{"dataset:" + writeFile(t, "d.jsonl", `{"messages": [{"role": "user", "content": "hi"}]}`+"\n"+`{"messages": [{"content": "x"}]}`), "line 2: messages[0] has no role"},
 		{"dataset:" + writeFile(t, "d.jsonl", `{"messages": [{"role": "system", "content": "only a system prompt"}]}`), "no conversation with a user turn"},
+		{"dataset:" + writeFile(t, "d.json", "\n[\n  {\"conversations\": [{\"from\": \"human\", \"value\": \"hi\"}]},\n  {\"conversations\": [{\"from\": \"human\" \"value\": \"x\"}]}\n]\n"), "line 4: not a ShareGPT array (invalid character"},
+		{"dataset:" + writeFile(t, "d.json", "[\n  {\"conversations\": [{\"from\": \"human\", \"value\": 7}]}\n]\n"), "line 2: not a ShareGPT array (json: cannot unmarshal number"},
 		{"robot", `unknown user profile "robot": use chat or agent, or dataset:PATH (real conversations) or trace:PATH (an agent trace)`},
 	} {
 		if _, err := LookupProfile(c.value); err == nil || !strings.Contains(err.Error(), c.want) {
