@@ -28,8 +28,11 @@ import (
 // holds the token forges a record (TTFT 1 µs, a million output tokens). The coordinator's peak
 // memory (VmHWM) stays under 100 MB, the rogue is dropped and its record kept in
 // rejected.jsonl, the cell is measured again by the two honest worker processes, no record of
-// the rogue counts, and the report says so.
+// the rogue counts, and the report says so. It judges memory and what the run records, not
+// timings, so it runs in parallel with TestDistributedWorkerKilled (after the timing
+// comparisons).
 func TestDistributedUnderAttack(t *testing.T) {
+	t.Parallel()
 	base := startSim(t)
 	common := []string{"--url", base + "/v1", "--contexts", "1k", "--concurrency", "3,6", "--output-tokens", "64", "--min-requests", "40",
 		"--max-requests", "40", "--use-cases", "none", "--scenarios", "none", "--quiet", "--index", "none", "--gpu", "none"}
