@@ -126,7 +126,7 @@ func TestForgedRecordsDropTheWorker(t *testing.T) {
 					t.Errorf("workers %+v: want the rogue lost with the reason", w)
 				}
 				// it may not join again under its name
-				conn, _ := r.ln.Dial(t.Context())
+				conn, _ := r.ln.DialContext(t.Context(), "", "")
 				p := newPeer(conn, maxMessageBytes)
 				mine := nonce()
 				_ = p.send(msg{T: tHello, Name: "rogue", Nonce: mine})

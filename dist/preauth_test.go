@@ -116,7 +116,7 @@ func TestSilentConnectionsAreCutAndCapped(t *testing.T) {
 		var cut sync.WaitGroup
 		var late atomic.Int32
 		for range 40 {
-			conn, err := r.ln.Dial(t.Context())
+			conn, err := r.ln.DialContext(t.Context(), "", "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -148,7 +148,7 @@ func TestHandshakeGivesNoOracle(t *testing.T) {
 		// hello says hello and returns the coordinator's answer (an error when it hung up: more
 		// than MaxPending are waiting)
 		hello := func() (*peer, msg, error) {
-			conn, err := r.ln.Dial(t.Context())
+			conn, err := r.ln.DialContext(t.Context(), "", "")
 			if err != nil {
 				return nil, msg{}, err
 			}
@@ -216,7 +216,7 @@ func TestWorkerRefusesAnImpostor(t *testing.T) {
 			_ = p.send(msg{T: tWelcome, MAC: strings.Repeat("ab", 32), Plan: &plan})
 		}()
 		opened := false
-		w := &Worker{Token: testToken, Name: "w", Dial: ln.Dial, ConnectTimeout: time.Minute,
+		w := &Worker{Token: testToken, Name: "w", Dial: dialer(ln), ConnectTimeout: time.Minute,
 			Open: func(ctx context.Context, plan servebench.Plan, marker string) (*Target, error) {
 				opened = true
 				return nil, errors.New("opened")

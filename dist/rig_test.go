@@ -2,7 +2,6 @@ package dist
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"sync"
@@ -11,48 +10,20 @@ import (
 	"time"
 
 	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/internal/simtest"
 	"github.com/servebench/servebench/load"
 )
 
 // testToken is strong enough for CheckToken (and never printed).
 const testToken = "9f2c61d0a4b85e37c1d06f9ab2e4c873"
 
-// pipeListener is an in-memory listener: every connection is a net.Pipe, so inside a synctest
-// bubble every timing is exact.
-type pipeListener struct {
-	conns chan net.Conn
-	done  chan struct{}
-	once  sync.Once
-}
+// newPipeListener is an in-memory listener (simtest.PipeListener): every connection is a
+// net.Pipe, so inside a synctest bubble every timing is exact.
+func newPipeListener() *simtest.PipeListener { return simtest.NewPipeListener() }
 
-func newPipeListener() *pipeListener {
-	return &pipeListener{conns: make(chan net.Conn), done: make(chan struct{})}
-}
-
-func (l *pipeListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.conns:
-		return c, nil
-	case <-l.done:
-		return nil, net.ErrClosed
-	}
-}
-
-func (l *pipeListener) Close() error { l.once.Do(func() { close(l.done) }); return nil }
-func (l *pipeListener) Addr() net.Addr {
-	return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 7070}
-}
-
-func (l *pipeListener) Dial(ctx context.Context) (net.Conn, error) {
-	a, b := net.Pipe()
-	select {
-	case l.conns <- a:
-		return b, nil
-	case <-l.done:
-		return nil, errors.New("connection refused")
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+// dialer is a Worker's Dial into ln.
+func dialer(ln *simtest.PipeListener) func(context.Context) (net.Conn, error) {
+	return func(ctx context.Context) (net.Conn, error) { return ln.DialContext(ctx, "", "") }
 }
 
 // fakeServer answers every request after ttft, then one token every perToken: a record as the
@@ -99,7 +70,7 @@ func (noPrompts) Prompt(context.Context, int64, int) (string, error) { return "x
 type rig struct {
 	t      *testing.T
 	c      *Coordinator
-	ln     *pipeListener
+	ln     *simtest.PipeListener
 	srv    *fakeServer
 	origin time.Time
 	wg     sync.WaitGroup
@@ -126,7 +97,7 @@ func (r *rig) logf(format string, args ...any) {
 
 // honest starts a real Worker against the fake server.
 func (r *rig) honest(name string) {
-	w := &Worker{Token: testToken, Name: name, Dial: r.ln.Dial, ConnectTimeout: time.Minute, Logf: r.logf,
+	w := &Worker{Token: testToken, Name: name, Dial: dialer(r.ln), ConnectTimeout: time.Minute, Logf: r.logf,
 		Open: func(ctx context.Context, plan servebench.Plan, marker string) (*Target, error) {
 			return &Target{Client: r.srv, Prompts: noPrompts{}, Origin: r.origin}, nil
 		}}
@@ -175,7 +146,7 @@ type rogue struct {
 }
 
 func (r *rig) rogue(name string, act func(g *rogue, o order)) *rogue {
-	conn, err := r.ln.Dial(r.t.Context())
+	conn, err := r.ln.DialContext(r.t.Context(), "", "")
 	if err != nil {
 		r.t.Fatal(err)
 	}
