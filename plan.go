@@ -305,6 +305,10 @@ type ServerInfo struct {
 	Models []string `json:"models,omitempty"`
 	// MaxModelLen is the maximum context the server accepts, 0 when it does not say.
 	MaxModelLen int `json:"max_model_len,omitempty"`
+	// KVCacheTokens is the server's KV-cache capacity in tokens (vLLM's cache_config_info:
+	// num_gpu_blocks × block_size), 0 when its metrics do not say. A users' search reads it to
+	// tell how many users' histories fit in the cache.
+	KVCacheTokens int `json:"kv_cache_tokens,omitempty"`
 	// TokenCounting says how prompts were sized: "tokenize-endpoint", "calibration",
 	// "offline-tokenizer:<name>".
 	TokenCounting string `json:"token_counting,omitempty"`

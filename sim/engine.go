@@ -90,7 +90,7 @@ type core struct {
 
 func newCore(p Profile, modelName string) *core {
 	c := &core{p: p, totalBlocks: p.kvBlocks(), cache: make(map[uint64]*kvEntry)}
-	c.metrics = newVLLMMetrics(modelName, p.Engine.MaxModelLen)
+	c.metrics = newVLLMMetrics(modelName, p)
 	c.gpu = gpuState{idleW: p.GPU.IdleWatts, maxW: p.GPU.MaxWatts}
 	return c
 }

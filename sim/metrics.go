@@ -76,6 +76,9 @@ func (h *histogram) observe(v float64) {
 // vllmMetrics holds the series /metrics exposes, updated by the engine under Server.mu.
 type vllmMetrics struct {
 	labels string // model_name="…",engine="0"
+	// cacheConfig is the labels of vllm:cache_config_info: the KV cache's block size and
+	// blocks, as vLLM's CacheConfig.metrics_info gives them (a subset of its fields).
+	cacheConfig string
 
 	queue, prefill, decode, inference, ttft, e2e, tpot *histogram
 	promptHist, genHist                                *histogram
@@ -90,9 +93,12 @@ type vllmMetrics struct {
 	uncounted bool
 }
 
-func newVLLMMetrics(model string, maxModelLen int) *vllmMetrics {
+func newVLLMMetrics(model string, p Profile) *vllmMetrics {
+	maxModelLen := p.Engine.MaxModelLen
 	return &vllmMetrics{
-		labels:     fmt.Sprintf(`engine="0",model_name=%q`, model),
+		labels: fmt.Sprintf(`engine="0",model_name=%q`, model),
+		cacheConfig: fmt.Sprintf(`block_size="%d",cache_dtype="auto",enable_prefix_caching="True",engine="0",gpu_memory_utilization="%s",num_cpu_blocks="None",num_gpu_blocks="%d"`,
+			p.Engine.BlockSize, fmtFloat(p.Engine.GPUMemoryUtilization), p.kvBlocks()),
 		queue:      newHistogram(requestLatencyBuckets),
 		prefill:    newHistogram(requestLatencyBuckets),
 		decode:     newHistogram(requestLatencyBuckets),
@@ -167,6 +173,10 @@ func (p *promWriter) histogram(name, help, labels string, h *histogram) {
 func (m *vllmMetrics) write(w io.Writer) error {
 	p := &promWriter{w: w}
 	l := m.labels
+	// vLLM's info gauge: always 1, the cache's configuration in its labels (num_gpu_blocks ×
+	// block_size is the KV cache's capacity in tokens).
+	p.header("vllm:cache_config_info", "gauge", "Information of the LLMEngine CacheConfig")
+	p.sample("vllm:cache_config_info", m.cacheConfig, 1)
 	p.header("vllm:num_requests_running", "gauge", "Number of requests in model execution batches.")
 	p.sample("vllm:num_requests_running", l, float64(m.running))
 	p.header("vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.")

@@ -399,6 +399,9 @@ func (s *session) openTelemetry(ctx context.Context) error {
 			tel.metricsNote = fmt.Sprintf("the target exposes no readable Prometheus metrics at %s (%v); pass --metrics-url", u, err)
 		} else {
 			tel.metrics = sc
+			if kv, ok := snap.KVCacheTokens(); ok {
+				tg.info.KVCacheTokens = kv
+			}
 			if snap.Engine == "" || snap.Engine == "unknown" {
 				tel.metricsNote = fmt.Sprintf("the metrics at %s are not from a known engine (vLLM, SGLang, TGI, TensorRT-LLM, llama.cpp)", u)
 			}

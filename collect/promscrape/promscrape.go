@@ -19,6 +19,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -311,6 +312,39 @@ func (s *Snapshot) Preemptions() (float64, bool) {
 		return 0, false
 	}
 	return v, true
+}
+
+// KVCacheTokens is the server's KV-cache capacity in tokens, when it says: vLLM's info gauge
+// vllm:cache_config_info carries its cache's num_gpu_blocks and block_size as labels, and the
+// capacity is their product, summed over its engines (one series each, data parallel). A
+// series whose labels are missing or not positive integers is no reading.
+func (s *Snapshot) KVCacheTokens() (int, bool) {
+	f, ok := s.fams["vllm:cache_config_info"]
+	if !ok {
+		return 0, false
+	}
+	total := 0
+	for _, m := range f.GetMetric() {
+		var blocks, size int
+		for _, lp := range m.GetLabel() {
+			v, err := strconv.Atoi(lp.GetValue())
+			switch lp.GetName() {
+			case "num_gpu_blocks":
+				if err == nil {
+					blocks = v
+				}
+			case "block_size":
+				if err == nil {
+					size = v
+				}
+			}
+		}
+		if blocks <= 0 || size <= 0 || blocks > (1<<40)/size {
+			return 0, false // no capacity, or one no GPU holds (over 10¹² tokens)
+		}
+		total += blocks * size
+	}
+	return total, total > 0
 }
 
 // Wait is what a cell's server-side figures need from the scrape after the cell (After).

@@ -3,10 +3,12 @@ package promscrape
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -230,5 +232,60 @@ func TestKVUsageAndPreemptionsMustBePossible(t *testing.T) {
 		if _, ok := s.Preemptions(); ok != tc.okPreem {
 			t.Errorf("%s: preemptions %s read: %v, want %v", tc.name, tc.preem, ok, tc.okPreem)
 		}
+	}
+}
+
+// The KV cache's capacity is read from vLLM's info gauge as vLLM writes it (its cache
+// configuration in labels, one series per engine): num_gpu_blocks × block_size, summed over
+// engines; labels missing or not positive integers are no reading. The simulator exposes the
+// same gauge, and it reads as the profile's KV capacity.
+func TestKVCacheTokens(t *testing.T) {
+	const info = `vllm:cache_config_info{block_size="16",cache_dtype="auto",calculate_kv_scales="False",cpu_offload_gb="0",enable_prefix_caching="True",engine="%s",gpu_memory_utilization="0.9",is_attention_free="False",num_cpu_blocks="None",num_gpu_blocks="%s",num_gpu_blocks_override="None",prefix_caching_hash_algo="builtin",sliding_window="None",swap_space="4",swap_space_bytes="4294967296"} 1.0` + "\n"
+	for _, tc := range []struct {
+		name   string
+		blocks []string
+		want   int
+		ok     bool
+	}{
+		{"one engine", []string{"77224"}, 77224 * 16, true},
+		{"two engines", []string{"1000", "2000"}, 3000 * 16, true},
+		{"not yet known", []string{"None"}, 0, false},
+		{"zero blocks", []string{"0"}, 0, false},
+		{"absurd", []string{"999999999999999"}, 0, false},
+	} {
+		text := "# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig\n# TYPE vllm:cache_config_info gauge\n"
+		for i, b := range tc.blocks {
+			text += fmt.Sprintf(info, strconv.Itoa(i), b)
+		}
+		fams, err := Parse(strings.NewReader(text), "text/plain; version=0.0.4")
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		s := &Snapshot{Engine: "vllm", fams: fams}
+		if got, ok := s.KVCacheTokens(); got != tc.want || ok != tc.ok {
+			t.Errorf("%s: KV cache %d tokens (%v), want %d (%v)", tc.name, got, ok, tc.want, tc.ok)
+		}
+	}
+	if _, ok := load(t, "sglang-after.txt").KVCacheTokens(); ok {
+		t.Error("SGLang's metrics read as a vLLM cache configuration")
+	}
+
+	p, err := sim.LookupProfile("h200-glm47-flash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sim.New(p, sim.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s.Start(ctx)
+	defer s.Close()
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	snap, err := New(srv.URL+"/metrics", nil).Scrape(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := snap.KVCacheTokens(); !ok || got != p.KVCapacityTokens() {
+		t.Errorf("simulator's KV cache read as %d tokens (%v), want the profile's %d", got, ok, p.KVCapacityTokens())
 	}
 }
