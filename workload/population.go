@@ -73,8 +73,12 @@ func (c PopulationConfig) Local() int {
 }
 
 // NewPopulation is the load.Population of the users c names: each user's conversations drawn
-// from the profile with a generator seeded by the plan's users.seed, the population's size and
-// the user (the same plan sends the same conversations, wherever the user runs); new text from
+// from the profile with a generator seeded by the plan's users.seed and the user (the same plan
+// sends the same conversations, wherever the user runs). The population's size is not in the
+// seed: a population of N + k users is the population of N plus k users, so a larger
+// population's load (its histories, the KV cache they need) is never lighter than a smaller
+// one's, as a capacity search assumes; near a cliff such as the KV cache's, populations drawn
+// afresh at each size passed and failed by the luck of their draws. New text comes from
 // the prompt builder, each text unique (its own sequence number), no shorter than the builder
 // can make.
 func NewPopulation(c PopulationConfig) *load.Population {
@@ -87,7 +91,7 @@ func NewPopulation(c PopulationConfig) *load.Population {
 	var mu sync.Mutex
 	rngs := make([]*rand.Rand, c.Local())
 	for u := range rngs {
-		rngs[u] = rand.New(rand.NewPCG(uint64(up.Seed), uint64(c.N)<<32|uint64(c.GlobalUser(u))))
+		rngs[u] = rand.New(rand.NewPCG(uint64(up.Seed), uint64(c.GlobalUser(u))))
 	}
 	least := max(c.MinTokens, 1)
 	conv := func(turns []SessionTurn) []load.UserTurn {
