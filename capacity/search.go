@@ -35,6 +35,21 @@ type SearchConfig struct {
 	// (see runner), a level it is likely to pass, rather than climbing 1, 2, 8, … to it. It is
 	// measured and judged like any other level: if it fails, the search goes down from it.
 	Start int
+	// Fit is, for a users' search, the most users whose conversations the server's KV cache is
+	// expected to hold (its capacity over the mean tokens one user's history keeps cached; see
+	// runner); 0 when unknown. Up to Fit a population's turns re-send histories the cache
+	// holds; past it they start to evict each other and each turn prefills more of its history
+	// again, so metrics that barely moved below Fit jump past it. While no level has failed the
+	// climb uses it: a level below Fit is followed by at most Fit (in place of the 4 × lo cap
+	// when Fit is above it: the model's extrapolation holds up to where the cache stops
+	// holding the histories; with a single level measured, Fit is next), and from Fit on by
+	// at most lo + ⌈lo / 8⌉ at first (Fit is an estimate, and a server may prefill fast
+	// enough to pass some way past it), the step doubling with each passing level above Fit,
+	// not 4 × lo at once: a population far past the cache thrashes, every turn a cold
+	// prefill of its whole history, and its level is the costliest of the search (480 chat
+	// users on the H200 simulator, twice the cache: 9 minutes). It changes which levels are
+	// measured, never how one is judged.
+	Fit int
 }
 
 // DefaultRequestsAt is the cost of a dense-grid level at the default sweep sizing: a warm-up
@@ -93,7 +108,7 @@ func Search(ctx context.Context, uc servebench.UseCase, cfg SearchConfig, measur
 	}
 	var moved []bool // per measured level: did it move lo (true) or hi (false)
 	for {
-		next, done := nextLevel(uc, cfg.Ceiling, cfg.Start, points, moved)
+		next, done := nextLevel(uc, cfg.Ceiling, cfg.Start, cfg.Fit, points, moved)
 		if done {
 			out := Decide(uc, cfg.Ceiling, sorted(points), cfg.RequestsAt)
 			out.UseCase, out.Title, out.ContextTokens, out.OutputTokens = res.UseCase, res.Title, res.ContextTokens, res.OutputTokens
@@ -153,17 +168,21 @@ func interrupted(res servebench.CapacityResult, points map[int]servebench.Capaci
 }
 
 // nextLevel is the level Search measures next, or done when the limit is established (see
-// Search for the rule); an empty search starts at start (SearchConfig.Start).
-func nextLevel(uc servebench.UseCase, ceiling, start int, points map[int]servebench.CapacityPoint, moved []bool) (next int, done bool) {
+// Search for the rule); an empty search starts at start (SearchConfig.Start), and a climb
+// with no failure yet heeds fit (SearchConfig.Fit, 0: none; see climbCap).
+func nextLevel(uc servebench.UseCase, ceiling, start, fit int, points map[int]servebench.CapacityPoint, moved []bool) (next int, done bool) {
 	lo, hi := bounds(points)
 	switch {
 	case hi == 1, hi == 0 && lo >= ceiling, hi > 0 && hi == lo+1:
 		return 0, true
 	}
 	var fallback int
-	if hi == 0 {
-		fallback = min(max(1, 2*lo), ceiling)
-	} else {
+	switch {
+	case hi == 0 && fit > lo:
+		fallback = min(fit, ceiling) // nothing to extrapolate from yet: the cache's bound is the next question
+	case hi == 0:
+		fallback = min(max(1, 2*lo), climbCap(lo, fit, points), ceiling)
+	default:
 		fallback = lo + (hi-lo)/2
 	}
 	free := func(n int) bool {
@@ -181,10 +200,7 @@ func nextLevel(uc servebench.UseCase, ceiling, start int, points map[int]servebe
 		cand = min(max(1, start), ceiling)
 	case math.IsNaN(x):
 	case hi == 0:
-		l := x
-		if l > float64(4*lo) {
-			l = float64(4 * lo)
-		}
+		l := min(x, float64(climbCap(lo, fit, points)))
 		cand = max(int(math.Floor(l)), lo+1)
 		cand = min(cand, ceiling)
 	case x >= float64(hi):
@@ -203,6 +219,27 @@ func nextLevel(uc servebench.UseCase, ceiling, start int, points map[int]servebe
 		cand = lo + 1
 	}
 	return cand, false
+}
+
+// climbCap is the highest level a climb from lo (no level failed yet) may measure next: 4 × lo;
+// with fit known (> 0), fit itself while lo is below it (a larger jump than 4 × lo where fit is
+// further), and from fit on lo + ⌈lo / 8⌉ × 2^k, k the passing levels already measured above
+// fit (see SearchConfig.Fit): an eighth past the cache first, the step doubling each time the
+// climb passes again, never more than 4 × lo. At least lo + 1.
+func climbCap(lo, fit int, points map[int]servebench.CapacityPoint) int {
+	switch {
+	case fit <= 0:
+		return max(4*lo, lo+1)
+	case lo < fit:
+		return fit
+	}
+	step := max(1, (lo+7)/8)
+	for n, p := range points {
+		if n > fit && p.Pass && step < 4*lo {
+			step *= 2
+		}
+	}
+	return max(min(lo+step, 4*lo), lo+1)
 }
 
 // Predict is the concurrency (a real number) at which the first of uc's thresholds is crossed,

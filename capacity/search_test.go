@@ -442,3 +442,76 @@ func TestSearchStart(t *testing.T) {
 		}
 	}
 }
+
+// A users' search told how many users' histories the KV cache holds (Fit) climbs to Fit while
+// every level passes, and past it by an eighth first, the step doubling while levels keep
+// passing: with metrics flat up to the limit and a cliff after it (the cache evicting), a limit
+// near Fit is found without measuring a level more than an eighth past it, where without Fit
+// the search jumps to four times the last passing level; a limit far past Fit (a server that
+// prefills fast enough) is still reached at a growing pace. Fit changes which levels are
+// measured, not the verdict: both searches find the same limit.
+func TestSearchFit(t *testing.T) {
+	uc := useCase("general_chatbot")
+	for _, tc := range []struct{ limit, fit int }{{240, 233}, {233, 233}, {200, 233}, {47, 47}, {52, 47}, {12, 47}, {120, 47}} {
+		// TTFT barely moves while the histories fit, then jumps: each turn re-prefills its history.
+		m := model{ttft: func(n int) float64 {
+			if n > tc.limit {
+				return 8.5 + float64(n-tc.limit)
+			}
+			return 0.1 + 7.5*float64(n)/float64(tc.limit*50)
+		}, speed: func(int) float64 { return 50 }}
+		with := &probe{t: t, uc: uc, m: m}
+		res, err := capacity.Search(context.Background(), uc, capacity.SearchConfig{Ceiling: 512, Start: 15, Fit: tc.fit}, with.measure)
+		if err != nil {
+			t.Fatal(err)
+		}
+		without := &probe{t: t, uc: uc, m: m}
+		res0, err := capacity.Search(context.Background(), uc, capacity.SearchConfig{Ceiling: 512, Start: 15}, without.measure)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("limit %d, fit %d: levels %v with Fit, %v without", tc.limit, tc.fit, with.calls, without.calls)
+		for _, r := range []servebench.CapacityResult{res, res0} {
+			if r.Limit == nil || *r.Limit != tc.limit || r.FirstFailing == nil || *r.FirstFailing != tc.limit+1 {
+				t.Errorf("limit %d, fit %d: found %v, first failing %v", tc.limit, tc.fit, r.Limit, r.FirstFailing)
+			}
+		}
+		if top := slices.Max(with.calls); tc.limit <= tc.fit+tc.fit/8 && top > max(tc.limit, tc.fit)+(max(tc.limit, tc.fit)+7)/8 {
+			t.Errorf("limit %d, fit %d: measured %d users, more than an eighth past the limit and the fit (levels %v)", tc.limit, tc.fit, top, with.calls)
+		}
+		// Each climbing step past Fit: at most ⌈lo/8⌉, doubled per passing level above Fit.
+		for i, n := range with.calls {
+			lo, above, failed := 0, 0, false
+			for _, m := range with.calls[:i] {
+				pass := m <= tc.limit
+				if pass && m > lo {
+					lo = m
+				}
+				if pass && m > tc.fit {
+					above++
+				}
+				failed = failed || !pass
+			}
+			if step := max(1, (lo+7)/8) << above; !failed && lo >= tc.fit && n > lo+step {
+				t.Errorf("limit %d, fit %d: %d users after %d passed (%d above the fit): a step over %d (levels %v)", tc.limit, tc.fit, n, lo, above, step, with.calls)
+			}
+		}
+		// The climb above Fit to the first failure: the step doubles, so a limit 2.5 × Fit is
+		// passed within 5 levels (steps of an eighth each would take 8).
+		climb := 0
+		for _, n := range with.calls {
+			if n > tc.fit {
+				climb++
+			}
+			if n > tc.limit {
+				break
+			}
+		}
+		if tc.limit > 2*tc.fit && climb > 5 {
+			t.Errorf("limit %d far past fit %d: %d levels above the fit up to the first failure (levels %v): the climb is too timid", tc.limit, tc.fit, climb, with.calls)
+		}
+		if tc.limit < tc.fit && !slices.Contains(with.calls, tc.fit) && slices.Max(with.calls) > tc.fit {
+			t.Errorf("limit %d, fit %d: climbed past the fit without measuring it (levels %v)", tc.limit, tc.fit, with.calls)
+		}
+	}
+}

@@ -29,6 +29,81 @@ func usersWindow(server servebench.ServerInfo, uc servebench.UseCase) int {
 	return usersKey(server, uc, 0).ContextTokens
 }
 
+// fitTurns is how many turns of each user, from the one it joins at, usersFit averages: about
+// what a user sends while one population is measured (its warm-up, two turns of the measured
+// window and one more).
+const fitTurns = 4
+
+// usersFit is how many of the plan's users of use case uc (profile prof, conversations of up to
+// window tokens, at most maxUsers) the server's KV cache is expected to hold, and the mean
+// tokens of one user's cached history among them: users are counted in order, each with the
+// mean prompt (the whole history its turn re-sends, which the cache then keeps) of its first
+// fitTurns turns from the one it joins at, drawn exactly as the population draws them
+// (workload.NewPopulation: a population of N users is the first N of a larger one's), until
+// their sum passes the cache's capacity (server.KVCacheTokens). The draws are seeded, so the
+// figure is the same live and recomputed. It is an estimate (the answers being generated, the
+// blocks' rounding and the cache's eviction order are left out): the search uses it only to
+// choose levels (capacity.SearchConfig.Fit), never to judge one. fit is 0 when the server
+// does not say its capacity; maxUsers when every user fits.
+func usersFit(server servebench.ServerInfo, up *servebench.UsersPlan, prof workload.UserProfile, window, maxUsers int) (fit int, perUser float64) {
+	if server.KVCacheTokens <= 0 || up == nil || maxUsers < 1 {
+		return 0, 0
+	}
+	pop := workload.NewPopulation(workload.PopulationConfig{Users: up, Profile: prof, Window: window, N: maxUsers, MinTokens: 1, Stride: 1})
+	var held float64
+	for u := range maxUsers {
+		turns, join := pop.Session(u, true)
+		if join < 0 || join >= len(turns) {
+			join = 0
+		}
+		hist := 0 // the conversation so far
+		for _, t := range turns[:join] {
+			hist += t.NewTokens + t.OutputTokens
+		}
+		var sum float64
+		n := 0
+		for n < fitTurns && len(turns) > 0 {
+			for _, t := range turns[join:] {
+				if n == fitTurns {
+					break
+				}
+				hist += t.NewTokens
+				sum += float64(hist)
+				hist += t.OutputTokens
+				n++
+			}
+			if n < fitTurns { // the conversation ended: a new one takes its place
+				turns, _ = pop.Session(u, false)
+				join, hist = 0, 0
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		w := sum / float64(n)
+		if held+w > float64(server.KVCacheTokens) {
+			break
+		}
+		held += w
+		fit = u + 1
+	}
+	if fit == 0 {
+		return 0, 0
+	}
+	return fit, held / float64(fit)
+}
+
+// approxTokens writes a token count to three figures: 1.24M, 5.31K, 812.
+func approxTokens(v float64) string {
+	switch {
+	case v >= 1e6:
+		return fmt.Sprintf("%.3gM", v/1e6)
+	case v >= 1e3:
+		return fmt.Sprintf("%.3gK", v/1e3)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
 // minTexter is a PromptBuilder that says the shortest prompt it can build.
 type minTexter interface{ MinTokens() int }
 
@@ -173,8 +248,20 @@ func (d *decider) searchUsers(ctx context.Context, done map[servebench.CellKey]s
 			// server has cached and thinks between turns, so a population of that many users is
 			// lighter than that many cold prompts and likely passes; starting there skips the
 			// levels 1, 2, 8, … below it. It is measured like any level (if it fails, the search
-			// goes down from it).
-			res, err = capacity.Search(ctx, uc, capacity.SearchConfig{Ceiling: up.MaxUsers, RequestsAt: d.levelCost, Start: d.cold[uc.Name]}, measure)
+			// goes down from it). Where the server says its KV cache's size, the climb heeds how
+			// many users' histories it holds (fit): it goes to fit, not past it, while every level
+			// passes, and past it in small steps (capacity.SearchConfig.Fit); and it starts no
+			// higher than fit.
+			start := d.cold[uc.Name]
+			fit, perUser := usersFit(d.server, up, prof, window, up.MaxUsers)
+			if fit > 0 {
+				if start > fit {
+					start = fit
+				}
+				d.emit(Event{Kind: EventNote, Phase: phase, Message: fmt.Sprintf("the server's KV cache holds %s tokens: the histories of about %d of these users (%s tokens each on average); the search climbs to %d users, then past it in small steps",
+					approxTokens(float64(d.server.KVCacheTokens)), fit, approxTokens(perUser), fit)})
+			}
+			res, err = capacity.Search(ctx, uc, capacity.SearchConfig{Ceiling: up.MaxUsers, RequestsAt: d.levelCost, Start: start, Fit: fit}, measure)
 			if err != nil {
 				return err
 			}

@@ -84,3 +84,79 @@ func TestPopulationsOfUsers(t *testing.T) {
 		}
 	})
 }
+
+// A users' search against a server that says its KV cache's size (run.json's
+// server.kv_cache_tokens, from vLLM's cache_config_info) heeds how many users' histories fit in
+// it: while every population passes it climbs from the cold-prompt limit straight to that
+// many users, and from there by an eighth at first, the step doubling while populations keep
+// passing; a recomputation from the run folder, with the same server figures, takes the same
+// levels to the same limit.
+func TestUsersSearchHeedsKVCache(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tg := startSim(t, sim.FastProfile, sim.Options{Seed: 5})
+		p := smallPlan(t, "1k", "1", 16)
+		p.UseCases = []servebench.UseCase{{Name: "support_chat", Title: "Support Chat", ContextTokens: 8192, OutputTokens: 256,
+			Statistic: servebench.StatMean, Thresholds: servebench.Thresholds{TTFTSecondsMax: servebench.Float(2)}}}
+		p.Capacity.MaxConcurrency = 1 // the cold search stops at once: its limit, 1, is where the users' search starts
+		p.Users = &servebench.UsersPlan{UseCases: []string{"support_chat"}, ThinkScale: 0.02, MaxUsers: 64, Seed: 1}
+		r, rec := newRunner(t, tg, p, nil)
+		r.Server.KVCacheTokens = sim.FastProfile.KVCapacityTokens()
+		fit := runner.UsersFit(r.Server, p.Users, "chat", 8192+256)
+		if fit < 3 {
+			t.Fatalf("%d users' histories fit in the fast profile's %d-token KV cache: too few to test the climb", fit, r.Server.KVCacheTokens)
+		}
+		if err := r.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		res := r.Results()
+		if len(res.Users) != 1 || res.Users[0].Limit == nil {
+			t.Fatalf("users' results %+v", res.Users)
+		}
+		u := res.Users[0]
+		pass := map[int]bool{}
+		for _, e := range u.Points {
+			pass[e.Users] = e.Pass
+		}
+		// The levels in the order measured: by their first request.
+		first := map[int]int64{}
+		for _, x := range rec.recs {
+			if s, ok := first[x.Concurrency]; x.Kind == servebench.KindUsers && (!ok || x.Seq < s) {
+				first[x.Concurrency] = x.Seq
+			}
+		}
+		var levels []int
+		for n := range first {
+			levels = append(levels, n)
+		}
+		sort.Slice(levels, func(i, j int) bool { return first[levels[i]] < first[levels[j]] })
+		t.Logf("fit %d users in %d tokens; levels %v; limit %d (%s)", fit, r.Server.KVCacheTokens, levels, *u.Limit, u.LimitKind)
+		if len(levels) < 2 || levels[0] != 1 {
+			t.Fatalf("levels %v: want the search to start at the cold-prompt limit, 1", levels)
+		}
+		if pass[1] && levels[1] != fit {
+			t.Errorf("levels %v: after 1 passed, want the fit, %d users, next", levels, fit)
+		}
+		for i, n := range levels {
+			lo, above, failed := 0, 0, false
+			for _, m := range levels[:i] {
+				if pass[m] && m > lo {
+					lo = m
+				}
+				if pass[m] && m > fit {
+					above++
+				}
+				failed = failed || !pass[m]
+			}
+			if step := max(1, (lo+7)/8) << above; !failed && lo >= fit && n > lo+step {
+				t.Errorf("levels %v: %d users after %d passed (%d above the fit, %d): a step over %d", levels, n, lo, above, fit, step)
+			}
+		}
+		again, err := runner.Recompute(servebench.Manifest{Plan: p, Server: r.Server}, rec.recs, rec.logs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(again.Users) != 1 || again.Users[0].Limit == nil || *again.Users[0].Limit != *u.Limit || len(again.Users[0].Points) != len(u.Points) {
+			t.Errorf("recomputed users' results %+v, want the run's (limit %d, %d points)", again.Users, *u.Limit, len(u.Points))
+		}
+	})
+}
