@@ -44,10 +44,11 @@ const fitTurns = 4
 // figure is the same live and recomputed. It is an estimate (the answers being generated, the
 // blocks' rounding and the cache's eviction order are left out): the search uses it only to
 // choose levels (capacity.SearchConfig.Fit), never to judge one. fit is 0 when the server
-// does not say its capacity; maxUsers when every user fits.
+// does not say its capacity, or when the users replay a file (a dataset's or a trace's: not
+// estimated); maxUsers when every user fits.
 func usersFit(server servebench.ServerInfo, up *servebench.UsersPlan, prof workload.UserProfile, window, maxUsers int) (fit int, perUser float64) {
-	if server.KVCacheTokens <= 0 || up == nil || maxUsers < 1 {
-		return 0, 0
+	if server.KVCacheTokens <= 0 || up == nil || maxUsers < 1 || prof.Script != nil {
+		return 0, 0 // a population replaying a file (Script) is not estimated: its search climbs as any other
 	}
 	pop := workload.NewPopulation(workload.PopulationConfig{Users: up, Profile: prof, Window: window, N: maxUsers, MinTokens: 1, Stride: 1})
 	var held float64
