@@ -274,14 +274,8 @@ func TestKVCacheTokens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := sim.New(p, sim.Options{})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	s.Start(ctx)
-	defer s.Close()
-	srv := httptest.NewServer(s.Handler())
-	defer srv.Close()
-	snap, err := New(srv.URL+"/metrics", nil).Scrape(ctx)
+	srv := simtest.Start(t, simtest.Config{Profile: p})
+	snap, err := New(srv.URL+"/metrics", nil).Scrape(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
