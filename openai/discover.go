@@ -17,7 +17,8 @@ import (
 // usage.prompt_tokens (Ollama native: prompt_eval_count): the prompt's length as the server
 // counts it, chat template included. Prompt calibration is built on it.
 func (c *Client) ProbePromptTokens(ctx context.Context, prompt string) (int, error) {
-	rec, res := c.do(ctx, &servebench.Request{Prompt: prompt, MaxOutputTokens: 1})
+	var rec servebench.Record
+	res := c.do(ctx, &servebench.Request{Prompt: prompt, MaxOutputTokens: 1}, &rec)
 	if !res.ended {
 		return 0, fmt.Errorf("prompt-token probe failed (%s): %s", rec.ErrorClass, rec.Error)
 	}
