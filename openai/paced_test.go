@@ -12,7 +12,6 @@ import (
 	"os"
 	"runtime"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -179,37 +178,47 @@ func BenchmarkPacedVsMinimal(b *testing.B) {
 				helperServer(b, "TestBusyProcess", "SERVEBENCH_BUSY_PROCESS")
 			}
 			c := pacedClient(b, addr, false)
-			ours := func() time.Duration {
-				t0, _ := processCPU()
+			ours := func() usage {
+				u0, _ := processUsage()
 				pacedRound(b, c)
 				runtime.GC()
-				t1, _ := processCPU()
-				return t1 - t0
+				u1, _ := processUsage()
+				return u1.sub(u0)
 			}
-			theirs := func() time.Duration {
+			theirs := func() usage {
 				_, _ = io.WriteString(minIn, "round\n")
 				for minOut.Scan() {
-					if v, ok := strings.CutPrefix(minOut.Text(), "cpu "); ok {
-						ns, _ := strconv.ParseInt(v, 10, 64)
-						return time.Duration(ns)
+					var u usage
+					var ns int64
+					if n, _ := fmt.Sscanf(minOut.Text(), "cpu %d csw %d flts %d", &ns, &u.csw, &u.flts); n == 3 {
+						u.cpu = time.Duration(ns)
+						return u
 					}
 				}
 				b.Fatal("the minimal reader's process ended")
-				return 0
+				return usage{}
 			}
 			ours()
 			theirs()
-			var a, m time.Duration
+			var a, m usage
 			b.ResetTimer()
 			for range b.N {
-				a += ours()
-				m += theirs()
+				u := ours()
+				a.cpu, a.csw, a.flts = a.cpu+u.cpu, a.csw+u.csw, a.flts+u.flts
+				u = theirs()
+				m.cpu, m.csw, m.flts = m.cpu+u.cpu, m.csw+u.csw, m.flts+u.flts
 			}
 			b.StopTimer()
 			events := float64(b.N * pacedStreams * pacedEvents)
-			b.ReportMetric(float64(a)/events, "servebench-cpu-ns/event")
-			b.ReportMetric(float64(m)/events, "minimal-cpu-ns/event")
-			b.ReportMetric(float64(a)/float64(m), "ratio")
+			b.ReportMetric(float64(a.cpu)/events, "servebench-cpu-ns/event")
+			b.ReportMetric(float64(m.cpu)/events, "minimal-cpu-ns/event")
+			b.ReportMetric(float64(a.cpu)/float64(m.cpu), "ratio")
+			// Context switches and page faults per event of each process: counts that the
+			// machine's load moves less than CPU time, to tell a change's effect from noise.
+			b.ReportMetric(float64(a.csw)/events, "servebench-csw/event")
+			b.ReportMetric(float64(m.csw)/events, "minimal-csw/event")
+			b.ReportMetric(float64(a.flts)/events, "servebench-faults/event")
+			b.ReportMetric(float64(m.flts)/events, "minimal-faults/event")
 		})
 	}
 }
@@ -217,8 +226,8 @@ func BenchmarkPacedVsMinimal(b *testing.B) {
 // TestMinimalReaderProcess is not a test: BenchmarkPacedVsMinimal runs the test binary again
 // with SERVEBENCH_MINIMAL_READER=1 for the minimal reader in a process of its own, against the
 // paced server at SERVEBENCH_MINIMAL_TARGET: for every line "round" on its standard input it
-// runs one round (pacedStreams requests at once), collects its garbage and prints "cpu N", the
-// process's CPU time over the round in ns.
+// runs one round (pacedStreams requests at once), collects its garbage and prints "cpu N csw C
+// flts F": the process's CPU time over the round in ns, its context switches and page faults.
 func TestMinimalReaderProcess(t *testing.T) {
 	if os.Getenv("SERVEBENCH_MINIMAL_READER") != "1" {
 		t.Skip("helper process for BenchmarkPacedVsMinimal")
@@ -227,7 +236,7 @@ func TestMinimalReaderProcess(t *testing.T) {
 	fmt.Println("addr ready")
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
-		t0, _ := processCPU()
+		u0, _ := processUsage()
 		var wg sync.WaitGroup
 		for range pacedStreams {
 			wg.Go(func() {
@@ -239,8 +248,9 @@ func TestMinimalReaderProcess(t *testing.T) {
 		}
 		wg.Wait()
 		runtime.GC()
-		t1, _ := processCPU()
-		fmt.Println("cpu", int64(t1-t0))
+		u1, _ := processUsage()
+		u := u1.sub(u0)
+		fmt.Println("cpu", int64(u.cpu), "csw", u.csw, "flts", u.flts)
 	}
 	os.Exit(0)
 }

@@ -16,25 +16,25 @@ import (
 // The reactor reads the kernel-stamped sockets of every plain-HTTP stream in flight on one
 // goroutine, through an epoll instance of its own, and hands each read's bytes and stamp to the
 // stream's consumer there (rxReader.watch; the request's goroutine sleeps until its response
-// ends). A token that arrives costs one wake-up of the reactor's thread (shared by every socket
-// that became readable meanwhile) and one recvmsg, and nothing else:
+// ends). A token that arrives costs one wake-up of the reactor's goroutine (shared by every
+// socket that became readable meanwhile) and one recvmsg, and nothing else:
 //
-//   - no goroutine is parked or readied for it: read through the runtime's network poller, each
-//     token parked and readied its request's goroutine and woke a thread for it;
-//   - the sockets are out of the runtime's poller (fdConn), whose thread would otherwise wake too;
-//   - the reactor sleeps in epoll_wait with its P handed off (entersyscallblock), so the
-//     goroutines and timers queued on that P run elsewhere at once. (It used to keep its P in a
-//     raw epoll_wait while streams were in flight, which saved the wake-up of sysmon per token,
-//     but left whatever the runtime had queued on that P — the load's send timers, the
-//     request goroutines readied by a response's end — waiting up to sysmon's 10 ms
-//     preemption: the demo's cells read a scheduler latency p99 of 3–4 ms and half of them
-//     were client-bound, against 0.1–0.4 ms with the P handed off.) After reads that ended a
-//     response it yields.
+//   - no goroutine is parked or readied per socket: read through the runtime's network poller,
+//     each token parked and readied its request's goroutine;
+//   - the sockets are out of the runtime's poller (fdConn): only the epoll instance is in it, so
+//     the poller's thread wakes once for all the sockets that became readable together;
+//   - the reactor's goroutine waits in the runtime's poller like any goroutine waiting for a
+//     socket (reactor.wait), holding no P. (It used to sleep in epoll_wait itself: holding its P
+//     there left whatever the runtime had queued on that P — the load's send timers, the request
+//     goroutines readied by a response's end — waiting up to sysmon's 10 ms preemption, a
+//     scheduler latency p99 of 3–4 ms in the demo; handing the P off for the sleep
+//     (entersyscallblock) cost a wake-up of sysmon at every return, after which sysmon polled
+//     every 20 µs for up to a millisecond: a third of the process's context switches, 0.32–0.41
+//     per token against 0.14–0.22 now.) After reads that ended a response it yields.
 //
-// At 64 streams one event per packet 5 ms apart, the client's CPU per token fell from about
-// 25 µs (as much as a minimal net/http reader) to 17–25 µs, 0.73–0.93 of the minimal reader's
-// on this 2-core machine (BenchmarkPacedVsMinimal; holding the P measured 0.52–1.07 in the same
-// sitting: within the machine's noise).
+// At 64 streams one event per packet 5 ms apart (BenchmarkPacedVsMinimal, this 2-core machine
+// under other load), the client's CPU per token is 0.59–0.69 of a minimal net/http reader's,
+// against 0.85–0.96 with the reactor sleeping in epoll_wait.
 //
 // The epoll instance is level-triggered: a socket read to a short read is reported again only
 // when more bytes (or its end) arrive, so each arrival costs one recvmsg, and a connection's end
@@ -42,6 +42,9 @@ import (
 // stamp is exact when the reactor reads a socket before its next event arrives, as before.
 type reactor struct {
 	epfd int
+	// poll is the epoll instance's own descriptor in the runtime's network poller (nil when it
+	// could not be put there: loop then sleeps in epoll_wait with its P handed off).
+	poll syscall.RawConn
 	mu   sync.Mutex // held while reading: add and remove wait for the read in progress
 	// watches maps a socket to its stream while the stream is read here.
 	watches map[int32]*rxWatch
@@ -64,6 +67,7 @@ type rxWatch struct {
 var theReactor struct {
 	once sync.Once
 	rc   *reactor
+	file *os.File // the epoll instance in the runtime's poller (reactor.poll)
 }
 
 // reactorFor returns the reactor; nil when it could not be started.
@@ -73,8 +77,10 @@ func reactorFor() *reactor {
 		if err != nil {
 			return
 		}
-		theReactor.rc = &reactor{epfd: epfd, watches: map[int32]*rxWatch{}}
-		go theReactor.rc.loop()
+		rc := &reactor{epfd: epfd, watches: map[int32]*rxWatch{}}
+		rc.poll = pollable(epfd)
+		theReactor.rc = rc
+		go rc.loop()
 	})
 	return theReactor.rc
 }
@@ -84,9 +90,7 @@ func (rc *reactor) loop() {
 	var evs [256]syscall.EpollEvent
 	buf := make([]byte, readBufferBytes)
 	for {
-		var n uintptr
-		var errno syscall.Errno
-		n, errno = epollWaitBlocking(rc.epfd, &evs)
+		n, errno := rc.wait(&evs)
 		if errno != 0 {
 			// EINTR: a signal, most likely the runtime asking this goroutine to stop: give
 			// the P up now.
@@ -109,6 +113,52 @@ func (rc *reactor) loop() {
 			runtime.Gosched()
 		}
 	}
+}
+
+// wait returns the readable sockets (n of evs): what is ready now, else the first that become
+// ready. The reactor's goroutine parks in the runtime's network poller (rc.poll) until the epoll
+// instance becomes readable, as any goroutine waiting for a socket does, and is readied by the
+// poller's thread (the one that sleeps in epoll_wait whenever the process has nothing to run,
+// which takes every descriptor that became ready meanwhile, and runs the goroutine itself). An
+// epoll_wait that does not return at once would need its P handed off (epollWaitBlocking), and
+// the thread that comes back from it takes an idle P and wakes the runtime's monitor thread
+// (sysmon), which then polls every 20 µs for up to a millisecond: at 64 streams that made a
+// third of the process's context switches.
+func (rc *reactor) wait(evs *[256]syscall.EpollEvent) (uintptr, syscall.Errno) {
+	var n uintptr
+	var errno syscall.Errno
+	if rc.poll != nil {
+		if err := rc.poll.Read(func(uintptr) bool {
+			n, _, errno = syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(rc.epfd), uintptr(unsafe.Pointer(&evs[0])), uintptr(len(evs)), 0, 0, 0)
+			return n > 0 || errno != 0
+		}); err == nil {
+			return n, errno
+		}
+		rc.poll = nil // not pollable after all: wait in epoll_wait from now on
+	}
+	return epollWaitBlocking(rc.epfd, evs)
+}
+
+// pollable puts the epoll instance epfd into the runtime's network poller (an epoll instance is
+// readable while any of its descriptors is ready); nil when it cannot be.
+func pollable(epfd int) syscall.RawConn {
+	d, err := syscall.Dup(epfd)
+	if err != nil {
+		return nil
+	}
+	syscall.CloseOnExec(d)
+	if syscall.SetNonblock(d, true) != nil {
+		syscall.Close(d)
+		return nil
+	}
+	f := os.NewFile(uintptr(d), "servebench-reactor")
+	raw, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		return nil
+	}
+	theReactor.file = f // kept open (and reachable) as long as the process
+	return raw
 }
 
 // serve reads w's socket, with rc.mu held.
