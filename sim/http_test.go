@@ -1,30 +1,29 @@
-package sim
+package sim_test
 
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"math"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/servebench/servebench/internal/simtest"
+	"github.com/servebench/servebench/sim"
 )
 
-func startServer(t *testing.T, o Options) (*Server, string) {
+// startServer serves the fast profile with options o over loopback (simtest.Start) until the
+// test ends.
+func startServer(t *testing.T, o sim.Options) (*sim.Server, string) {
 	t.Helper()
-	s := New(FastProfile, o)
-	ctx, cancel := context.WithCancel(context.Background())
-	s.Start(ctx)
-	ts := httptest.NewServer(s.Handler())
-	t.Cleanup(func() { ts.Close(); cancel(); s.Close() })
-	return s, ts.URL
+	s := simtest.Start(t, simtest.Config{Options: o})
+	return s.Server, s.URL
 }
 
 func post(t *testing.T, url string, body any) *http.Response {
@@ -120,7 +119,7 @@ func tokenizeCount(t *testing.T, url string, body any) int {
 	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != 200 {
 		t.Fatalf("tokenize: %d %v", resp.StatusCode, err)
 	}
-	if len(out.Tokens) != out.Count || out.MaxModelLen != FastProfile.Engine.MaxModelLen {
+	if len(out.Tokens) != out.Count || out.MaxModelLen != sim.FastProfile.Engine.MaxModelLen {
 		t.Fatalf("tokenize: %d tokens listed for count %d, max_model_len %d", len(out.Tokens), out.Count, out.MaxModelLen)
 	}
 	return out.Count
@@ -129,7 +128,7 @@ func tokenizeCount(t *testing.T, url string, body any) int {
 // The chat stream is shaped like vLLM's: role chunk, content chunks (the last with
 // finish_reason), a usage chunk with choices [], then [DONE]; usage matches /tokenize.
 func TestChatStreamShape(t *testing.T) {
-	_, url := startServer(t, Options{})
+	_, url := startServer(t, sim.Options{})
 	// long enough to span several stream intervals at the fast profile's decode speed
 	const n = 200
 	prompt := "run-1 seq-7: please summarise the following, carefully."
@@ -172,12 +171,12 @@ func TestChatStreamShape(t *testing.T) {
 	if u["completion_tokens"].(float64) != n {
 		t.Errorf("completion_tokens %v, want %d", u["completion_tokens"], n)
 	}
-	if got := CountTokens(text.String()); got != n {
+	if got := sim.CountTokens(text.String()); got != n {
 		t.Errorf("streamed text is %d tokens, want %d", got, n)
 	}
 	want := tokenizeCount(t, url, map[string]any{"model": "servebench-sim-0.5b",
 		"messages": []map[string]any{{"role": "user", "content": prompt}}})
-	if int(u["prompt_tokens"].(float64)) != want || want != CountChatTokens([]ChatMessage{{"user", prompt}}) {
+	if int(u["prompt_tokens"].(float64)) != want || want != sim.CountChatTokens([]sim.ChatMessage{{"user", prompt}}) {
 		t.Errorf("usage prompt_tokens %v, /tokenize %d", u["prompt_tokens"], want)
 	}
 	if u["total_tokens"].(float64) != u["prompt_tokens"].(float64)+n {
@@ -187,7 +186,7 @@ func TestChatStreamShape(t *testing.T) {
 
 // The completions flavour: no role chunk, text chunks, usage, [DONE]; /tokenize agrees.
 func TestCompletionsStream(t *testing.T) {
-	_, url := startServer(t, Options{})
+	_, url := startServer(t, sim.Options{})
 	prompt := "unique marker 42 — the quick brown fox"
 	body := map[string]any{"model": "servebench-sim-0.5b", "prompt": prompt, "max_tokens": 25, "min_tokens": 25,
 		"stream": true, "stream_options": map[string]any{"include_usage": true}}
@@ -203,8 +202,8 @@ func TestCompletionsStream(t *testing.T) {
 		text.WriteString(choice(ev)["text"].(string))
 	}
 	u := events[len(events)-1]["usage"].(map[string]any)
-	if u["completion_tokens"].(float64) != 25 || CountTokens(text.String()) != 25 {
-		t.Errorf("completion_tokens %v, text tokens %d, want 25 (min_tokens = max_tokens)", u["completion_tokens"], CountTokens(text.String()))
+	if u["completion_tokens"].(float64) != 25 || sim.CountTokens(text.String()) != 25 {
+		t.Errorf("completion_tokens %v, text tokens %d, want 25 (min_tokens = max_tokens)", u["completion_tokens"], sim.CountTokens(text.String()))
 	}
 	if want := tokenizeCount(t, url, map[string]any{"prompt": prompt}); int(u["prompt_tokens"].(float64)) != want {
 		t.Errorf("usage prompt_tokens %v, /tokenize %d", u["prompt_tokens"], want)
@@ -213,7 +212,7 @@ func TestCompletionsStream(t *testing.T) {
 
 // Non-streaming responses carry the text, usage and finish_reason in one JSON object.
 func TestNonStreaming(t *testing.T) {
-	_, url := startServer(t, Options{RequestMetrics: true})
+	_, url := startServer(t, sim.Options{RequestMetrics: true})
 	rows := []struct {
 		path string
 		body map[string]any
@@ -233,7 +232,7 @@ func TestNonStreaming(t *testing.T) {
 		if m, ok := c["message"].(map[string]any); ok {
 			text = m["content"].(string)
 		}
-		if CountTokens(text) != 12 || out["usage"].(map[string]any)["completion_tokens"].(float64) != 12 || c["finish_reason"] != "length" {
+		if sim.CountTokens(text) != 12 || out["usage"].(map[string]any)["completion_tokens"].(float64) != 12 || c["finish_reason"] != "length" {
 			t.Errorf("%s: %v", r.path, out)
 		}
 		if _, ok := out["metrics"].(map[string]any); !ok {
@@ -244,7 +243,7 @@ func TestNonStreaming(t *testing.T) {
 
 // Without ignore_eos the output stops at a deterministic length <= max_tokens.
 func TestNaturalStop(t *testing.T) {
-	_, url := startServer(t, Options{Seed: 7})
+	_, url := startServer(t, sim.Options{Seed: 7})
 	lengths := map[string]float64{}
 	for _, p := range []string{"alpha", "beta", "gamma", "delta", "alpha"} {
 		body := chatBody(p, 30, map[string]any{"ignore_eos": false})
@@ -274,7 +273,7 @@ func TestNaturalStop(t *testing.T) {
 
 // Bad input gets vLLM-style errors.
 func TestErrors(t *testing.T) {
-	_, url := startServer(t, Options{})
+	_, url := startServer(t, sim.Options{})
 	long := strings.Repeat("word ", 96*1024)
 	rows := []struct {
 		name, path string
@@ -292,8 +291,11 @@ func TestErrors(t *testing.T) {
 	}
 	for _, r := range rows {
 		resp := post(t, url+r.path, r.body)
-		var out struct {
-			Error errorInfo `json:"error"`
+		var out struct { // vLLM's ErrorResponse, as the wire carries it
+			Error struct {
+				Message string `json:"message"`
+				Code    int    `json:"code"`
+			} `json:"error"`
 		}
 		json.NewDecoder(resp.Body).Decode(&out)
 		resp.Body.Close()
@@ -319,7 +321,7 @@ func getJSON(t *testing.T, url string, v any) {
 }
 
 func TestModelsVersionHealth(t *testing.T) {
-	_, url := startServer(t, Options{ServedModelName: "my-model"})
+	_, url := startServer(t, sim.Options{ServedModelName: "my-model"})
 	var models struct {
 		Object string `json:"object"`
 		Data   []struct {
@@ -331,7 +333,7 @@ func TestModelsVersionHealth(t *testing.T) {
 	}
 	getJSON(t, url+"/v1/models", &models)
 	if models.Object != "list" || len(models.Data) != 1 || models.Data[0].ID != "my-model" ||
-		models.Data[0].OwnedBy != "servebench-sim" || models.Data[0].MaxModelLen != FastProfile.Engine.MaxModelLen || models.Data[0].Object != "model" {
+		models.Data[0].OwnedBy != "servebench-sim" || models.Data[0].MaxModelLen != sim.FastProfile.Engine.MaxModelLen || models.Data[0].Object != "model" {
 		t.Errorf("models: %+v", models)
 	}
 	var v map[string]string
@@ -348,7 +350,7 @@ func TestModelsVersionHealth(t *testing.T) {
 
 // RequestMetrics rides on the last chunk with vLLM's field names, in causal order.
 func TestRequestMetrics(t *testing.T) {
-	_, url := startServer(t, Options{RequestMetrics: true})
+	_, url := startServer(t, sim.Options{RequestMetrics: true})
 	events, _ := readSSE(t, post(t, url+"/v1/chat/completions", chatBody("time me", 10, nil)))
 	last := events[len(events)-1]
 	m, ok := last["metrics"].(map[string]any)
@@ -417,7 +419,7 @@ func counter(t *testing.T, f map[string]*dto.MetricFamily, name string) float64 
 
 // /metrics parses, and its histogram sums and counters equal Truth exactly.
 func TestMetricsEqualTruth(t *testing.T) {
-	s, url := startServer(t, Options{})
+	s, url := startServer(t, sim.Options{})
 	for i := range 4 {
 		readSSE(t, post(t, url+"/v1/chat/completions", chatBody(strings.Repeat("token ", 100*(i+1)), 8, nil)))
 	}
@@ -485,7 +487,7 @@ func TestMetricsEqualTruth(t *testing.T) {
 
 // /dcgm/metrics looks like dcgm-exporter and its energy counter follows Truth.
 func TestDCGM(t *testing.T) {
-	s, url := startServer(t, Options{})
+	s, url := startServer(t, sim.Options{})
 	readSSE(t, post(t, url+"/v1/completions", map[string]any{"prompt": "warm", "max_tokens": 8, "stream": true}))
 	f := scrape(t, url+"/dcgm/metrics")
 	after := s.Truth().EnergyJoules
@@ -510,27 +512,27 @@ func TestDCGM(t *testing.T) {
 		t.Errorf("energy counter %v mJ, truth %v J", mj, after)
 	}
 	w := f["DCGM_FI_DEV_POWER_USAGE"].Metric[0].GetGauge().GetValue()
-	if w < FastProfile.GPU.IdleWatts || w > FastProfile.GPU.MaxWatts {
+	if w < sim.FastProfile.GPU.IdleWatts || w > sim.FastProfile.GPU.MaxWatts {
 		t.Errorf("power %v W outside idle..max", w)
 	}
 }
 
 // Tokens produced within one StreamInterval go out together: fewer chunks than tokens.
 func TestStreamIntervalBatchesTokens(t *testing.T) {
-	_, url := startServer(t, Options{})
+	_, url := startServer(t, sim.Options{})
 	events, _ := readSSE(t, post(t, url+"/v1/chat/completions", chatBody("batch me", 120, nil)))
 	content := len(events) - 2 // minus the role chunk and the usage chunk
 	if content >= 60 {
-		t.Errorf("%d content chunks for 120 tokens with a %v stream interval", content, FastProfile.Engine.StreamInterval)
+		t.Errorf("%d content chunks for 120 tokens with a %v stream interval", content, sim.FastProfile.Engine.StreamInterval)
 	}
 }
 
 // A reasoning model streams its reasoning first, in the configured field, then the answer;
 // usage counts both and says how many reasoned; a repeated prompt reports cached tokens.
 func TestReasoningStream(t *testing.T) {
-	for _, field := range []string{ReasoningFieldContent, ReasoningFieldShort} {
+	for _, field := range []string{sim.ReasoningFieldContent, sim.ReasoningFieldShort} {
 		t.Run(field, func(t *testing.T) {
-			_, url := startServer(t, Options{Seed: 1, ReasoningTokens: 32, ReasoningField: field})
+			_, url := startServer(t, sim.Options{Seed: 1, ReasoningTokens: 32, ReasoningField: field})
 			events, done := readSSE(t, post(t, url+"/v1/chat/completions", chatBody("think first", 100, nil)))
 			if !done {
 				t.Fatal("no [DONE]")
@@ -553,13 +555,13 @@ func TestReasoningStream(t *testing.T) {
 					if d["content"] != nil {
 						t.Errorf("event %d: reasoning and content in one delta", i)
 					}
-					reasoning += CountTokens(txt)
+					reasoning += sim.CountTokens(txt)
 				}
 				if txt, ok := d["content"].(string); ok && txt != "" {
 					if contentFirst < 0 {
 						contentFirst = i
 					}
-					content += CountTokens(txt)
+					content += sim.CountTokens(txt)
 				}
 			}
 			if reasoning != 32 || content != 68 {
@@ -574,7 +576,7 @@ func TestReasoningStream(t *testing.T) {
 		})
 	}
 	// Non-streaming: the message carries reasoning_content and the answer.
-	_, url := startServer(t, Options{Seed: 1, ReasoningTokens: 5})
+	_, url := startServer(t, sim.Options{Seed: 1, ReasoningTokens: 5})
 	resp := post(t, url+"/v1/chat/completions", chatBody("think", 8, map[string]any{"stream": false}))
 	defer resp.Body.Close()
 	var out struct {
@@ -589,14 +591,14 @@ func TestReasoningStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := out.Choices[0].Message
-	if CountTokens(m.ReasoningContent) != 5 || CountTokens(m.Content) != 3 {
+	if sim.CountTokens(m.ReasoningContent) != 5 || sim.CountTokens(m.Content) != 3 {
 		t.Errorf("non-streaming: reasoning %q, content %q; want 5 and 3 tokens", m.ReasoningContent, m.Content)
 	}
 }
 
 // usage.prompt_tokens_details.cached_tokens reports the prefix-cache hits of the request.
 func TestCachedTokensInUsage(t *testing.T) {
-	_, url := startServer(t, Options{Seed: 1})
+	_, url := startServer(t, sim.Options{Seed: 1})
 	prompt := strings.Repeat("shared context words ", 100)
 	cached := func() float64 {
 		events, _ := readSSE(t, post(t, url+"/v1/chat/completions", chatBody(prompt, 4, nil)))
@@ -606,7 +608,7 @@ func TestCachedTokensInUsage(t *testing.T) {
 	if first := cached(); first != 0 {
 		t.Errorf("first request: %v cached tokens, want 0", first)
 	}
-	if second := cached(); second < 256 || int(second)%FastProfile.Engine.BlockSize != 0 {
+	if second := cached(); second < 256 || int(second)%sim.FastProfile.Engine.BlockSize != 0 {
 		t.Errorf("repeated prompt: %v cached tokens, want most of the ~300-token prompt in whole blocks", second)
 	}
 }
