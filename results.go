@@ -550,8 +550,19 @@ type UseCaseSizing struct {
 	// SlotsPerReplica is the capacity limit: concurrent requests one replica serves within the
 	// thresholds; nil when not viable or not measured.
 	SlotsPerReplica *int `json:"slots_per_replica"`
-	// UsersPerReplica = SlotsPerReplica × UsersPerSlot.
+	// UsersPerReplica = SlotsPerReplica × UsersPerSlot, or the users' limit when Basis is
+	// "users"; nil when not sized.
 	UsersPerReplica *float64 `json:"users_per_replica"`
+	// Basis says which limit the size rests on, in a run that measured populations of users:
+	// "users" (the users' limit, with the server's prompt cache: UsersLimit users per replica,
+	// UsersPerSlot not applied) or "cold" (the cold-prompt limit × UsersPerSlot, the use case's
+	// users' limit being unmeasured; BasisNote says why). Empty in a run with no population: the
+	// cold-prompt limit, as always.
+	Basis     string `json:"basis,omitempty"`
+	BasisNote string `json:"basis_note,omitempty"`
+	// UsersLimit is the users' limit sized from (Basis "users"), UsersProfile its users.
+	UsersLimit   *int   `json:"users_limit,omitempty"`
+	UsersProfile string `json:"users_profile,omitempty"`
 	// AtMost is set for a lower-bound limit ("125+"): the true limit is higher, so replica counts
 	// and costs are upper bounds.
 	AtMost bool `json:"at_most,omitempty"`
@@ -559,7 +570,8 @@ type UseCaseSizing struct {
 	Approximate bool           `json:"approximate,omitempty"`
 	Targets     []SizingTarget `json:"targets,omitempty"`
 	// ThroughputConcurrency is the measured level whose system output throughput stands for the
-	// capacity limit (the limit itself, or the highest passing level below an interpolated one).
+	// capacity limit (the limit itself, or the highest passing level below an interpolated one;
+	// a population of users when Basis is "users").
 	ThroughputConcurrency int `json:"throughput_concurrency,omitempty"`
 	// ThroughputTPS is the system output throughput (tokens/s) of one replica at that level.
 	ThroughputTPS *float64 `json:"throughput_tps"`

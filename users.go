@@ -34,10 +34,55 @@ type UsersPlan struct {
 	ThinkScale float64 `json:"think_scale,omitempty" yaml:"think_scale"`
 	// Seed draws the users' sessions (the same seed sends the same conversations).
 	Seed int64 `json:"seed,omitempty" yaml:"seed"`
-
 	// BlockTokens is the tokens of one hash id of a "trace:PATH" profile's trace (default 512,
 	// as in the Mooncake traces).
 	BlockTokens int `json:"block_tokens,omitempty" yaml:"block_tokens"`
+	// Tiers, when set, decides one users' limit per SLO tier from the measured populations
+	// (UsersCapacity.Tiers).
+	Tiers *UsersTiers `json:"tiers,omitempty" yaml:"tiers"`
+}
+
+// UsersTiers are SLO tiers in the manner of AA-AgentPerf's "maximum concurrent agents per SLO
+// tier" (plan key users.tiers): several per-user speed floors under one TTFT ceiling, one tier
+// per floor. Each tier's limit is decided from the populations the users' search measured,
+// judged by that tier's two thresholds alone (the use case's others do not apply; the success
+// rate always does); nothing is measured for a tier.
+type UsersTiers struct {
+	// TTFTSecondsMax is the TTFT ceiling every tier shares (s).
+	TTFTSecondsMax float64 `json:"ttft_seconds_max" yaml:"ttft_seconds_max"`
+	// SpeedsTPSMin are the tiers' floors of generation speed per user (tok/s), one tier each,
+	// in ascending order.
+	SpeedsTPSMin []float64 `json:"speeds_tps_min" yaml:"speeds_tps_min"`
+	// Statistic is the statistic both thresholds are read at (default: each use case's own).
+	Statistic Statistic `json:"statistic,omitempty" yaml:"statistic"`
+}
+
+// UsersTier is one SLO tier's users' limit, decided from the measured populations.
+type UsersTier struct {
+	// GenerationSpeedTPSMin and TTFTSecondsMax are the tier's thresholds, read at Statistic.
+	GenerationSpeedTPSMin float64   `json:"generation_speed_tps_min"`
+	TTFTSecondsMax        float64   `json:"ttft_seconds_max"`
+	Statistic             Statistic `json:"statistic"`
+	// Limit, LimitKind, LimitRange and FirstFailing are as a capacity result's, in users: the
+	// most users whose requests meet the tier, with its 95% range. A tier the measured
+	// populations do not bracket says so: every population passes (LimitKind lower_bound:
+	// at least Limit, the highest one measured), or the lowest one measured fails above 1 user
+	// (LimitKind empty, Limit nil, Below = that population: fewer users than Below).
+	Limit        *int      `json:"limit"`
+	LimitKind    LimitKind `json:"limit_kind,omitempty"`
+	LimitRange   *[2]int   `json:"limit_range,omitempty"`
+	FirstFailing *int      `json:"first_failing,omitempty"`
+	Below        *int      `json:"below,omitempty"`
+	// LimitingMetric is the tier's binding constraint at FirstFailing (ttft_seconds,
+	// generation_speed_tps, success_rate); Why and WhyText say what the server showed there, as
+	// UsersCapacity's.
+	LimitingMetric string `json:"limiting_metric,omitempty"`
+	Why            string `json:"why,omitempty"`
+	WhyText        string `json:"why_text,omitempty"`
+	// Label is the limit as a table shows it ("24", "~24", "64+", "below 4", "not viable");
+	// Verdict says it in a sentence, with the populations it rests on.
+	Label   string `json:"label"`
+	Verdict string `json:"verdict"`
 }
 
 // UsersEvidence is what the server showed at one measured population: why it passed or failed.
@@ -75,4 +120,6 @@ type UsersCapacity struct {
 	Why     string          `json:"why,omitempty"`
 	WhyText string          `json:"why_text,omitempty"`
 	Points  []UsersEvidence `json:"evidence,omitempty"`
+	// Tiers are the plan's SLO tiers (users.tiers), one limit each; absent without tiers.
+	Tiers []UsersTier `json:"tiers,omitempty"`
 }

@@ -57,20 +57,37 @@ type SizingInput struct {
 	DeclaredGPU string
 	// Cells are the run's cells, for the energy cost at the capacity limit (optional).
 	Cells []servebench.CellResult
+	// Users are the use cases' capacities in users (results' users), when the run measured
+	// populations: a use case with a users' limit is sized from it (SizeBasisUsers).
+	Users []servebench.UsersCapacity
 }
+
+// Size bases (servebench.UseCaseSizing.Basis).
+const (
+	// SizeBasisUsers: sized from the users' limit, measured with the server's prompt cache.
+	SizeBasisUsers = "users"
+	// SizeBasisCold: sized from the cold-prompt limit × users per slot in a run that measured
+	// populations, but not this use case's users' limit.
+	SizeBasisCold = "cold"
+)
 
 // Size answers "how many replicas, GPUs and dollars for N users of this use case" from the
 // capacity limits. One replica is the measured system (GPUsPerReplica GPUs). Per use case with
-// a limit of L concurrent requests:
+// a users' limit of U (in.Users: populations of users measured with the server's prompt cache,
+// each user thinking between turns as its profile does), or else a cold-prompt limit of L
+// concurrent requests:
 //
-//	users per replica = L × users per slot
+//	users per replica = U                      (Basis "users")
+//	users per replica = L × users per slot     (Basis "cold" when in.Users is set, "" otherwise)
 //	replicas          = ⌈users / users per replica⌉,   GPUs = replicas × GPUs per replica
 //	monthly USD       = GPUs × GPU USD/hour × 730 h
 //	hardware USD/1M output tokens = GPUs per replica × GPU USD/hour / (T × 3600 s) × 1e6
 //
 // where T is the replica's system output throughput (tokens/s) at the limit: at the limit's
-// own measured level, or for an interpolated limit at the highest passing level below it (a
-// lower throughput, so the cost errs high). The total per 1M output tokens adds the measured
+// own measured level (or population), or for an interpolated limit at the highest passing one
+// below it (a lower throughput, so the cost errs high). A users' limit is used when its search
+// reached a verdict (measured, interpolated, a lower bound, or not viable); an interrupted or
+// skipped users' search falls back to the cold-prompt limit and BasisNote says why. The total per 1M output tokens adds the measured
 // electricity cost of that cell when there is one. A lower-bound limit ("125+": the ceiling
 // still passed) gives upper bounds (AtMost): more users fit per replica than the ceiling
 // proves. A use case that is not viable gets no size and a Note saying what would make it
@@ -97,10 +114,77 @@ func Size(results []servebench.CapacityResult, in SizingInput) servebench.Sizing
 	for _, c := range in.Cells {
 		cells[c.ID()] = c
 	}
+	users := map[string]servebench.UsersCapacity{}
+	for _, u := range in.Users {
+		users[u.UseCase] = u
+	}
 	for _, r := range results {
-		s.UseCases = append(s.UseCases, sizeOne(r, s, cells))
+		u, ok := users[r.UseCase]
+		switch {
+		case len(in.Users) == 0:
+			s.UseCases = append(s.UseCases, sizeOne(r, s, cells))
+		case ok && usersDecided(u):
+			s.UseCases = append(s.UseCases, sizeUsers(u, r, s, cells))
+		default:
+			one := sizeOne(r, s, cells)
+			one.Basis, one.BasisNote = SizeBasisCold, coldBasisNote(u, ok)
+			s.UseCases = append(s.UseCases, one)
+		}
+		delete(users, r.UseCase)
+	}
+	// a use case searched in users only (no cold-prompt search), in the order of in.Users
+	for _, u := range in.Users {
+		if _, left := users[u.UseCase]; left && usersDecided(u) {
+			s.UseCases = append(s.UseCases, sizeUsers(u, servebench.CapacityResult{}, s, cells))
+		}
 	}
 	return s
+}
+
+// usersDecided reports whether a users' search reached a verdict Size may rest on.
+func usersDecided(u servebench.UsersCapacity) bool {
+	return !u.Skipped && !u.Interrupted && u.LimitKind != ""
+}
+
+// coldBasisNote says why a use case of a run with populations is sized from its cold-prompt
+// limit.
+func coldBasisNote(u servebench.UsersCapacity, searched bool) string {
+	switch {
+	case !searched:
+		return "not searched in users"
+	case u.Interrupted:
+		return "users' search interrupted"
+	}
+	return "users' limit not decided"
+}
+
+// sizeUsers sizes use case u from its users' limit (cold is its cold-prompt result, for the
+// slots shown beside it; zero when none).
+func sizeUsers(u servebench.UsersCapacity, cold servebench.CapacityResult, s servebench.Sizing, cells map[string]servebench.CellResult) servebench.UseCaseSizing {
+	r := u.CapacityResult
+	out := servebench.UseCaseSizing{UseCase: r.UseCase, Title: r.Title, LimitKind: r.LimitKind, Basis: SizeBasisUsers, UsersProfile: u.Profile}
+	if cold.Limit != nil && *cold.Limit >= 1 && !cold.Skipped {
+		out.SlotsPerReplica = servebench.Int(*cold.Limit)
+	}
+	if r.Limit == nil || *r.Limit < 1 {
+		if r.LimitKind == servebench.LimitNotViable {
+			out.Note = usersNotViable(r)
+		} else {
+			out.Note = "Not sized: the users' limit was not measured."
+		}
+		return out
+	}
+	out.UsersLimit = servebench.Int(*r.Limit)
+	return sizeAt(out, r, float64(*r.Limit), s, cells)
+}
+
+// usersNotViable says why a use case is not viable in users: what 1 user's requests measured.
+func usersNotViable(r servebench.CapacityResult) string {
+	uc := servebench.UseCase{Statistic: r.Statistic, Thresholds: r.Thresholds}
+	if p, ok := PointAt(r, 1); ok && len(p.Failing) > 0 {
+		return "Not viable: even 1 user fails a threshold (" + failingText(uc, p) + "), so adding replicas does not help."
+	}
+	return "Not viable: even 1 user fails a threshold, so adding replicas does not help."
 }
 
 func sizeOne(r servebench.CapacityResult, s servebench.Sizing, cells map[string]servebench.CellResult) servebench.UseCaseSizing {
@@ -118,7 +202,13 @@ func sizeOne(r servebench.CapacityResult, s servebench.Sizing, cells map[string]
 	}
 	limit := *r.Limit
 	u.SlotsPerReplica = servebench.Int(limit)
-	perReplica := float64(limit) * s.UsersPerSlot
+	return sizeAt(u, r, float64(limit)*s.UsersPerSlot, s, cells)
+}
+
+// sizeAt fills u's targets and cost for perReplica users per replica, from r's limit (a
+// cold-prompt limit or a users' limit) and the throughput measured at it.
+func sizeAt(u servebench.UseCaseSizing, r servebench.CapacityResult, perReplica float64, s servebench.Sizing, cells map[string]servebench.CellResult) servebench.UseCaseSizing {
+	limit := *r.Limit
 	u.UsersPerReplica = servebench.Float(perReplica)
 	u.AtMost = r.LimitKind == servebench.LimitLowerBound
 	u.Approximate = r.LimitKind == servebench.LimitInterpolated

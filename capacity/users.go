@@ -112,3 +112,139 @@ func secs(s float64) string {
 	}
 	return fmt.Sprintf("%.*f s", map[bool]int{true: 1, false: 0}[s < 100], math.Round(s*10)/10)
 }
+
+// UsersCells picks, from a run's cells, the populations measured for use case name: cells of
+// kind users whose scenario is name, run and with requests sent, one per population (the one
+// with the most requests when a population appears twice).
+func UsersCells(cells []servebench.CellResult, name string) map[int]servebench.CellResult {
+	known := map[int]servebench.CellResult{}
+	for _, c := range cells {
+		if c.Kind != servebench.KindUsers || c.Scenario != name || c.Skipped || c.RequestsTotal == 0 || c.Concurrency < 1 {
+			continue
+		}
+		if prev, ok := known[c.Concurrency]; !ok || prev.RequestsTotal < c.RequestsTotal {
+			known[c.Concurrency] = c
+		}
+	}
+	return known
+}
+
+// KindUpperBound is the kind of a users' limit whose smallest measured population already
+// fails above 1 user: the limit is below it, by how much the run cannot say.
+const KindUpperBound = "upper bound: the smallest population measured fails"
+
+// ReconsiderUsers decides uc's users' limit from the populations a run measured (UsersCells,
+// up to ceiling), measuring nothing: the page's what-if of changed thresholds and the SLO
+// tiers. Every population is judged by Evaluate and the verdict and its 95% range are Decide's,
+// as the users' search's own: a limit between two adjacent populations is measured, one inside
+// a wider gap interpolated ("~N", its range the gap), every population passing a lower bound
+// ("N+": at least N, the largest measured). When the smallest population measured fails and is
+// larger than 1 user, the limit is not bracketed: the result is not decided (Decided false, Hi
+// that population, Label "below N", KindUpperBound). Labels and verdicts count users.
+func ReconsiderUsers(uc servebench.UseCase, ceiling int, cells []servebench.CellResult) Reconsidered {
+	if uc.Statistic == "" {
+		uc.Statistic = servebench.StatMean
+	}
+	var pts []servebench.CapacityPoint
+	window := 0
+	for n, c := range UsersCells(cells, uc.Name) {
+		if ceiling > 0 && n > ceiling {
+			continue
+		}
+		p := Evaluate(uc, c)
+		p.Concurrency, p.Reused = n, true
+		pts = append(pts, p)
+		window = c.ContextTokens
+	}
+	res := Decide(uc, ceiling, pts, nil)
+	res.DenseGridRequests, res.DenseGridServerSeconds = 0, 0
+	if window > 0 {
+		res.ContextTokens = window
+	}
+	if len(pts) == 0 {
+		res.LimitKind, res.Limit = "", nil
+		return Reconsidered{CapacityResult: res, Label: LabelNotMeasured, KindWords: KindUndecidedByLevels,
+			Verdict: fmt.Sprintf("Not measured: the run measured no population of users for %s.", uc.Name)}
+	}
+	byN := map[int]servebench.CapacityPoint{}
+	for _, p := range res.Points {
+		byN[p.Concurrency] = p
+	}
+	lo, hi := bounds(byN)
+	if hi > 1 && lo == 0 {
+		// Decide would interpolate from an unmeasured 0: the limit is below hi, no more is known.
+		res.LimitKind, res.Limit, res.LimitRange = "", nil, nil
+		res.Note = "the populations measured do not bracket the limit for these thresholds"
+		return Reconsidered{CapacityResult: res, Hi: hi, Label: fmt.Sprintf("below %d", hi), KindWords: KindUpperBound,
+			Verdict: fmt.Sprintf("Fewer than %s: the smallest population measured, %d, fails (%s); no smaller one was measured.",
+				usersCount(hi), hi, failingText(uc, byN[hi]))}
+	}
+	out := Reconsidered{CapacityResult: res, Decided: true, Label: LimitLabel(res), KindWords: KindWordsOf(res)}
+	out.Verdict = usersVerdict(uc, res, byN, lo, hi)
+	return out
+}
+
+// usersVerdict says a decided users' limit in a sentence, in users.
+func usersVerdict(uc servebench.UseCase, r servebench.CapacityResult, byN map[int]servebench.CapacityPoint, lo, hi int) string {
+	rng := ""
+	if r.LimitRange != nil && r.LimitRange[0] != r.LimitRange[1] {
+		rng = fmt.Sprintf(" (95%% range %d–%d)", r.LimitRange[0], r.LimitRange[1])
+	}
+	switch {
+	case r.Skipped:
+		return sentence(r.Note)
+	case r.LimitKind == servebench.LimitNotViable:
+		return fmt.Sprintf("Not viable: at 1 user, %s.", failingText(uc, byN[1]))
+	case r.LimitKind == servebench.LimitLowerBound:
+		if r.Ceiling > 0 && lo >= r.Ceiling {
+			return fmt.Sprintf("At least %s: every population measured passes, up to the search's ceiling of %d.", usersCount(lo), r.Ceiling)
+		}
+		return fmt.Sprintf("At least %s: every population measured passes, the largest %d; no larger one was measured.", usersCount(lo), lo)
+	case r.LimitKind == servebench.LimitMeasured:
+		return fmt.Sprintf("%s%s: %d passes, and at %d, %s.", usersCount(*r.Limit), rng, lo, hi, failingText(uc, byN[hi]))
+	case r.LimitKind == servebench.LimitInterpolated:
+		return fmt.Sprintf("About %s%s, interpolated between %d, which passes, and %d, where %s; the populations between were not measured.",
+			usersCount(*r.Limit), rng, lo, hi, failingText(uc, byN[hi]))
+	}
+	return "Not decided."
+}
+
+func usersCount(n int) string { return plural(n, "user") }
+
+// TierUseCase is uc judged by one SLO tier: TTFT at most the tiers' ceiling and generation
+// speed at least floor, read at the tiers' statistic (uc's when they name none); uc's other
+// thresholds do not apply.
+func TierUseCase(t servebench.UsersTiers, uc servebench.UseCase, floor float64) servebench.UseCase {
+	st := t.Statistic
+	if st == "" {
+		st = uc.Statistic
+	}
+	return servebench.UseCase{Name: uc.Name, Title: uc.Title, ContextTokens: uc.ContextTokens, OutputTokens: uc.OutputTokens, Statistic: st,
+		Thresholds: servebench.Thresholds{TTFTSecondsMax: servebench.Float(t.TTFTSecondsMax), GenerationSpeedTPSMin: servebench.Float(floor)}}
+}
+
+// UsersTiers decides one users' limit per SLO tier of t (nil: none) for use case uc from the
+// populations the run measured (cells; ceiling is the users' search's), by ReconsiderUsers
+// with each tier's thresholds (TierUseCase): nothing is measured for a tier, so a tier the
+// measured populations do not bracket says so (a lower bound "N+", or "below N"). Each tier
+// names its binding constraint (the limiting metric at its first failing population) and, from
+// ev, what the server showed there (UsersWhy).
+func UsersTiers(t *servebench.UsersTiers, uc servebench.UseCase, ceiling int, cells []servebench.CellResult, ev []servebench.UsersEvidence) []servebench.UsersTier {
+	if t == nil {
+		return nil
+	}
+	var out []servebench.UsersTier
+	for _, floor := range t.SpeedsTPSMin {
+		tuc := TierUseCase(*t, uc, floor)
+		r := ReconsiderUsers(tuc, ceiling, cells)
+		tier := servebench.UsersTier{GenerationSpeedTPSMin: floor, TTFTSecondsMax: t.TTFTSecondsMax, Statistic: tuc.Statistic,
+			Limit: r.Limit, LimitKind: r.LimitKind, LimitRange: r.LimitRange, FirstFailing: r.FirstFailing,
+			LimitingMetric: r.LimitingMetric, Label: r.Label, Verdict: r.Verdict}
+		if !r.Decided && r.Hi > 0 {
+			tier.Below = servebench.Int(r.Hi)
+		}
+		tier.Why, tier.WhyText = UsersWhy(r.CapacityResult, ev)
+		out = append(out, tier)
+	}
+	return out
+}

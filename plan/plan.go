@@ -54,6 +54,9 @@ func ParseFile(b []byte) (*File, error) {
 	if err := checkAliases(b); err != nil {
 		return nil, err
 	}
+	if err := checkTiersShape(b); err != nil {
+		return nil, err
+	}
 	var p servebench.Plan
 	if err := decode(b, &p); err != nil {
 		return nil, err

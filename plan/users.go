@@ -1,9 +1,12 @@
 package plan
 
 import (
+	"errors"
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/goccy/go-yaml"
 
 	"github.com/servebench/servebench"
 	"github.com/servebench/servebench/cells"
@@ -62,7 +65,57 @@ func validateUsers(p *servebench.Plan, add func(string, ...any)) {
 	if !(u.ThinkScale > 0) || math.IsInf(u.ThinkScale, 0) {
 		add("users.think_scale %g must be positive (1 keeps the profiles' think times)", u.ThinkScale)
 	}
+	validateTiers(u.Tiers, add)
 	if p.Trace != nil || p.Dataset != nil {
 		add("users and a dataset or trace are both set: measure one of them per run")
 	}
+}
+
+// validateTiers judges users.tiers (SLO tiers: speed floors under one TTFT ceiling) and sorts
+// its floors.
+func validateTiers(t *servebench.UsersTiers, add func(string, ...any)) {
+	if t == nil {
+		return
+	}
+	if !(t.TTFTSecondsMax > 0) || math.IsInf(t.TTFTSecondsMax, 0) {
+		add("users.tiers.ttft_seconds_max is %g: set the TTFT ceiling every tier shares, in seconds (e.g. 15)", t.TTFTSecondsMax)
+	}
+	if len(t.SpeedsTPSMin) == 0 {
+		add("users.tiers.speeds_tps_min is empty: list the tiers' speed floors in tok/s per user, one tier each (e.g. [30, 100, 300])")
+	}
+	for _, v := range t.SpeedsTPSMin {
+		if !(v > 0) || math.IsInf(v, 0) {
+			add("users.tiers.speeds_tps_min has %g: a speed floor is a positive number of tok/s per user (e.g. [30, 100, 300])", v)
+		}
+	}
+	slices.Sort(t.SpeedsTPSMin)
+	for i := 1; i < len(t.SpeedsTPSMin); i++ {
+		if t.SpeedsTPSMin[i] == t.SpeedsTPSMin[i-1] {
+			add("users.tiers.speeds_tps_min lists %g twice: one tier per speed floor", t.SpeedsTPSMin[i])
+		}
+	}
+	switch t.Statistic {
+	case "", servebench.StatMean, servebench.StatP50, servebench.StatP90, servebench.StatP95, servebench.StatP99:
+	default:
+		add("users.tiers.statistic %q is unknown: use mean, p50, p90, p95 or p99 (or leave it out to read each use case's own)", t.Statistic)
+	}
+}
+
+// checkTiersShape names the likely mistake of writing users.tiers as a list of tiers (each with
+// its own TTFT ceiling), which the decoder would only call a sequence where a mapping is
+// expected.
+func checkTiersShape(b []byte) error {
+	var shape struct {
+		Users *struct {
+			Tiers any `yaml:"tiers"`
+		} `yaml:"users"`
+	}
+	if yaml.Unmarshal(b, &shape) != nil || shape.Users == nil {
+		return nil // the typed decoder says what is wrong
+	}
+	if _, list := shape.Users.Tiers.([]any); list {
+		return errors.New("plan file is invalid: users.tiers is a list, but it is one TTFT ceiling with the tiers' speed floors: " +
+			"write tiers: {ttft_seconds_max: 15, speeds_tps_min: [30, 100, 300]} (for tiers under different TTFT ceilings, declare one use case per ceiling)")
+	}
+	return nil
 }

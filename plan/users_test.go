@@ -80,3 +80,34 @@ func TestUsersProfilesFromFiles(t *testing.T) {
 		t.Errorf("a missing file: %v", err)
 	}
 }
+
+// users.tiers: floors sorted, and every bad setting named with its fix.
+func TestUsersTiersPlan(t *testing.T) {
+	f, err := ParseFile([]byte("users:\n  tiers:\n    ttft_seconds_max: 15\n    speeds_tps_min: [300, 30, 100]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Resolve(f, Overrides{"url": "http://127.0.0.1:1/v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr := p.Users.Tiers; tr.TTFTSecondsMax != 15 || len(tr.SpeedsTPSMin) != 3 || tr.SpeedsTPSMin[0] != 30 || tr.SpeedsTPSMin[2] != 300 {
+		t.Errorf("tiers %+v", tr)
+	}
+	for bad, want := range map[string]string{
+		"users:\n  tiers:\n    speeds_tps_min: [30]\n":                                               "users.tiers.ttft_seconds_max is 0: set the TTFT ceiling",
+		"users:\n  tiers:\n    ttft_seconds_max: 15\n":                                               "users.tiers.speeds_tps_min is empty: list the tiers' speed floors",
+		"users:\n  tiers:\n    ttft_seconds_max: 15\n    speeds_tps_min: [30, -1]\n":                 "speeds_tps_min has -1: a speed floor is a positive number",
+		"users:\n  tiers:\n    ttft_seconds_max: 15\n    speeds_tps_min: [30, 30]\n":                 "lists 30 twice: one tier per speed floor",
+		"users:\n  tiers:\n    ttft_seconds_max: 15\n    speeds_tps_min: [30]\n    statistic: p42\n": `users.tiers.statistic "p42" is unknown`,
+		"users:\n  tiers:\n    ttft_seconds_max: 15\n    speed: [30]\n":                              "speed",
+	} {
+		f, err := ParseFile([]byte(bad))
+		if err == nil {
+			_, err = Resolve(f, Overrides{"url": "http://127.0.0.1:1/v1"})
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: error %v does not say %q", bad, err, want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	servebench "github.com/servebench/servebench"
+	"github.com/servebench/servebench/capacity"
 )
 
 // fmtMonthly writes a monthly amount in whole dollars with thousands separators: "$10,950".
@@ -84,8 +85,20 @@ func (b *builder) sectionCapacityPlanning() {
 	}
 	intro := para("How many replicas of the measured system serve a given number of users of each use case. One replica is the system measured here: %s (%s). One concurrent request slot serves %s (users pause to read and type between requests; set sizing.users_per_slot or --users-per-slot), so a replica serves capacity limit × %s. %s",
 		gpus, src, counted(fmtUsers(sz.UsersPerSlot), "active user"), counted(fmtUsers(sz.UsersPerSlot), "user"), price)
+	byUsers := false
+	for _, u := range sz.UseCases {
+		byUsers = byUsers || u.Basis != ""
+	}
+	if byUsers {
+		intro = para("How many replicas of the measured system serve a given number of users of each use case. One replica is the system measured here: %s (%s). Where this run measured a use case's capacity in users (Capacity in Users), a replica serves its users' limit: that many users of its profile, each thinking between turns as its profile does, with the server's prompt cache, measured; users per slot does not apply to it. Elsewhere one concurrent request slot serves %s (users pause to read and type between requests; set sizing.users_per_slot or --users-per-slot), so a replica serves the cold-prompt limit × %s. The SIZED FROM column says which limit each row uses. %s",
+			gpus, src, counted(fmtUsers(sz.UsersPerSlot), "active user"), counted(fmtUsers(sz.UsersPerSlot), "user"), price)
+	}
 
-	header := []string{"USE CASE", "CAPACITY LIMIT", "USERS PER REPLICA"}
+	header := []string{"USE CASE", "CAPACITY LIMIT"}
+	if byUsers {
+		header = append(header, "SIZED FROM")
+	}
+	header = append(header, "USERS PER REPLICA")
 	for _, n := range sz.TargetUsers {
 		header = append(header, strings.ToUpper(plural(n, "user")))
 	}
@@ -94,9 +107,12 @@ func (b *builder) sectionCapacityPlanning() {
 	var notes, lines []string
 	for _, u := range sz.UseCases {
 		cr := b.capacityOf(u.UseCase)
-		row := []string{useCaseHeading(cr)}
-		if u.SlotsPerReplica == nil {
-			row = append(row, b.limitLabelOf(u.UseCase), "—")
+		row := []string{useCaseHeading(cr), b.limitLabelOf(u.UseCase)}
+		if byUsers {
+			row = append(row, b.sizedFrom(u, sz.UsersPerSlot))
+		}
+		if u.UsersPerReplica == nil {
+			row = append(row, "—")
 			for range sz.TargetUsers {
 				row = append(row, "—")
 			}
@@ -107,13 +123,16 @@ func (b *builder) sectionCapacityPlanning() {
 			continue
 		}
 		users := usersLabel(u)
-		row = append(row, b.limitLabelOf(u.UseCase), users)
+		row = append(row, users)
 		for _, tg := range u.Targets {
 			row = append(row, sizingCell(u, tg, sz.GPUsPerReplica))
 		}
 		row = append(row, perMillion(u))
 		t.Rows = append(t.Rows, row)
 		line := fmt.Sprintf("%s: %s per replica", useCaseTitle(cr), counted(users, "user"))
+		if byUsers {
+			line += " (" + b.sizedFrom(u, sz.UsersPerSlot) + ")"
+		}
 		for _, tg := range u.Targets {
 			line += fmt.Sprintf("; %s → %s", plural(tg.Users, "user"), sizingCell(u, tg, sz.GPUsPerReplica))
 		}
@@ -137,6 +156,32 @@ func (b *builder) sectionCapacityPlanning() {
 		perSlot += ", " + fmtUSD(sz.GPUUSDPerHour) + " per GPU-hour"
 	}
 	b.rep.PlanningSummary = append([]string{perSlot}, lines...)
+}
+
+// sizedFrom says which limit a row of a run with populations is sized from: "users' limit 37
+// (chat users, prompt cache)" or "cold-prompt limit × 4 (not searched in users)".
+func (b *builder) sizedFrom(u servebench.UseCaseSizing, perSlot float64) string {
+	if u.Basis == capacity.SizeBasisUsers {
+		label := "—"
+		for _, uc := range b.res.Users {
+			if uc.UseCase == u.UseCase {
+				label = usersLimit(uc.CapacityResult)
+			}
+		}
+		who := "users"
+		if u.UsersProfile != "" {
+			who = u.UsersProfile + " users"
+		}
+		return fmt.Sprintf("users' limit %s (%s, prompt cache)", label, who)
+	}
+	s := "cold-prompt limit"
+	if u.UsersPerReplica != nil {
+		s += " × " + fmtUsers(perSlot)
+	}
+	if u.BasisNote != "" {
+		s += " (" + u.BasisNote + ")"
+	}
+	return s
 }
 
 // capacityOf returns the capacity result of a use case (zero value when absent).

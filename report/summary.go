@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	servebench "github.com/servebench/servebench"
+	"github.com/servebench/servebench/capacity"
 	"github.com/servebench/servebench/plan"
 	"github.com/servebench/servebench/stats"
 )
@@ -99,7 +100,11 @@ func (b *builder) highlights() {
 			cond += ", At Least This So Far (Search Interrupted)"
 		}
 		if u := b.sizingOf(v.UseCase); u != nil && u.UsersPerReplica != nil && b.res.Sizing != nil {
-			cond += fmt.Sprintf(" ≈ %s at %s per request slot", counted(usersLabel(*u), "user"), fmtUsers(b.res.Sizing.UsersPerSlot))
+			if u.Basis == capacity.SizeBasisUsers {
+				cond += fmt.Sprintf("; %s with the prompt cache (measured)", counted(usersLabel(*u), "user"))
+			} else {
+				cond += fmt.Sprintf(" ≈ %s at %s per request slot", counted(usersLabel(*u), "user"), fmtUsers(b.res.Sizing.UsersPerSlot))
+			}
 		}
 		label := "Concurrent Requests"
 		if v.LimitLabel == "1" {

@@ -65,9 +65,9 @@ func (b *builder) sectionUsers() {
 				}
 			}
 		}
-		bind := u.LimitingMetric
-		if bind == "" {
-			bind = "—"
+		bind := "—"
+		if u.LimitingMetric != "" {
+			bind = capacity.MetricLabel(u.LimitingMetric, u.Statistic)
 		}
 		why := u.Why
 		if why == "" {
@@ -96,12 +96,13 @@ func (b *builder) sectionUsers() {
 					v = "passes"
 				}
 				et.Rows = append(et.Rows, []string{fmt.Sprint(e.Users), v, fmtDur(e.TTFTSeconds), fmtTPS(e.GenerationSpeedTPS), fmtNum(e.InputTokensMean, 0),
-					fmtOpt(e.CachedShare, fmtPct0), fmtOpt(e.QueueWaitSeconds, fmtDur), kvLabel(e), preLabel(e)})
+					orDash(e.CachedShare, fmtPct0), orDash(e.QueueWaitSeconds, fmtDur), kvLabel(e), preLabel(e)})
 			}
 			blocks = append(blocks, tableB(et))
 		}
 	}
-	blocks = append(blocks, note("Capacity Planning above sizes from the cold-prompt limits. Cache hit rate: the share of the measured requests' prompt tokens the server served from its prefix cache (usage cached_tokens, or its prefix-cache counters). Queue wait: the server's per-request timings where it reports them; from its queue-time histogram otherwise, which covers the warm-up's requests too (the joining users' cold prompts), so it can exceed the measured TTFT. KV cache: the server's KV-cache usage gauge, scraped every second while the population ran (warm-up included); preemptions: its counter's increase meanwhile."))
+	blocks = append(blocks, b.usersTiers()...)
+	blocks = append(blocks, note("Capacity Planning above sizes each use case from its users' limit where one was decided here, and from its cold-prompt limit elsewhere (its SIZED FROM column says which). Cache hit rate: the share of the measured requests' prompt tokens the server served from its prefix cache (usage cached_tokens, or its prefix-cache counters). Queue wait: the server's per-request timings where it reports them; from its queue-time histogram otherwise, which covers the warm-up's requests too (the joining users' cold prompts), so it can exceed the measured TTFT. KV cache: the server's KV-cache usage gauge, scraped every second while the population ran (warm-up included); preemptions: its counter's increase meanwhile."))
 	b.add("users", "Capacity in Users", 1, blocks...)
 }
 
@@ -124,4 +125,71 @@ func preLabel(e servebench.UsersEvidence) string {
 		return "—"
 	}
 	return fmt.Sprint(*e.Preemptions)
+}
+
+// tiersOf returns u's SLO tiers: results' own, or for results recorded without them, decided
+// now from the plan's users.tiers and the run's populations (capacity.UsersTiers).
+func (b *builder) tiersOf(u servebench.UsersCapacity) []servebench.UsersTier {
+	if len(u.Tiers) > 0 {
+		return u.Tiers
+	}
+	up := b.man.Plan.Users
+	if up == nil || up.Tiers == nil {
+		return nil
+	}
+	uc := servebench.UseCase{Name: u.UseCase, Title: u.Title, Statistic: u.Statistic, ContextTokens: servebench.Tokens(u.ContextTokens), OutputTokens: servebench.Tokens(u.OutputTokens)}
+	for _, c := range b.man.Plan.UseCases {
+		if c.Name == u.UseCase {
+			uc = c
+		}
+	}
+	return capacity.UsersTiers(up.Tiers, uc, max(up.MaxUsers, u.Ceiling), b.res.Cells, u.Points)
+}
+
+// usersTiers renders the SLO tiers (users.tiers): per use case and speed floor, the users'
+// limit under the one TTFT ceiling, its 95% range, its binding constraint and why; nothing
+// when the plan has none.
+func (b *builder) usersTiers() []Block {
+	t := &Table{Header: []string{"USE CASE", "TIER", "USERS' LIMIT", "95% RANGE", "BINDING", "WHY"}}
+	var verdicts []string
+	ceiling := ""
+	for _, u := range b.res.Users {
+		for _, tr := range b.tiersOf(u) {
+			tier := fmt.Sprintf("%s ≥ %s, %s ≤ %s", capacity.MetricLabel(capacity.MetricGenerationSpeed, tr.Statistic), capacity.ThresholdValue(capacity.MetricGenerationSpeed, tr.GenerationSpeedTPSMin),
+				capacity.MetricLabel(capacity.MetricTTFT, tr.Statistic), capacity.ThresholdValue(capacity.MetricTTFT, tr.TTFTSecondsMax))
+			ceiling = capacity.ThresholdValue(capacity.MetricTTFT, tr.TTFTSecondsMax)
+			rng := "—"
+			if tr.LimitRange != nil {
+				rng = usersRange(servebench.CapacityResult{LimitRange: tr.LimitRange})
+			}
+			bind, why := "—", "—"
+			if tr.LimitingMetric != "" {
+				bind = capacity.MetricLabel(tr.LimitingMetric, tr.Statistic)
+			}
+			if tr.Why != "" {
+				why = tr.Why
+			}
+			t.Rows = append(t.Rows, []string{useCaseTitle(u.CapacityResult), tier, tr.Label, rng, bind, why})
+			verdicts = append(verdicts, fmt.Sprintf("%s at %s: %s", useCaseTitle(u.CapacityResult), tier, tr.Verdict))
+		}
+	}
+	if len(t.Rows) == 0 {
+		return nil
+	}
+	blocks := []Block{
+		para("SLO tiers (users.tiers): each tier is a floor of generation speed per user under one TTFT ceiling of %s, the way AA-AgentPerf states its maximum concurrent agents per tier. Each tier's limit is decided from the populations measured above, judged by that tier's two thresholds alone (and the success rate), with the same verdict and 95%% range as the users' search; nothing is measured for a tier. So a tier whose limit the measured populations do not bracket says so: N+ when every population passes (at least N, the largest measured), below N when the smallest population measured already fails.", ceiling),
+		tableB(t),
+	}
+	for _, v := range verdicts {
+		blocks = append(blocks, para("%s", v))
+	}
+	return blocks
+}
+
+// orDash writes an optional figure the server may not report: "—" when it did not.
+func orDash(p *float64, f func(float64) string) string {
+	if p == nil {
+		return "—"
+	}
+	return f(*p)
 }

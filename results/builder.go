@@ -168,7 +168,7 @@ func (b *Builder) Results(run Run) servebench.Results {
 		Workers:       run.Workers,
 	}
 	if len(res.Capacity) > 0 {
-		sz := capacity.Size(res.Capacity, capacity.SizingInput{Plan: run.Plan.Sizing, DeclaredGPU: run.Plan.Metadata.GPU, Cells: cells})
+		sz := capacity.Size(res.Capacity, capacity.SizingInput{Plan: run.Plan.Sizing, DeclaredGPU: run.Plan.Metadata.GPU, Cells: cells, Users: res.Users})
 		res.Sizing = &sz
 	}
 	return res

@@ -3,6 +3,8 @@ package runner
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/servebench/servebench"
@@ -277,6 +279,7 @@ func (d *decider) searchUsers(ctx context.Context, done map[servebench.CellKey]s
 			}
 		}
 		out.Why, out.WhyText = capacity.UsersWhy(res, out.Points)
+		out.Tiers = capacity.UsersTiers(up.Tiers, uc, max(up.MaxUsers, res.Ceiling), slices.Collect(maps.Values(cells)), out.Points)
 		d.res.AddUsers(out)
 		d.flush()
 	}

@@ -209,7 +209,7 @@ func printSummary(e *env, man servebench.Manifest, res servebench.Results) {
 // capacity limits but no sizing.
 func withSizing(res *servebench.Results, p servebench.Plan) {
 	if res.Sizing == nil && len(res.Capacity) > 0 {
-		sz := capacity.Size(res.Capacity, capacity.SizingInput{Plan: p.Sizing, DeclaredGPU: p.Metadata.GPU, Cells: res.Cells})
+		sz := capacity.Size(res.Capacity, capacity.SizingInput{Plan: p.Sizing, DeclaredGPU: p.Metadata.GPU, Cells: res.Cells, Users: res.Users})
 		res.Sizing = &sz
 	}
 }

@@ -241,7 +241,7 @@ func main() {
 		res.Capacity = append(res.Capacity, cr)
 	}
 	man.Plan.Sizing = servebench.SizingPlan{GPUUSDPerHour: 3.5}
-	sz := capacity.Size(res.Capacity, capacity.SizingInput{Plan: man.Plan.Sizing, DeclaredGPU: man.Plan.Metadata.GPU, Cells: res.Cells})
+	sz := capacity.Size(res.Capacity, capacity.SizingInput{Plan: man.Plan.Sizing, DeclaredGPU: man.Plan.Metadata.GPU, Cells: res.Cells, Users: res.Users})
 	res.Sizing = &sz
 	write := func(name string, v any) {
 		b, err := json.MarshalIndent(v, "", "  ")
