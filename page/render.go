@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/servebench/servebench"
 	"github.com/servebench/servebench/capacity"
 	"github.com/servebench/servebench/report"
 	"github.com/servebench/servebench/report/html/assets"
@@ -37,7 +38,32 @@ var tmpl = template.Must(template.New("pages").Funcs(template.FuncMap{
 	"limitLabel": capacity.LimitLabel,
 	"verdict":    capacity.Verdict,
 	"kindWords":  capacity.KindWordsOf,
+	"usersOf":    usersOf,
 }).Parse(pagesTemplate))
+
+// usersCard is a use case's capacity in users as its card shows it before any what-if.
+type usersCard struct {
+	UseCase, Profile, Label, KindWords, Verdict string
+}
+
+// usersOf is the users' limit of use case name in res, worded as the what-if words it
+// (capacity.ReconsiderUsers at the run's own thresholds); nil when the run measured none.
+func usersOf(res servebench.Results, name string) *usersCard {
+	for _, u := range res.Users {
+		if u.UseCase != name {
+			continue
+		}
+		c := &usersCard{UseCase: name, Profile: u.Profile, Label: capacity.LimitLabel(u.CapacityResult), KindWords: capacity.KindWordsOf(u.CapacityResult)}
+		if u.Interrupted || u.Skipped {
+			c.Verdict = "The users' search did not reach its verdict" + map[bool]string{true: " (interrupted)", false: ""}[u.Interrupted] + "."
+			return c
+		}
+		uc := servebench.UseCase{Name: name, Title: u.Title, ContextTokens: servebench.Tokens(u.ContextTokens), OutputTokens: servebench.Tokens(u.OutputTokens), Statistic: u.Statistic, Thresholds: u.Thresholds}
+		c.Verdict = capacity.ReconsiderUsers(uc, u.Ceiling, res.Cells).Verdict
+		return c
+	}
+	return nil
+}
 
 // seconds formats a float64 or *float64 (nil: a value withheld) in seconds.
 func seconds(v any) string {

@@ -8,7 +8,7 @@ import (
 	"github.com/servebench/servebench/capacity"
 )
 
-// usersLimit is a users' (or cold) limit as a label: "24", "256+", "not viable", "—".
+// usersLimit is a users' (or cold) limit as a label: "24", "~24", "256+", "not viable", "—".
 func usersLimit(r servebench.CapacityResult) string {
 	switch {
 	case r.LimitKind == servebench.LimitNotViable:
@@ -17,6 +17,8 @@ func usersLimit(r servebench.CapacityResult) string {
 		return "—"
 	case r.LimitKind == servebench.LimitLowerBound:
 		return fmt.Sprintf("%d+", *r.Limit)
+	case r.LimitKind == servebench.LimitInterpolated:
+		return fmt.Sprintf("~%d", *r.Limit)
 	}
 	return fmt.Sprint(*r.Limit)
 }

@@ -2,6 +2,8 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -82,6 +84,19 @@ func TestUsersReport(t *testing.T) {
 	if err := HTML(&html, r); err != nil {
 		t.Fatal(err)
 	}
+	// the fixture as a run folder, for the pages' browser test (page: TestUsersWhatIfInBrowser)
+	for name, v := range map[string]any{"run.json": in.Manifest, "results.json": in.Results} {
+		b, err := json.MarshalIndent(v, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		golden(t, "../users/"+name, append(b, '\n'))
+	}
+	tel, err := os.ReadFile("testdata/run/telemetry.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "../users/telemetry.jsonl", tel)
 	golden(t, "users.md", md.Bytes())
 	golden(t, "users.html", []byte(htmlGolden(html.String())))
 	text := md.String()

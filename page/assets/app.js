@@ -111,6 +111,7 @@
   var vocab = null;
   var edited = false;
   var outcomes = {}; // use case → the capacity result shown now (the run's, or the what-if's)
+  var usersOutcomes = {}; // use case → the users' limit shown now (the run's, or the what-if's)
   var onOutcome = function () {};
 
   // drawStrip shows each measured level of a capacity result as a box: green passes, red
@@ -189,6 +190,35 @@
       var limit = card.querySelector(".limit"), kind = card.querySelector(".kind"), verdict = card.querySelector(".verdict"), was = card.querySelector(".was");
       var measured = { label: limit.textContent, kind: kind.textContent, verdict: verdict.textContent };
       outcomes[cap.use_case] = cap;
+      // the use case's users' limit (a population of users, with the prompt cache), decided
+      // again from the measured populations by capacity.ReconsiderUsers
+      var users = (doc.results.users || []).filter(function (u) { return u.use_case === cap.use_case; })[0];
+      var ub = card.querySelector(".users"), ubox = {};
+      if (users && ub) {
+        ubox = { limit: ub.querySelector(".users-limit"), kind: ub.querySelector(".users-kind"), verdict: ub.querySelector(".users-verdict"), was: ub.querySelector(".users-was") };
+        ubox.measured = { label: ubox.limit.textContent, kind: ubox.kind.textContent, verdict: ubox.verdict.textContent };
+        usersOutcomes[cap.use_case] = users;
+      }
+      function usersRecompute(uc) {
+        if (!users || !ub || users.interrupted || users.skipped) return;
+        var o = callGo("reconsider_users", { use_case: uc, ceiling: users.ceiling, cells: doc.results.cells });
+        if (o.error) { ubox.verdict.textContent = o.error; return; }
+        o.profile = users.profile;
+        ubox.limit.textContent = o.label;
+        ubox.limit.setAttribute("data-limit", o.limit === null || o.limit === undefined ? "" : o.limit);
+        ubox.limit.classList.add("changed");
+        ubox.kind.textContent = o.kind_words;
+        ubox.verdict.textContent = o.verdict;
+        ubox.was.textContent = "As the run decided it: " + ubox.measured.label + " users";
+        usersOutcomes[cap.use_case] = o;
+      }
+      function usersReset() {
+        if (!users || !ub) return;
+        ubox.limit.textContent = ubox.measured.label; ubox.kind.textContent = ubox.measured.kind; ubox.verdict.textContent = ubox.measured.verdict;
+        ubox.limit.classList.remove("changed"); ubox.limit.removeAttribute("data-limit");
+        ubox.was.textContent = "";
+        usersOutcomes[cap.use_case] = users;
+      }
       function recompute() {
         edited = true;
         var th = {};
@@ -198,8 +228,9 @@
         });
         var uc = { name: cap.use_case, title: cap.title, context_tokens: cap.context_tokens, output_tokens: cap.output_tokens,
           statistic: stat.value, thresholds: th };
+        usersRecompute(uc);
         var out = callGo("reconsider", { use_case: uc, ceiling: cap.ceiling, cells: doc.results.cells });
-        if (out.error) { verdict.textContent = out.error; return; }
+        if (out.error) { verdict.textContent = out.error; onOutcome(); return; }
         limit.textContent = out.label;
         limit.setAttribute("data-limit", out.limit === null || out.limit === undefined ? "" : out.limit);
         limit.classList.add("changed");
@@ -224,6 +255,7 @@
         drawStrip(strip, cap);
         drawChart(chart, cap);
         outcomes[cap.use_case] = cap;
+        usersReset();
         onOutcome();
       });
       stat.addEventListener("change", recompute);
@@ -315,7 +347,7 @@
     if (!caps.length) { box.textContent = "No use case was searched, so there is nothing to size."; return; }
     // the run's sizing; results written before they carried one are sized now by the same Go
     // code with the plan's defaults (users per slot, target users: capacity.Size's, not here)
-    var s = doc.results.sizing || callGo("size", { capacity: caps, plan: {}, declared_gpu: doc.metadata.gpu || "", cells: doc.results.cells });
+    var s = doc.results.sizing || callGo("size", { capacity: caps, users: doc.results.users || [], plan: {}, declared_gpu: doc.metadata.gpu || "", cells: doc.results.cells });
     var users = $("pl-users"), targets = $("pl-targets"), gpus = $("pl-gpus"), price = $("pl-price");
     users.value = s.users_per_slot;
     targets.value = s.target_users.join(", ");
@@ -331,11 +363,15 @@
         gpu_usd_per_hour: parseFloat(price.value) || 0
       };
       var list = caps.map(function (c) { return forSizing(outcomes[c.use_case] || c); });
-      var out = callGo("size", { capacity: list, plan: plan, declared_gpu: doc.metadata.gpu || "", cells: doc.results.cells });
+      // the users' limits shown now (the run's, or the what-if's): capacity.Size sizes a use
+      // case from its users' limit where one is decided
+      var ulist = (doc.results.users || []).map(function (u) { return usersOutcomes[u.use_case] || u; });
+      var out = callGo("size", { capacity: list, users: ulist, plan: plan, declared_gpu: doc.metadata.gpu || "", cells: doc.results.cells });
       box.textContent = "";
       if (out.error) { box.appendChild(el("p", { "class": "error" }, out.error)); return; }
+      var byUsers = out.use_cases.some(function (u) { return !!u.basis; });
       var t = el("table", { id: "pl-table" }), head = el("tr");
-      ["Use case", "Slots per replica", "Users per replica"].forEach(function (h) { head.appendChild(el("th", {}, h)); });
+      (byUsers ? ["Use case", "Slots per replica", "Sized from", "Users per replica"] : ["Use case", "Slots per replica", "Users per replica"]).forEach(function (h) { head.appendChild(el("th", {}, h)); });
       out.target_users.forEach(function (u) { head.appendChild(el("th", { "class": "num" }, num(u, 0) + " users")); });
       head.appendChild(el("th", { "class": "num" }, "$ per 1M output tokens"));
       var thead = el("thead"); thead.appendChild(head); t.appendChild(thead);
@@ -345,16 +381,30 @@
         var name = el("td", {}, u.title);
         if (list[i] && list[i].bracket) name.appendChild(el("div", { "class": "muted small" }, list[i].bracket));
         tr.appendChild(name);
-        if (u.slots_per_replica === null || u.slots_per_replica === undefined) {
-          tr.appendChild(el("td", { colspan: String(3 + out.target_users.length), "class": "muted" }, u.note || "Not sized."));
+        var from = "";
+        if (u.basis === "users") from = "users' limit (" + (u.users_profile ? u.users_profile + " users, " : "") + "prompt cache)";
+        else if (u.basis) from = "cold-prompt limit" + (u.users_per_replica === null || u.users_per_replica === undefined ? "" : " × " + num(out.users_per_slot, out.users_per_slot % 1 === 0 ? 0 : 1)) + (u.basis_note ? " (" + u.basis_note + ")" : "");
+        if (u.users_per_replica === null || u.users_per_replica === undefined) {
+          if (byUsers) {
+            tr.appendChild(el("td", { "class": "num" }, u.slots_per_replica === null || u.slots_per_replica === undefined ? "—" : String(u.slots_per_replica)));
+            tr.appendChild(el("td", { "class": "from" }, from));
+          }
+          tr.appendChild(el("td", { colspan: String((byUsers ? 2 : 3) + out.target_users.length), "class": "muted" }, u.note || "Not sized."));
           tb.appendChild(tr);
           return;
         }
         // in the report's words: a lower bound stays one ("8+", "32+ users", "at most 4
         // replicas"), an interpolated limit is approximate ("~")
         var before = u.approximate ? "~" : "", after = u.at_most ? "+" : "";
-        tr.appendChild(el("td", { "class": "num" }, before + u.slots_per_replica + after));
-        tr.appendChild(el("td", { "class": "num" }, before + num(u.users_per_replica, 0) + after));
+        if (u.basis === "users") {
+          // the cold-prompt limit beside it, marked as its own kind (the run's, or the what-if's)
+          var co = list[i] || {}, mark = co.limit_kind === "interpolated" ? ["~", ""] : co.limit_kind === "lower_bound" ? ["", "+"] : ["", ""];
+          tr.appendChild(el("td", { "class": "num" }, u.slots_per_replica === null || u.slots_per_replica === undefined ? "—" : mark[0] + u.slots_per_replica + mark[1]));
+        } else {
+          tr.appendChild(el("td", { "class": "num" }, before + u.slots_per_replica + after));
+        }
+        if (byUsers) tr.appendChild(el("td", { "class": "from" }, from));
+        tr.appendChild(el("td", { "class": "num users-per-replica" }, before + num(u.users_per_replica, 0) + after));
         (u.targets || []).forEach(function (g) {
           var txt = g.replicas + " replica" + (g.replicas > 1 ? "s" : "") + " · " + g.gpus + " GPU" + (g.gpus > 1 ? "s" : "");
           if (g.monthly_usd !== null && g.monthly_usd !== undefined) txt += " · " + money(g.monthly_usd) + "/month";

@@ -7,7 +7,8 @@
 //
 //	servebench.reconsider({"use_case": UseCase, "ceiling": n, "cells": [CellResult]}) → capacity.Reconsidered
 //	servebench.interpolate({"cells": [...], "context_tokens": c, "output_tokens": o, "concurrency": n, "statistic": "mean"}) → stats.PointReading
-//	servebench.size({"capacity": [CapacityResult], "plan": SizingPlan, "declared_gpu": "2x H100", "cells": [...]}) → servebench.Sizing
+//	servebench.reconsider_users({"use_case": UseCase, "ceiling": n, "cells": [CellResult]}) → capacity.Reconsidered (capacity.ReconsiderUsers: the users' limit from the measured populations)
+//	servebench.size({"capacity": [CapacityResult], "users": [UsersCapacity], "plan": SizingPlan, "declared_gpu": "2x H100", "cells": [...]}) → servebench.Sizing
 //	servebench.vocabulary({}) → capacity.Vocabulary (the words of limit kinds, metrics and thresholds)
 //	servebench.frontier({"cells": [...], "capacity": [...], "plan": SizingPlan, "declared_gpu": "4x B200", "target_per_user_tps": 50, "users": 1000})
 //	    → {"analysis": frontier.Analysis, "answers": [frontier.Answer], "inputs": "..."} (the report's frontier, its readings, where the inputs came from)
@@ -34,6 +35,7 @@ type reconsiderIn struct {
 
 type sizeIn struct {
 	Capacity    []servebench.CapacityResult `json:"capacity"`
+	Users       []servebench.UsersCapacity  `json:"users"`
 	Plan        servebench.SizingPlan       `json:"plan"`
 	DeclaredGPU string                      `json:"declared_gpu"`
 	Cells       []servebench.CellResult     `json:"cells"`
@@ -95,11 +97,14 @@ func main() {
 	api.Set("reconsider", call(func(in reconsiderIn) (any, error) {
 		return capacity.Reconsider(in.UseCase, in.Ceiling, in.Cells), nil
 	}))
+	api.Set("reconsider_users", call(func(in reconsiderIn) (any, error) {
+		return capacity.ReconsiderUsers(in.UseCase, in.Ceiling, in.Cells), nil
+	}))
 	api.Set("interpolate", call(func(in interpolateIn) (any, error) {
 		return stats.Interpolate(in.Cells, in.ContextTokens, in.OutputTokens, in.Concurrency, in.Statistic)
 	}))
 	api.Set("size", call(func(in sizeIn) (any, error) {
-		return capacity.Size(in.Capacity, capacity.SizingInput{Plan: in.Plan, DeclaredGPU: in.DeclaredGPU, Cells: in.Cells}), nil
+		return capacity.Size(in.Capacity, capacity.SizingInput{Plan: in.Plan, DeclaredGPU: in.DeclaredGPU, Cells: in.Cells, Users: in.Users}), nil
 	}))
 	api.Set("frontier", call(func(in frontierIn) (any, error) {
 		if in.TargetPerUserTPS <= 0 || in.Users <= 0 {
