@@ -131,7 +131,7 @@ func (b *builder) sectionCapacityPlanning() {
 		t.Rows = append(t.Rows, row)
 		line := fmt.Sprintf("%s: %s per replica", useCaseTitle(cr), counted(users, "user"))
 		if byUsers {
-			line += " (" + b.sizedFrom(u, sz.UsersPerSlot) + ")"
+			line += ", from the " + b.sizedFrom(u, sz.UsersPerSlot)
 		}
 		for _, tg := range u.Targets {
 			line += fmt.Sprintf("; %s → %s", plural(tg.Users, "user"), sizingCell(u, tg, sz.GPUsPerReplica))
