@@ -99,8 +99,10 @@ func (v Verdict) Worse(w Verdict) Verdict {
 type Reason string
 
 const (
-	// ReasonTooFewSamples: too few measured requests for a statistic the cell reports (a
-	// percentile withheld, an interval wider than the target at the request cap).
+	// ReasonTooFewSamples: too few measured requests for a statistic the cell reports: fewer
+	// than 2 successes (invalid: no interval exists), 2 to 9 (low-confidence: an interval is
+	// shown only from 10, so the cell's means and throughput have none; the note names the
+	// count and the minimum), or an interval wider than the target at the request cap.
 	ReasonTooFewSamples Reason = "too-few-samples"
 	// ReasonWindowTooShort: the measured window is shorter than 2 × the cell's mean end-to-end
 	// latency or holds fewer than 2 × N completions, so throughput reflects where requests

@@ -56,7 +56,8 @@ func Cell(p servebench.Plan, l servebench.CellLog, recs []servebench.Record) ser
 // has, so a mean less precise than the sweep's target is what it aimed for, not a shortfall:
 // it is judged on its verdict (+Inf here) and its intervals are shown as they are. A level
 // stopped by its cap before its verdict was certain keeps the plan's precision, and with it
-// too-few-samples.
+// too-few-samples; so does any level of fewer than stats.MinIntervalSamples successes, whose
+// intervals are not shown at all (stats.Assess).
 func aim(p servebench.Plan, c servebench.CellResult) float64 {
 	if c.Kind != servebench.KindCapacity && c.Kind != servebench.KindUsers {
 		return p.Sweep.Precision

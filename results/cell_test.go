@@ -57,30 +57,41 @@ func TestCellCacheContamination(t *testing.T) {
 // A level of a use case's capacity search is measured to decide pass or fail: once that verdict
 // is settled at 95% its wide mean is what it aimed for (valid), while the same records in a
 // sweep cell, or at a level whose verdict is still open, are too few for the plan's precision.
+// A settled level of fewer than 10 requests still lacks its intervals (n<10): low-confidence.
 func TestSettledLevelIsJudgedOnItsVerdict(t *testing.T) {
 	level := servebench.CellKey{Kind: servebench.KindCapacity, Scenario: "chat", LoadMode: servebench.ModeFixed, ContextTokens: 1024, OutputTokens: 16, Concurrency: 2}
 	sweep := level
 	sweep.Kind, sweep.Scenario = servebench.KindSweep, servebench.SweepScenario
-	var recs []servebench.Record
-	for i, ttft := range []float64{0.10, 0.30, 0.15, 0.25, 0.20, 0.12} { // mean 0.187 s, ±~45%
-		recs = append(recs, servebench.Record{Seq: int64(i), StartOffsetSeconds: float64(i), EndOffsetSeconds: float64(i) + 0.9,
-			TTFTSeconds: ttft, E2ELatencySeconds: 0.9, InputTokens: 1024, OutputTokens: 16})
+	records := func(n int) []servebench.Record {
+		var recs []servebench.Record
+		for i := range n {
+			ttft := []float64{0.10, 0.30, 0.15, 0.25, 0.20, 0.12}[i%6] // mean 0.187 s; ±25% over 12, ±45% over 6
+			recs = append(recs, servebench.Record{Seq: int64(i), StartOffsetSeconds: float64(i), EndOffsetSeconds: float64(i) + 0.9,
+				TTFTSeconds: ttft, E2ELatencySeconds: 0.9, InputTokens: 1024, OutputTokens: 16})
+		}
+		return recs
 	}
 	for _, tc := range []struct {
 		name    string
 		key     servebench.CellKey
+		n       int
 		ttftMax float64
 		want    servebench.Verdict
+		note    string // in the too-few-samples note, when there is one
 	}{
-		{"settled pass", level, 2, servebench.VerdictValid},           // the whole interval far under 2 s
-		{"open verdict", level, 0.2, servebench.VerdictLowConfidence}, // the interval straddles 0.2 s
-		{"sweep", sweep, 2, servebench.VerdictLowConfidence},          // a sweep cell aims for precision
+		{"settled pass", level, 12, 2, servebench.VerdictValid, ""},                                                         // the whole interval far under 2 s
+		{"open verdict", level, 12, 0.2, servebench.VerdictLowConfidence, "target ±5%"},                                     // the interval straddles 0.2 s
+		{"sweep", sweep, 12, 2, servebench.VerdictLowConfidence, "target ±5%"},                                              // a sweep cell aims for precision
+		{"settled on 6", level, 6, 2, servebench.VerdictLowConfidence, "6 successful measured requests, fewer than the 10"}, // no interval shown
 	} {
 		p := servebench.Plan{UseCases: []servebench.UseCase{{Name: "chat", Thresholds: servebench.Thresholds{TTFTSecondsMax: servebench.Float(tc.ttftMax)}}}}
 		p.Sweep.Precision = 0.05
-		c := Cell(p, servebench.CellLog{Cell: tc.key, WindowStartSeconds: 0, WindowEndSeconds: 6}, recs)
+		c := Cell(p, servebench.CellLog{Cell: tc.key, WindowStartSeconds: 0, WindowEndSeconds: float64(tc.n)}, records(tc.n))
 		if c.Validity.Verdict != tc.want {
 			t.Errorf("%s: %s %v, want %s", tc.name, c.Validity.Verdict, c.Validity.Reasons, tc.want)
+		}
+		if note := c.Validity.Notes[servebench.ReasonTooFewSamples]; !strings.Contains(note, tc.note) {
+			t.Errorf("%s: too-few-samples note %q, want it to say %q", tc.name, note, tc.note)
 		}
 	}
 }

@@ -46,8 +46,10 @@ const UnstableShift = 0.25
 // ≤ 0 means DefaultRelHalfWidth). Reasons and the level each is added at:
 //
 //	too-few-samples    invalid when fewer than 2 requests succeeded (no interval exists);
-//	                   low-confidence when the mean-TTFT or throughput interval is wider than
-//	                   ±relHalfWidth (the cell hit its request or time cap before it was sure)
+//	                   low-confidence when 2 to MinIntervalSamples − 1 succeeded (an interval
+//	                   exists but is not shown: the cell has none to read), or when the
+//	                   mean-TTFT or throughput interval is wider than ±relHalfWidth (the cell
+//	                   hit its request or time cap before it was sure)
 //	failures           low-confidence when more than 1% of measured requests failed, invalid
 //	                   above 50%
 //	window-too-short   invalid, sustained cells only, when WindowLongEnough fails (mean
@@ -100,7 +102,13 @@ func Assess(c *servebench.CellResult, recs []servebench.Record, w Window, relHal
 				c.WindowSeconds, c.RequestsTotal, MinWindowLifetimes, e2e, MinRequestsPerSlot, c.Concurrency))
 		}
 	}
-	if c.RequestsSucceeded >= MinSuccesses {
+	switch {
+	case c.RequestsSucceeded >= MinSuccesses && !IntervalShown(c.RequestsSucceeded):
+		// the intervals exist but rest on too few values to be shown or judged by (how wide
+		// they are is itself too uncertain), so the cell lacks them
+		v.Add(servebench.ReasonTooFewSamples, lc, fmt.Sprintf("%d successful measured requests, fewer than the %d a 95%% interval is shown from (n<%d): the cell's means and throughput have no interval",
+			c.RequestsSucceeded, MinIntervalSamples, MinIntervalSamples))
+	case c.RequestsSucceeded >= MinSuccesses:
 		var wide []string
 		if hw := c.TTFTSeconds.CI95RelHalfWidth(); hw > relHalfWidth {
 			wide = append(wide, fmt.Sprintf("mean TTFT ±%s", pct(hw)))
