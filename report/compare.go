@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	servebench "github.com/servebench/servebench"
 	"github.com/servebench/servebench/capacity"
@@ -174,10 +175,62 @@ func Compare(ins []Input) *Comparison {
 		capBlocks = append(capBlocks, missing("No run has a capacity analysis; run with --use-cases default."))
 	}
 	cmp.Sections = append(cmp.Sections, Section{ID: "capacity", Title: "Capacity per Use Case", Level: 1, Blocks: capBlocks})
-	cmp.Sections = append(cmp.Sections, Section{ID: "methodology", Title: "Definitions", Level: 1, Blocks: []Block{
-		note(itlVersusChunkGap),
-		tableB(definitionsTable())}})
+	cmp.Sections = append(cmp.Sections, Section{ID: "methodology", Title: "Definitions", Level: 1, Blocks: compareDefinitions(ins, cmp.Labels)})
 	return cmp
+}
+
+// compareDefinitions is the comparison's Definitions section: servebench's definitions for the
+// runs it measured, and for each tool an imported run came from, that tool's own (its figures
+// are the tool's, under its definitions, which differ from servebench's: TTFT on a role-only
+// chunk, ITL with or without the first token, throughput over the whole benchmark).
+func compareDefinitions(ins []Input, labels []string) []Block {
+	var measured []string
+	imported := map[string][]string{} // labels of the runs imported from each format
+	var formats []string
+	tools := map[string]*servebench.ImportSource{}
+	for i, in := range ins {
+		im := in.Manifest.Imported
+		if im == nil {
+			measured = append(measured, labels[i])
+			continue
+		}
+		if _, ok := imported[im.Format]; !ok {
+			formats = append(formats, im.Format)
+			tools[im.Format] = im
+		}
+		imported[im.Format] = append(imported[im.Format], labels[i])
+	}
+	if len(formats) == 0 {
+		return []Block{note(itlVersusChunkGap), tableB(definitionsTable())}
+	}
+	var blocks []Block
+	var from []string
+	for _, f := range formats {
+		from = append(from, fmt.Sprintf("%s %s imported from %s", joinAnd(imported[f]), map[bool]string{true: "was", false: "were"}[len(imported[f]) == 1], importedTool(tools[f])))
+	}
+	blocks = append(blocks, note(fmt.Sprintf("Not every column was measured by servebench: %s. An imported run's figures are its tool's own, under that tool's definitions (below), not servebench's. Where the definitions differ (TTFT ending at a role-only chunk, ITL with or without the first token, throughput over the whole benchmark instead of a steady-state window), a difference between columns may be the definitions', not the servers'; docs/exchange.md says by how much.",
+		joinAnd(from))))
+	t := definitionsTable()
+	if len(measured) > 0 {
+		t.Caption = "servebench's definitions: " + joinAnd(measured)
+	} else {
+		t.Caption = "servebench's definitions, for reference (no run here was measured by servebench)"
+	}
+	blocks = append(blocks, note(itlVersusChunkGap), tableB(t))
+	for _, f := range formats {
+		im := tools[f]
+		rows, ok := importDefinitions[f]
+		if !ok {
+			blocks = append(blocks, missing(fmt.Sprintf("%s: imported from %s, whose definitions servebench does not list (format %q); docs/exchange.md lists the formats it reads.", joinAnd(imported[f]), im.Tool, f)))
+			continue
+		}
+		it := &Table{Caption: fmt.Sprintf("%s's definitions: %s (imported)", im.Tool, joinAnd(imported[f])), Header: []string{"FIELD", strings.ToUpper(im.Tool + "'s definition")}}
+		for _, r := range rows {
+			it.Rows = append(it.Rows, []string{r.Label, r.Value})
+		}
+		blocks = append(blocks, tableB(it))
+	}
+	return blocks
 }
 
 func definitionsTable() *Table {

@@ -25,6 +25,38 @@ func importedTool(im *servebench.ImportSource) string {
 	return im.Tool
 }
 
+// importedSubtitle is an imported run's subtitle: what the result file declares (the tool and
+// its version, the model, the hardware and engine where the run's metadata has them) and,
+// plainly, what it does not, in place of a measured run's "undeclared hardware (set
+// metadata.gpu in the plan)", which would send the reader to a plan the import never had.
+func (b *builder) importedSubtitle(im *servebench.ImportSource) string {
+	s := "Imported from a " + importedTool(im) + " result file"
+	if im.ToolVersion == "" {
+		s += " (tool version not in the file)"
+	}
+	var unknown []string
+	if b.md.ModelName == "" && b.man.Plan.Target.Model == "" && b.res.Run.Model == "" {
+		unknown = append(unknown, "model")
+	}
+	if b.md.GPU != "" {
+		s += ", on " + b.md.GPU
+	} else {
+		unknown = append(unknown, "hardware")
+	}
+	if e := b.engineName(); e != "" {
+		s += ", served by " + e
+	} else {
+		unknown = append(unknown, "serving engine")
+	}
+	if im.Target == "" {
+		unknown = append(unknown, "server address")
+	}
+	if len(unknown) > 0 {
+		s += "; " + joinAnd(unknown) + " not declared in the file"
+	}
+	return s
+}
+
 // importedIntro is the executive summary's statement of where an imported run's figures come
 // from.
 func (b *builder) importedIntro() Block {

@@ -79,7 +79,7 @@ func TestCompareImportedRunShowsUnknownNotZero(t *testing.T) {
 	in := importedInput(t)
 	own := in
 	own.Manifest.Imported = nil
-	own.Manifest.ID = "own"
+	own.Manifest.ID, own.Manifest.Plan.Metadata.Label = "own", "own"
 	own.Results.Cells = []servebench.CellResult{in.Results.Cells[0]}
 	own.Results.Cells[0].Unavailable = nil
 	own.Results.Cells[0].GenerationSpeedTPS = servebench.Summary{Count: 10, Mean: 50}
@@ -96,5 +96,68 @@ func TestCompareImportedRunShowsUnknownNotZero(t *testing.T) {
 	}
 	if strings.Contains(out, "| Per-user generation (tok/s) | 0.0") {
 		t.Error("compare shows the speed the tool did not report as 0.0")
+	}
+	// the Definitions section gives the imported column its tool's definitions, named as such,
+	// beside servebench's for the run it measured
+	for _, want := range []string{
+		"Not every column was measured by servebench: vllm bench serve import was imported from vllm bench serve. An imported run's figures are its tool's own, under that tool's definitions",
+		"servebench's definitions: own",
+		"vllm bench serve's definitions: vllm bench serve import (imported)",
+		"| itl\\_seconds | vllm's TPOT: (latency − TTFT) / (output tokens − 1), per request. |",
+		"a chat role-only chunk counts",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("compare's definitions lack %q:\n%s", want, out[strings.Index(out, "Definitions"):])
+		}
+	}
+	// two servebench runs: servebench's definitions alone, as before
+	md.Reset()
+	if err := CompareMarkdown(&md, Compare([]Input{own, own})); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(md.String(), "imported") || strings.Contains(md.String(), "'s definitions:") {
+		t.Errorf("a comparison of measured runs speaks of imports:\n%s", md.String())
+	}
+}
+
+// An imported run's title and hardware say what its file declares (the tool, its version, the
+// model) and plainly what it does not, never "undeclared hardware (set metadata.gpu in the
+// plan)", which points at a plan the import never had.
+func TestImportedRunTitleSaysWhatTheFileDeclares(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		edit   func(*Input)
+		title  string
+		sub    string
+		absent string
+	}{
+		// the sample names its model, not its hardware, engine or server address
+		{"vllm sample", func(*Input) {}, "NousResearch/Hermes-3-Llama-3.1-8B",
+			"Imported from a vllm bench serve result file (tool version not in the file); hardware, serving engine and server address not declared in the file", ""},
+		// a file that names the tool's version and the server: only what is missing is listed
+		{"version and target", func(in *Input) {
+			in.Manifest.Imported.ToolVersion, in.Manifest.Imported.Target = "0.11.0", "http://gpu-box:8000"
+		}, "NousResearch/Hermes-3-Llama-3.1-8B",
+			"Imported from a vllm bench serve 0.11.0 result file; hardware and serving engine not declared in the file", "tool version not in the file"},
+		// no model in the file: the title says so
+		{"no model", func(in *Input) {
+			in.Manifest.Plan.Target.Model, in.Results.Run.Model = "", ""
+		}, "Model not named in the vllm bench serve result file",
+			"model, hardware, serving engine and server address not declared in the file", ""},
+	} {
+		in := importedInput(t)
+		tc.edit(&in)
+		r := Build(in)
+		if r.Title != tc.title {
+			t.Errorf("%s: title %q, want %q", tc.name, r.Title, tc.title)
+		}
+		if !strings.Contains(r.Subtitle, tc.sub) || strings.Contains(r.Subtitle, "undeclared") || (tc.absent != "" && strings.Contains(r.Subtitle, tc.absent)) {
+			t.Errorf("%s: subtitle %q, want it to say %q", tc.name, r.Subtitle, tc.sub)
+		}
+		for _, f := range r.HardwareTable {
+			if f.Label == "GPU" && f.Value != "not declared in the vllm bench serve result file" {
+				t.Errorf("%s: GPU %q", tc.name, f.Value)
+			}
+		}
 	}
 }

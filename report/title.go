@@ -17,6 +17,9 @@ func (b *builder) title() {
 	if e := b.engineName(); e != "" {
 		r.Subtitle += ", served by " + e
 	}
+	if im := b.imported(); im != nil {
+		r.Subtitle = b.importedSubtitle(im)
+	}
 	if r.Simulated {
 		declared := "the hardware"
 		if b.md.GPU != "" || b.md.Engine != "" {
@@ -61,6 +64,9 @@ func (b *builder) title() {
 		}
 		return s
 	}
+	if im := b.imported(); im != nil && b.modelName() == "unnamed model" {
+		r.Title = "Model not named in the " + im.Tool + " result file"
+	}
 	r.ModelTable = []Field{
 		{"Model", r.Title},
 		{"Organization", dash(b.md.ModelOrg)},
@@ -74,8 +80,12 @@ func (b *builder) title() {
 	if b.man.Server.MaxModelLen > 0 {
 		maxLen = fmtInt(b.man.Server.MaxModelLen) + " tokens"
 	}
+	gpu := dash(b.md.GPU)
+	if im := b.imported(); im != nil && b.md.GPU == "" {
+		gpu = "not declared in the " + im.Tool + " result file"
+	}
 	r.HardwareTable = []Field{
-		{"GPU", dash(b.md.GPU)},
+		{"GPU", gpu},
 		{"VRAM", dash(b.md.VRAM)},
 		{"Engine", dash(b.engineName())},
 		{"Engine flags", dash(b.md.EngineFlags)},
