@@ -145,9 +145,11 @@ type imported struct {
 	model       string
 	target      string // the server the tool measured (a URL), "" when the file does not say
 	toolVersion string
-	api         servebench.API
-	start, end  time.Time
-	notes       []string
+	// gpu is the hardware the file names ("NVIDIA H100", "8× NVIDIA H100"); "" when it names none.
+	gpu        string
+	api        servebench.API
+	start, end time.Time
+	notes      []string
 }
 
 // run builds the run folder's documents.
@@ -187,7 +189,7 @@ func (im imported) run(f Format, data []byte, opt ImportOptions) (servebench.Man
 	}
 	plan := servebench.Plan{
 		Target:   servebench.Target{URL: im.target, API: api, Model: im.model, SimProfile: opt.SimProfile},
-		Metadata: servebench.Metadata{Label: label},
+		Metadata: servebench.Metadata{Label: label, GPU: im.gpu},
 	}
 	for i := range im.cells {
 		c := &im.cells[i]

@@ -2,6 +2,7 @@ package exchange
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -27,6 +28,7 @@ func importAIPerf(d *doc, vals []any) imported {
 	tool := FormatAIPerf.Tool()
 	unav := map[string]string{}
 	im.toolVersion = d.str(top, "aiperf_version", "the file")
+	im.gpu = aiperfGPUs(top)
 	// block reads metric key; time metrics are converted to seconds by their unit
 	block := func(key string, isTime, need bool, n int) statBlock {
 		b := statBlock{}
@@ -206,4 +208,42 @@ func importAIPerf(d *doc, vals []any) imported {
 	}
 	im.cells = append(im.cells, c)
 	return im
+}
+
+// aiperfGPUs is the hardware AIPerf's GPU telemetry names, when it was collected:
+// telemetry_data (gpu_telemetry in older files) → endpoints → each endpoint's gpus → gpu_name,
+// as "NVIDIA H100" or "8× NVIDIA H100" (names of different GPUs joined by " + "); "" when the
+// file has no telemetry. The block is read leniently: a shape servebench does not know names
+// no hardware rather than failing the import.
+func aiperfGPUs(top map[string]any) string {
+	tel, _ := top["telemetry_data"].(map[string]any)
+	if tel == nil {
+		tel, _ = top["gpu_telemetry"].(map[string]any)
+	}
+	eps, _ := tel["endpoints"].(map[string]any)
+	count := map[string]int{}
+	var names []string
+	for _, ep := range eps {
+		o, _ := ep.(map[string]any)
+		gpus, _ := o["gpus"].(map[string]any)
+		for _, g := range gpus {
+			og, _ := g.(map[string]any)
+			name, _ := og["gpu_name"].(string)
+			name = strings.TrimSpace(name)
+			if name == "" || strings.HasPrefix(name, nonFinite) {
+				continue
+			}
+			if count[name] == 0 {
+				names = append(names, name)
+			}
+			count[name]++
+		}
+	}
+	sort.Strings(names)
+	for i, n := range names {
+		if count[n] > 1 {
+			names[i] = fmt.Sprintf("%d× %s", count[n], n)
+		}
+	}
+	return strings.Join(names, " + ")
 }

@@ -1,7 +1,10 @@
 package exchange
 
 import (
+	"encoding/json"
+	"os"
 	"testing"
+	"time"
 
 	"github.com/servebench/servebench"
 )
@@ -48,6 +51,49 @@ func TestImportedCell(t *testing.T) {
 			if c.Unavailable[k] == "" {
 				t.Errorf("%s: Unavailable[%q] is empty: %v", tc.name, k, c.Unavailable)
 			}
+		}
+	}
+}
+
+// An AIPerf file that collected GPU telemetry names the hardware (telemetry_data, gpu_telemetry
+// in older files); the run's metadata.gpu carries it, counted per name. A file without
+// telemetry, or with a shape servebench does not know, names none and still imports.
+func TestImportAIPerfNamesItsGPUs(t *testing.T) {
+	base, err := os.ReadFile("testdata/import/aiperf_streaming_schema_1.1.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpu := func(name string) map[string]any {
+		return map[string]any{"gpu_index": 0, "gpu_name": name, "metrics": map[string]any{}}
+	}
+	for _, tc := range []struct {
+		name string
+		key  string
+		tel  any
+		want string
+	}{
+		{"none", "", nil, ""},
+		{"two H100 on one endpoint", "telemetry_data", map[string]any{"endpoints": map[string]any{"localhost:9400": map[string]any{
+			"gpus": map[string]any{"gpu_0": gpu("NVIDIA H100 80GB HBM3"), "gpu_1": gpu("NVIDIA H100 80GB HBM3")}}}}, "2× NVIDIA H100 80GB HBM3"},
+		{"older key, two endpoints, two kinds", "gpu_telemetry", map[string]any{"endpoints": map[string]any{
+			"a:9400": map[string]any{"gpus": map[string]any{"gpu_0": gpu("NVIDIA H200")}},
+			"b:9400": map[string]any{"gpus": map[string]any{"gpu_0": gpu("NVIDIA B200")}}}}, "NVIDIA B200 + NVIDIA H200"},
+		{"unknown shape", "telemetry_data", []any{"x"}, ""},
+	} {
+		var top map[string]any
+		if err := json.Unmarshal(base, &top); err != nil {
+			t.Fatal(err)
+		}
+		if tc.key != "" {
+			top[tc.key] = tc.tel
+		}
+		data, _ := json.Marshal(top)
+		m, _, err := Import(FormatAIPerf, data, ImportOptions{File: "p.json", Now: time.Unix(0, 0)})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if m.Plan.Metadata.GPU != tc.want {
+			t.Errorf("%s: gpu %q, want %q", tc.name, m.Plan.Metadata.GPU, tc.want)
 		}
 	}
 }

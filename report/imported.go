@@ -30,7 +30,7 @@ func importedTool(im *servebench.ImportSource) string {
 // plainly, what it does not, in place of a measured run's "undeclared hardware (set
 // metadata.gpu in the plan)", which would send the reader to a plan the import never had.
 func (b *builder) importedSubtitle(im *servebench.ImportSource) string {
-	s := "Imported from a " + importedTool(im) + " result file"
+	s := "Imported from " + importedTool(im) + "'s result file"
 	if im.ToolVersion == "" {
 		s += " (tool version not in the file)"
 	}

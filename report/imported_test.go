@@ -133,12 +133,17 @@ func TestImportedRunTitleSaysWhatTheFileDeclares(t *testing.T) {
 	}{
 		// the sample names its model, not its hardware, engine or server address
 		{"vllm sample", func(*Input) {}, "NousResearch/Hermes-3-Llama-3.1-8B",
-			"Imported from a vllm bench serve result file (tool version not in the file); hardware, serving engine and server address not declared in the file", ""},
+			"Imported from vllm bench serve's result file (tool version not in the file); hardware, serving engine and server address not declared in the file", ""},
 		// a file that names the tool's version and the server: only what is missing is listed
 		{"version and target", func(in *Input) {
 			in.Manifest.Imported.ToolVersion, in.Manifest.Imported.Target = "0.11.0", "http://gpu-box:8000"
 		}, "NousResearch/Hermes-3-Llama-3.1-8B",
-			"Imported from a vllm bench serve 0.11.0 result file; hardware and serving engine not declared in the file", "tool version not in the file"},
+			"Imported from vllm bench serve 0.11.0's result file; hardware and serving engine not declared in the file", "tool version not in the file"},
+		// hardware the file names (AIPerf's GPU telemetry) is said, and no longer listed unknown
+		{"hardware named", func(in *Input) {
+			in.Manifest.Imported.Target, in.Manifest.Plan.Metadata.GPU = "http://gpu-box:8000", "2× NVIDIA H100"
+		}, "NousResearch/Hermes-3-Llama-3.1-8B",
+			"Imported from vllm bench serve's result file (tool version not in the file), on 2× NVIDIA H100; serving engine not declared in the file", "hardware"},
 		// no model in the file: the title says so
 		{"no model", func(in *Input) {
 			in.Manifest.Plan.Target.Model, in.Results.Run.Model = "", ""
@@ -155,7 +160,7 @@ func TestImportedRunTitleSaysWhatTheFileDeclares(t *testing.T) {
 			t.Errorf("%s: subtitle %q, want it to say %q", tc.name, r.Subtitle, tc.sub)
 		}
 		for _, f := range r.HardwareTable {
-			if f.Label == "GPU" && f.Value != "not declared in the vllm bench serve result file" {
+			if f.Label == "GPU" && f.Value != "not declared in the vllm bench serve result file" && f.Value != in.Manifest.Plan.Metadata.GPU {
 				t.Errorf("%s: GPU %q", tc.name, f.Value)
 			}
 		}
