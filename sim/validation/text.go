@@ -16,6 +16,23 @@ import (
 // |error| per configuration and metric over the held-out points, then the capacity limits.
 func (t Table) WriteText(w io.Writer, summaryOnly bool) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "Each published level is re-run in virtual time as its source measured it:")
+	seen := map[string]bool{}
+	for _, c := range Configs() {
+		m := c.Method()
+		if seen[m] {
+			continue
+		}
+		seen[m] = true
+		var ids []string
+		for _, d := range Configs() {
+			if d.Method() == m {
+				ids = append(ids, d.ID)
+			}
+		}
+		fmt.Fprintf(tw, "  %s: %s.\n", strings.Join(ids, ", "), m)
+	}
+	fmt.Fprintln(tw)
 	if !summaryOnly {
 		fmt.Fprintln(tw, "CONFIGURATION\tSECTION\tMETRIC\tWORKLOAD\tSET\tPUBLISHED\tSIMULATED\tERROR")
 		for _, r := range t.Rows {
@@ -42,6 +59,11 @@ func (t Table) WriteText(w io.Writer, summaryOnly bool) error {
 			cfg = "all configurations"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f%%\t%s\n", cfg, s.Metric, s.Points, 100*s.MedianAbs, errText(s.Worst))
+	}
+	for _, c := range Configs() {
+		if g := Gaps[c.ID]; g != "" {
+			fmt.Fprintf(tw, "GAP %s: %s\n", c.ID, g)
+		}
 	}
 	fmt.Fprintln(tw)
 	fmt.Fprintf(tw, "CAPACITY LIMIT\tUSE CASE\tPUBLISHED\tSIMULATED\tFIRST FAILING\tERROR\tAGREES (±%.0f%% of either, or same N+ / not viable)\n", 100*CapacityBound)
@@ -90,6 +112,9 @@ func errText(e float64) string {
 func (r Row) workload() string {
 	if r.Metric == "capacity" {
 		return fmt.Sprintf("%s in, %d out", tokens(r.Context), r.Output)
+	}
+	if c, _ := ConfigByID(r.Config); c.Prompts > 0 {
+		return fmt.Sprintf("%s in, %d out, %d conc., %d prompts", tokens(r.Context), r.Output, r.Concurrency, c.Prompts)
 	}
 	return fmt.Sprintf("%s in, %d out, %d conc.", tokens(r.Context), r.Output, r.Concurrency)
 }

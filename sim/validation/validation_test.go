@@ -3,9 +3,12 @@ package validation
 import (
 	"flag"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/servebench/servebench/sim"
 )
 
 func TestReferenceParsesAndCoversEveryConfig(t *testing.T) {
@@ -239,5 +242,63 @@ func TestProfilesCarryTheirValidation(t *testing.T) {
 		if got != want {
 			t.Errorf("profile %s carries %+v; the table measures %+v (update validated in sim/reference.go)", c.Profile, got, want)
 		}
+	}
+}
+
+// The vllm bench serve post measured a fixed run: 512 prompts queued at once at 32 in flight,
+// every request averaged, throughput = all output tokens / the whole run's wall time. Its
+// points are re-run that way, not over a steady-state window: all 512 requests are measured,
+// the throughput is theirs over the whole run (which lasts at least Σ latency / 32, Little's
+// law with 32 in flight), and it is below the same engine's steady state, by the ramp of the
+// first round and the tail of the last.
+func TestFixedRunIsTheWholeRun(t *testing.T) {
+	r, err := NewRunner()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, cfg := range Configs() {
+		if cfg.Prompts == 0 {
+			continue
+		}
+		n++
+		const ctx, out, conc = 8192, 2048, 32
+		w := Workload(cfg, ctx, out, conc)
+		if w.Requests != 512 || !w.ColdStart {
+			t.Fatalf("%s: workload %+v, want the post's 512 prompts from a cold start", cfg.ID, w)
+		}
+		p := r.Profiles[cfg.ID]
+		e, err := sim.Simulate(p, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Requests != 512 {
+			t.Errorf("%s: %d requests averaged, want all 512", cfg.ID, e.Requests)
+		}
+		if got, want := e.SystemOutputTPS, 512*out/e.WindowSeconds; math.Abs(got-want) > 1e-9*want {
+			t.Errorf("%s: throughput %.2f tok/s, want all output tokens over the run, %.2f", cfg.ID, got, want)
+		}
+		if bound := 512 * e.E2ESeconds / conc; e.WindowSeconds < bound*(1-1e-9) {
+			t.Errorf("%s: window %.0f s is shorter than the whole run can be (%.0f s)", cfg.ID, e.WindowSeconds, bound)
+		}
+		steady, err := sim.Simulate(p, sim.Workload{ContextTokens: ctx, OutputTokens: out, Concurrency: conc, Requests: 3 * conc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.SystemOutputTPS >= steady.SystemOutputTPS {
+			t.Errorf("%s: the fixed run's %.0f tok/s is not below the steady state's %.0f: ramp and tail left out?", cfg.ID, e.SystemOutputTPS, steady.SystemOutputTPS)
+		}
+		pt := Point{Config: cfg.ID, Context: ctx, Output: out, Concurrency: conc, Metric: "system_tps", Value: 1}
+		row, err := r.Row(pt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if row.Simulated != e.SystemOutputTPS {
+			t.Errorf("%s: the table compares %.2f tok/s, the fixed run gives %.2f", cfg.ID, row.Simulated, e.SystemOutputTPS)
+		}
+		t.Logf("%s: fixed run %.0f tok/s over %.0f s, steady state %.0f tok/s", cfg.ID, e.SystemOutputTPS, e.WindowSeconds, steady.SystemOutputTPS)
+	}
+	if n != 3 {
+		t.Errorf("%d configurations measured as a fixed run, want the post's three", n)
 	}
 }
