@@ -13,7 +13,7 @@ import (
 //go:embed report.html.tmpl
 var htmlTemplate string
 
-var pageTmpl = template.Must(template.New("report").Funcs(template.FuncMap{"chartTable": chartTable, "thrStyle": thresholdStyle, "keepGroups": keepGroups}).Parse(htmlTemplate))
+var pageTmpl = template.Must(template.New("report").Funcs(template.FuncMap{"chartTable": chartTable, "thrStyle": thresholdStyle, "keepGroups": keepGroups, "headingLead": headingLead, "smallTable": smallTable}).Parse(htmlTemplate))
 
 // htmlPage is what the template renders: a report or a comparison.
 type htmlPage struct {
@@ -100,24 +100,55 @@ func thresholdStyle(i int) string {
 }
 
 // keepMaxRows is the most rows a table may have and still be kept on one page with the heading
-// or verdict before it (a longer one breaks between rows instead of leaving a page's foot empty).
+// or verdict before it (a longer one breaks between rows instead of leaving a page's foot empty);
+// such a small table is never split across pages either.
 const keepMaxRows = 8
 
-// keepGroups splits a section's blocks into the runs printed without a page break inside: the
-// first group goes with the section's heading (its first block, unless that is a long table),
-// a verdict goes with the block after it, and every other block stands alone. It always
-// returns at least one group (possibly empty), the heading's.
+// keepLeadText is the most text blocks (the section's introduction) the heading keeps together
+// with the first chart or table after them.
+const keepLeadText = 2
+
+// isText reports whether b is running text (the part of a section that introduces its content).
+func isText(b Block) bool {
+	return b.Kind == BlockParagraph || b.Kind == BlockNote || b.Kind == BlockMissing || b.Kind == BlockVerdict
+}
+
+// keepable reports whether b may be kept whole on one page with what introduces it: any block
+// but a table of more than keepMaxRows rows.
+func keepable(b Block) bool {
+	return b.Kind != BlockTable || b.Table == nil || len(b.Table.Rows) <= keepMaxRows
+}
+
+// smallTable reports whether t is printed whole on one page (break-inside: avoid).
+func smallTable(t *Table) bool { return t != nil && len(t.Rows) <= keepMaxRows }
+
+// keepGroups splits a section's blocks into the runs printed without a page break inside. The
+// first group goes with the section's heading: its introduction (up to keepLeadText text
+// blocks) and the chart or table it introduces, so that no page ends with a heading and its
+// introduction while the content they introduce starts the next page; where the introduction
+// is longer, the heading keeps its first keepLeadText blocks; a long table is never in it
+// (headingLead keeps the table's first rows with it instead). A verdict goes with the block after it, and
+// every other block stands alone. It always returns at least one group (possibly empty), the
+// heading's.
 func keepGroups(blocks []Block) [][]Block {
-	keepable := func(b Block) bool {
-		return b.Kind != BlockTable || b.Table == nil || len(b.Table.Rows) <= keepMaxRows
-	}
 	out := [][]Block{nil}
-	i := 0
-	if len(blocks) > 0 && keepable(blocks[0]) {
-		out[0] = blocks[:1]
-		i = 1
+	n := 0
+	for n < len(blocks) && n < keepLeadText && isText(blocks[n]) {
+		n++
 	}
-	for ; i < len(blocks); i++ {
+	switch {
+	case n < len(blocks) && !isText(blocks[n]) && keepable(blocks[n]):
+		n++ // the introduction and the chart or table it introduces
+	case n < len(blocks) && !isText(blocks[n]):
+		// the introduction, then a long table (headingLead)
+	case n == len(blocks):
+		// a section of text only (headingLead)
+	default:
+		// a longer introduction: its first keepLeadText blocks, whose end is no worse a place
+		// for a page to end than any other paragraph's
+	}
+	out[0] = blocks[:n]
+	for i := n; i < len(blocks); i++ {
 		g := blocks[i : i+1]
 		if blocks[i].Kind == BlockVerdict && i+1 < len(blocks) && keepable(blocks[i+1]) {
 			g = blocks[i : i+2]
@@ -126,4 +157,18 @@ func keepGroups(blocks []Block) [][]Block {
 		out = append(out, g)
 	}
 	return out
+}
+
+// headingLead reports whether the heading's group (keepGroups) must not end a page: it holds no
+// chart or table, and what follows it is a long table (whose first rows then stay with it) or,
+// for a section of text only, the next section (whose heading and content then stay with it).
+func headingLead(blocks []Block) bool {
+	g := keepGroups(blocks)
+	for _, b := range g[0] {
+		if !isText(b) {
+			return false
+		}
+	}
+	n := len(g[0])
+	return n == len(blocks) || !isText(blocks[n]) && !keepable(blocks[n])
 }

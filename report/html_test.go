@@ -161,25 +161,36 @@ func TestMarkdownEscapesUntrustedText(t *testing.T) {
 	}
 }
 
-// keepGroups: the heading keeps its first block (unless a long table), a verdict keeps the
-// block after it, every other block stands alone, and nothing is lost or repeated.
+// keepGroups: the heading keeps its introduction (up to keepLeadText text blocks) and the chart
+// or short table after it, or, before a longer introduction, its first keepLeadText blocks; a
+// verdict keeps the block after it; every other block stands alone; nothing is lost or
+// repeated. headingLead marks the heading groups that hold no chart or table and come before a
+// long table or the next section.
 func TestKeepGroups(t *testing.T) {
 	p := Block{Kind: BlockParagraph, Text: "p"}
 	v := Block{Kind: BlockVerdict, Text: "v"}
+	c := Block{Kind: BlockChart, Chart: &Chart{}}
 	short := Block{Kind: BlockTable, Table: &Table{Rows: make([][]string, 3)}}
 	long := Block{Kind: BlockTable, Table: &Table{Rows: make([][]string, keepMaxRows+1)}}
 	tests := []struct {
 		name   string
 		blocks []Block
 		want   []int // group sizes
+		lead   bool
 	}{
-		{"empty section: the heading alone", nil, []int{0}},
-		{"heading keeps the paragraph", []Block{p, p}, []int{1, 1}},
-		{"a long table first: heading alone", []Block{long, p}, []int{0, 1, 1}},
-		{"a short table first is kept", []Block{short, p}, []int{1, 1}},
-		{"a verdict keeps the next block", []Block{p, v, p, p}, []int{1, 2, 1}},
-		{"a verdict before a long table stands alone", []Block{p, v, long}, []int{1, 1, 1}},
-		{"a verdict last stands alone", []Block{p, v}, []int{1, 1}},
+		{"empty section: the heading alone, kept with the next section", nil, []int{0}, true},
+		{"a section of text only is kept with the next section", []Block{p, p}, []int{2}, true},
+		{"a long table first: heading alone, kept with its first rows", []Block{long, p}, []int{0, 1, 1}, true},
+		{"a short table first is kept", []Block{short, p}, []int{1, 1}, false},
+		{"a chart first is kept", []Block{c, p}, []int{1, 1}, false},
+		{"the introduction and the chart it introduces", []Block{p, c, p}, []int{2, 1}, false},
+		{"two paragraphs and the chart", []Block{p, p, c}, []int{3}, false},
+		{"the introduction and a short table", []Block{p, short, p}, []int{2, 1}, false},
+		{"the introduction before a long table, kept with its first rows", []Block{p, v, long}, []int{2, 1}, true},
+		{"a longer introduction: its first two blocks", []Block{p, p, p, c}, []int{2, 1, 1}, false},
+		{"a verdict keeps the next block", []Block{p, p, p, v, p, p}, []int{2, 1, 2, 1}, false},
+		{"a verdict before a long table stands alone", []Block{p, p, p, v, long}, []int{2, 1, 1, 1}, false},
+		{"a verdict last stands alone", []Block{p, p, p, v}, []int{2, 1, 1}, false},
 	}
 	for _, tt := range tests {
 		g := keepGroups(tt.blocks)
@@ -191,6 +202,9 @@ func TestKeepGroups(t *testing.T) {
 		}
 		if !slices.Equal(sizes, tt.want) || n != len(tt.blocks) {
 			t.Errorf("%s: groups %v, want %v", tt.name, sizes, tt.want)
+		}
+		if got := headingLead(tt.blocks); got != tt.lead {
+			t.Errorf("%s: headingLead %v, want %v", tt.name, got, tt.lead)
 		}
 	}
 }

@@ -168,6 +168,52 @@ func TestPDFContentsPagesAndNoOrphanHeadings(t *testing.T) {
 			t.Errorf("the contents do not give %q page %d", s.Title, p)
 		}
 	}
+	// No page ends with a heading and its introduction while what they introduce starts the
+	// next page: the chart or table of a heading's group (keepGroups) follows the heading on its
+	// page, a long table after the introduction has its header there (headingLead), and a
+	// section of text only shares its page with the next section's heading.
+	checked := 0
+	for i, s := range rep.Sections {
+		p, ok := dests[s.ID]
+		if !ok || p < 1 || p > len(pages) {
+			continue
+		}
+		page := norm(pages[p-1])
+		at := strings.Index(page, norm(s.Title))
+		if at < 0 {
+			continue // reported above
+		}
+		after := page[at+len(norm(s.Title)):]
+		g := keepGroups(s.Blocks)
+		var content *Block
+		for j := range g[0] {
+			if !isText(g[0][j]) {
+				content = &g[0][j]
+			}
+		}
+		if n := len(g[0]); content == nil && n < len(s.Blocks) && headingLead(s.Blocks) {
+			content = &s.Blocks[n] // the long table whose first rows stay with the heading
+		}
+		switch {
+		case content != nil:
+			if mark := blockMark(*content); mark != "" {
+				checked++
+				if !strings.Contains(after, norm(mark)) {
+					t.Errorf("page %d: %q and its introduction end the page; its %s (%q) starts the next", p, s.Title, content.Kind, mark)
+				}
+			}
+		case len(g[0]) == len(s.Blocks) && i+1 < len(rep.Sections):
+			if q, ok := dests[rep.Sections[i+1].ID]; ok {
+				checked++
+				if q != p {
+					t.Errorf("page %d: %q (text only) ends the page; the next section, %q, starts page %d", p, s.Title, rep.Sections[i+1].Title, q)
+				}
+			}
+		}
+	}
+	if checked < 5 {
+		t.Errorf("only %d headings' first content checked", checked)
+	}
 	titles := map[string]bool{}
 	for _, s := range rep.Sections {
 		titles[norm(s.Title)] = true
@@ -187,4 +233,19 @@ func TestPDFContentsPagesAndNoOrphanHeadings(t *testing.T) {
 		}
 	}
 	t.Logf("%d pages", len(pages))
+}
+
+// blockMark is text by which a chart or table can be found in the PDF's text: a chart's caption
+// (its first words), a table's caption or its first header cell (printed in capitals).
+func blockMark(b Block) string {
+	switch {
+	case b.Kind == BlockChart && b.Chart != nil:
+		w := strings.Fields(b.Chart.Caption)
+		return strings.Join(w[:min(6, len(w))], " ")
+	case b.Kind == BlockTable && b.Table != nil && b.Table.Caption != "":
+		return b.Table.Caption
+	case b.Kind == BlockTable && b.Table != nil && len(b.Table.Header) > 0:
+		return strings.Fields(b.Table.Header[0] + " x")[0]
+	}
+	return ""
 }
