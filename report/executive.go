@@ -110,8 +110,37 @@ func (b *builder) sectionExecutive() {
 	if b.res.Sizing != nil {
 		slotUsers = fmtUsers(b.res.Sizing.UsersPerSlot)
 	}
-	b.add("key-findings", "Key Findings", 2, tableB(kf),
-		para("Throughout this report, \"concurrent requests\" means simultaneously active requests. For applications with natural user pauses (chat interfaces, coding assistants), one request slot typically serves several active users: %s here (see Capacity Planning).", slotUsers))
+	users := para("Throughout this report, \"concurrent requests\" means simultaneously active requests. For applications with natural user pauses (chat interfaces, coding assistants), one request slot typically serves several active users: %s here (see Capacity Planning).", slotUsers)
+	if bases := b.sizingBases(); bases != "" {
+		users = para("Throughout this report, \"concurrent requests\" means simultaneously active requests. Capacity Planning sizes each use case from what this run measured: %s (see Capacity Planning).", bases)
+	}
+	b.add("key-findings", "Key Findings", 2, tableB(kf), users)
+}
+
+// sizingBases says, in a run that measured populations of users, which limit Capacity Planning
+// sized each use case from, in the sizing's own words (sizedFrom of each results' sizing row):
+// "General Chatbot from the users' limit 30 (chat users, prompt cache); Code Completion from
+// the cold-prompt limit × 4 (not searched in users)". "" in a run without populations (no
+// row has a basis), where one request slot serves users per slot everywhere.
+func (b *builder) sizingBases() string {
+	sz := b.res.Sizing
+	if sz == nil {
+		return ""
+	}
+	var parts []string
+	byUsers := false
+	for _, u := range sz.UseCases {
+		byUsers = byUsers || u.Basis != ""
+		from := "not sized"
+		if u.UsersPerReplica != nil {
+			from = "from the " + b.sizedFrom(u, sz.UsersPerSlot)
+		}
+		parts = append(parts, useCaseTitle(b.capacityOf(u.UseCase))+" "+from)
+	}
+	if !byUsers {
+		return ""
+	}
+	return strings.Join(parts, "; ")
 }
 
 // singleEnds returns the concurrency-1 sweep cells at the shortest and longest context.

@@ -184,11 +184,17 @@ func (b *builder) sizedFrom(u servebench.UseCaseSizing, perSlot float64) string 
 	return s
 }
 
-// capacityOf returns the capacity result of a use case (zero value when absent).
+// capacityOf returns the cold-prompt capacity result of a use case; for a use case searched
+// only in users, its users' result (title and context); a zero value named name when neither.
 func (b *builder) capacityOf(name string) servebench.CapacityResult {
 	for _, cr := range b.res.Capacity {
 		if cr.UseCase == name {
 			return cr
+		}
+	}
+	for _, u := range b.res.Users {
+		if u.UseCase == name {
+			return u.CapacityResult
 		}
 	}
 	return servebench.CapacityResult{UseCase: name, Title: name}

@@ -102,6 +102,9 @@ func TestUsersReport(t *testing.T) {
 	text := md.String()
 	for _, want := range []string{
 		"| SIZED FROM |",
+		// the Key Findings say what the sizing used per use case, in its own words, not 4 users per slot
+		"Capacity Planning sizes each use case from what this run measured: Code Completion from the cold-prompt limit × 4 (not searched in users);",
+		"; General Chatbot from the users' limit 30 (chat users, prompt cache);",
 		"users' limit 30 (chat users, prompt cache)",
 		"| Code Completion (1K Context) | 24 | cold-prompt limit × 4 (not searched in users) | 96 |",
 		"| General Chatbot | generation speed ≥ 20 tok/s, TTFT ≤ 3s | ~35 | 31–39 | TTFT | eviction |",
