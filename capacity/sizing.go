@@ -141,6 +141,21 @@ func Size(results []servebench.CapacityResult, in SizingInput) servebench.Sizing
 	return s
 }
 
+// Sizable reports whether a run's results give Size anything to size: a use case searched in
+// cold prompts, or one whose users' search reached a verdict (a use case searched only in
+// users is sized from its users' limit). Every caller that builds results' sizing asks it.
+func Sizable(caps []servebench.CapacityResult, users []servebench.UsersCapacity) bool {
+	if len(caps) > 0 {
+		return true
+	}
+	for _, u := range users {
+		if usersDecided(u) {
+			return true
+		}
+	}
+	return false
+}
+
 // usersDecided reports whether a users' search reached a verdict Size may rest on.
 func usersDecided(u servebench.UsersCapacity) bool {
 	return !u.Skipped && !u.Interrupted && u.LimitKind != ""

@@ -92,3 +92,26 @@ func TestSizeFromUsersBounds(t *testing.T) {
 		t.Errorf("users-only use case sized %+v, want ~10 users per replica, 10 replicas", c)
 	}
 }
+
+// Sizable: what Size can size, so that every caller builds a sizing for the same runs.
+func TestSizable(t *testing.T) {
+	decided := servebench.UsersCapacity{CapacityResult: servebench.CapacityResult{UseCase: "a", LimitKind: servebench.LimitMeasured, Limit: servebench.Int(9)}}
+	skipped := servebench.UsersCapacity{CapacityResult: servebench.CapacityResult{UseCase: "a", Skipped: true}}
+	cold := []servebench.CapacityResult{{UseCase: "a"}}
+	for _, tc := range []struct {
+		name  string
+		caps  []servebench.CapacityResult
+		users []servebench.UsersCapacity
+		want  bool
+	}{
+		{"nothing searched", nil, nil, false},
+		{"a cold-prompt search", cold, nil, true},
+		{"searched only in users, decided", nil, []servebench.UsersCapacity{decided}, true},
+		{"searched only in users, skipped", nil, []servebench.UsersCapacity{skipped}, false},
+		{"both", cold, []servebench.UsersCapacity{decided}, true},
+	} {
+		if got := Sizable(tc.caps, tc.users); got != tc.want {
+			t.Errorf("%s: Sizable = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -167,7 +167,7 @@ func (b *Builder) Results(run Run) servebench.Results {
 		Users:         slices.Clone(b.users),
 		Workers:       run.Workers,
 	}
-	if len(res.Capacity) > 0 {
+	if capacity.Sizable(res.Capacity, res.Users) {
 		sz := capacity.Size(res.Capacity, capacity.SizingInput{Plan: run.Plan.Sizing, DeclaredGPU: run.Plan.Metadata.GPU, Cells: cells, Users: res.Users})
 		res.Sizing = &sz
 	}

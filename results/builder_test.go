@@ -66,3 +66,25 @@ func TestUnsearchedKeepsEveryUseCase(t *testing.T) {
 		t.Fatalf("capacity results %+v", caps)
 	}
 }
+
+// A run whose use cases were searched only in users (no cold-prompt search) is sized from their
+// users' limits; an undecided users' search (interrupted) alone gives nothing to size.
+func TestBuilderSizesUseCasesSearchedOnlyInUsers(t *testing.T) {
+	users := servebench.UsersCapacity{Profile: "chat", CapacityResult: servebench.CapacityResult{UseCase: "chat", Title: "Chat",
+		LimitKind: servebench.LimitMeasured, Limit: servebench.Int(30), FirstFailing: servebench.Int(31)}}
+	var b Builder
+	b.AddUsers(users)
+	res := b.Results(Run{Plan: servebench.Plan{Sizing: servebench.SizingPlan{TargetUsers: []int{100}}}})
+	if res.Sizing == nil || len(res.Sizing.UseCases) != 1 {
+		t.Fatalf("sizing %+v, want the users-only use case sized", res.Sizing)
+	}
+	// 30 users per replica: 100 users → ⌈3.33⌉ = 4 replicas
+	if u := res.Sizing.UseCases[0]; u.Basis != "users" || u.UsersLimit == nil || *u.UsersLimit != 30 || u.Targets[0].Replicas != 4 {
+		t.Errorf("sized %+v, want from the users' limit 30: 4 replicas for 100 users", u)
+	}
+	var idle Builder
+	idle.AddUsers(servebench.UsersCapacity{CapacityResult: servebench.CapacityResult{UseCase: "chat", LimitKind: servebench.LimitLowerBound, Limit: servebench.Int(8), Interrupted: true}})
+	if s := idle.Results(Run{}).Sizing; s != nil {
+		t.Errorf("an interrupted users' search alone sized %+v, want no sizing", s)
+	}
+}

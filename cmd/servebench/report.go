@@ -205,10 +205,10 @@ func printSummary(e *env, man servebench.Manifest, res servebench.Results) {
 	}
 }
 
-// withSizing fills results' Capacity Planning when a run recorded before it existed has
-// capacity limits but no sizing.
+// withSizing fills results' Capacity Planning when a run recorded without one has capacity
+// limits (cold-prompt or users': capacity.Sizable) but no sizing.
 func withSizing(res *servebench.Results, p servebench.Plan) {
-	if res.Sizing == nil && len(res.Capacity) > 0 {
+	if res.Sizing == nil && capacity.Sizable(res.Capacity, res.Users) {
 		sz := capacity.Size(res.Capacity, capacity.SizingInput{Plan: p.Sizing, DeclaredGPU: p.Metadata.GPU, Cells: res.Cells, Users: res.Users})
 		res.Sizing = &sz
 	}
