@@ -53,6 +53,12 @@ const (
 	// DefaultMaxRate is the highest rate (requests/s) the rate search tries (sweep.max_rate left
 	// out).
 	DefaultMaxRate = 256.0
+	// DefaultMaxUsers is the largest population a users' search measures (users.max_users left
+	// out).
+	DefaultMaxUsers = 256
+	// DefaultThinkScale multiplies the user profiles' think and tool times (users.think_scale
+	// left out): 1 keeps them as profiled.
+	DefaultThinkScale = 1.0
 )
 
 // The scenario names of the cells that replay a dataset and a trace.

@@ -81,7 +81,9 @@ func ParseFile(b []byte) (*File, error) {
 			Concurrency  *[]int             `yaml:"concurrency"`
 		} `yaml:"sessions"`
 		Users *struct {
-			BlockTokens *int `yaml:"block_tokens"`
+			BlockTokens *int     `yaml:"block_tokens"`
+			MaxUsers    *int     `yaml:"max_users"`
+			ThinkScale  *float64 `yaml:"think_scale"`
 		} `yaml:"users"`
 	}
 	if err := yaml.Unmarshal(b, &given); err != nil {
@@ -98,6 +100,8 @@ func ParseFile(b []byte) (*File, error) {
 	}
 	if u := given.Users; u != nil {
 		f.given["users.block_tokens"] = u.BlockTokens != nil
+		f.given["users.max_users"] = u.MaxUsers != nil
+		f.given["users.think_scale"] = u.ThinkScale != nil
 	}
 	for _, u := range given.UseCases {
 		f.useCaseOutput = append(f.useCaseOutput, u.OutputTokens != nil)

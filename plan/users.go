@@ -13,8 +13,9 @@ import (
 	"github.com/servebench/servebench/workload"
 )
 
-// validateUsers fills the defaults of users: (every use case of the plan, 256 users at most,
-// think times as profiled) and judges the rest.
+// validateUsers fills users.use_cases (every use case of the plan) when left out and judges
+// the section; fillDefaults filled max_users and think_scale (cells.DefaultMaxUsers,
+// DefaultThinkScale) only where the plan leaves them out, so an explicit 0 is refused here.
 func validateUsers(p *servebench.Plan, add func(string, ...any)) {
 	u := p.Users
 	if u == nil {
@@ -46,11 +47,8 @@ func validateUsers(p *servebench.Plan, add func(string, ...any)) {
 	if u.BlockTokens < 1 || u.BlockTokens > cells.MaxUserTokens {
 		add("users.block_tokens %d must be a positive number of tokens; leave it out for %d tokens per hash id, as in the Mooncake traces", u.BlockTokens, cells.DefaultTraceBlockTokens)
 	}
-	if u.MaxUsers == 0 {
-		u.MaxUsers = 256
-	}
 	if u.MaxUsers < 1 {
-		add("users.max_users must be at least 1 (got %d)", u.MaxUsers)
+		add("users.max_users %d must be at least 1: it is the largest population the users' search measures; give one, or leave it out for %d", u.MaxUsers, cells.DefaultMaxUsers)
 	}
 	slices.Sort(u.Populations)
 	u.Populations = slices.Compact(u.Populations)
@@ -59,11 +57,8 @@ func validateUsers(p *servebench.Plan, add func(string, ...any)) {
 			add("users.populations has %d: a population has at least 1 user", n)
 		}
 	}
-	if u.ThinkScale == 0 {
-		u.ThinkScale = 1
-	}
 	if !(u.ThinkScale > 0) || math.IsInf(u.ThinkScale, 0) {
-		add("users.think_scale %g must be positive (1 keeps the profiles' think times)", u.ThinkScale)
+		add("users.think_scale %g must be positive: it multiplies the profiles' think and tool times, and users who never think are not users; give a factor (0.1 for a quick demo), or leave it out for %g (as profiled)", u.ThinkScale, cells.DefaultThinkScale)
 	}
 	validateTiers(u.Tiers, add)
 	if p.Trace != nil || p.Dataset != nil {

@@ -111,3 +111,45 @@ func TestUsersTiersPlan(t *testing.T) {
 		}
 	}
 }
+
+// users.max_users and users.think_scale get their defaults (cells.DefaultMaxUsers,
+// DefaultThinkScale) only when left out; an explicit 0 or negative is refused naming the key,
+// why and the fix, never silently replaced by the default.
+func TestUsersDefaultsOnlyWhenLeftOut(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		yaml  string // the users section's settings
+		want  string // a problem the error must state ("": resolves)
+		users int
+		scale float64
+	}{
+		// both left out: 256 users at most, think times as profiled
+		{name: "left out", yaml: "  populations: [4]\n", users: 256, scale: 1},
+		// written: kept as written
+		{name: "written", yaml: "  max_users: 32\n  think_scale: 0.1\n", users: 32, scale: 0.1},
+		// an explicit 0 is a mistake, not a request for the default
+		{name: "max_users 0", yaml: "  max_users: 0\n", want: "users.max_users 0 must be at least 1: it is the largest population the users' search measures; give one, or leave it out for 256"},
+		{name: "max_users negative", yaml: "  max_users: -3\n", want: "users.max_users -3 must be at least 1"},
+		{name: "think_scale 0", yaml: "  think_scale: 0\n", want: "users.think_scale 0 must be positive: it multiplies the profiles' think and tool times, and users who never think are not users; give a factor (0.1 for a quick demo), or leave it out for 1 (as profiled)"},
+		{name: "think_scale negative", yaml: "  think_scale: -0.5\n", want: "users.think_scale -0.5 must be positive"},
+	} {
+		f, err := ParseFile([]byte("users:\n" + tt.yaml))
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		p, err := Resolve(f, Overrides{"url": "http://127.0.0.1:1/v1"})
+		if tt.want != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("%s: error %v, want one saying %q", tt.name, err, tt.want)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tt.name, err)
+			continue
+		}
+		if u := p.Users; u.MaxUsers != tt.users || u.ThinkScale != tt.scale {
+			t.Errorf("%s: max_users %d, think_scale %g; want %d, %g", tt.name, u.MaxUsers, u.ThinkScale, tt.users, tt.scale)
+		}
+	}
+}

@@ -226,8 +226,9 @@ func validateWorkloads(p *servebench.Plan, add func(string, ...any)) {
 // out and that have a default only where their section applies: the rate search's start,
 // goodput target and highest rate (with sweep.auto_rate: cells.DefaultAutoRateStart,
 // DefaultGoodputTarget, DefaultMaxRate), and the multi-turn sessions' answer length (the
-// sweep's) and levels (cells.DefaultSessionLevels), and the tokens of a users' trace's hash id
-// (cells.DefaultTraceBlockTokens); dataset.sessions brings a sessions section of defaults when
+// sweep's) and levels (cells.DefaultSessionLevels), and the users' largest population, think
+// time scale and tokens of a trace's hash id (cells.DefaultMaxUsers, DefaultThinkScale,
+// DefaultTraceBlockTokens); dataset.sessions brings a sessions section of defaults when
 // the plan has none. A key that is given keeps its value, so an explicit 0
 // is judged by validate (and refused), never replaced by the default.
 func fillDefaults(p *servebench.Plan, given map[string]bool) {
@@ -245,8 +246,16 @@ func fillDefaults(p *servebench.Plan, given map[string]bool) {
 	if p.Dataset != nil && p.Dataset.Sessions && p.Sessions == nil {
 		p.Sessions = &servebench.SessionPlan{}
 	}
-	if u := p.Users; u != nil && !given["users.block_tokens"] {
-		u.BlockTokens = cells.DefaultTraceBlockTokens
+	if u := p.Users; u != nil {
+		if !given["users.block_tokens"] {
+			u.BlockTokens = cells.DefaultTraceBlockTokens
+		}
+		if !given["users.max_users"] {
+			u.MaxUsers = cells.DefaultMaxUsers
+		}
+		if !given["users.think_scale"] {
+			u.ThinkScale = cells.DefaultThinkScale
+		}
 	}
 	if ss := p.Sessions; ss != nil {
 		if !given["sessions.output_tokens"] {
