@@ -63,7 +63,7 @@ func (c *fdConn) Read(p []byte) (int, error) {
 		return 0, nil
 	}
 	for {
-		n, err := syscall.Read(c.fd, p)
+		n, err := recvNow(c.fd, p)
 		switch {
 		case err == syscall.EINTR:
 			continue
@@ -85,7 +85,8 @@ func (c *fdConn) Read(p []byte) (int, error) {
 func (c *fdConn) Write(p []byte) (int, error) {
 	done := 0
 	for done < len(p) {
-		n, err := syscall.Write(c.fd, p[done:])
+		raceWriteSync(uintptr(c.fd))
+		n, err := sendNow(c.fd, p[done:])
 		switch {
 		case err == syscall.EINTR:
 			continue
@@ -100,6 +101,40 @@ func (c *fdConn) Write(p []byte) (int, error) {
 		done += n
 	}
 	return done, nil
+}
+
+// recvNow and sendNow are one recv(2) or send(2) that does not wait, as raw system calls: they
+// cannot block, so the runtime need not be told (a system call it is told of wakes its monitor
+// thread, sysmon, when that sleeps, and sysmon then polls every 20 µs for up to a millisecond).
+func recvNow(fd int, p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	n, _, e := syscall.RawSyscall6(syscall.SYS_RECVFROM, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), syscall.MSG_DONTWAIT, 0, 0)
+	if e != 0 {
+		return 0, e
+	}
+	return int(n), nil
+}
+
+func sendNow(fd int, p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	n, _, e := syscall.RawSyscall6(syscall.SYS_SENDTO, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), syscall.MSG_DONTWAIT|syscall.MSG_NOSIGNAL, 0, 0)
+	if e != 0 {
+		return 0, e
+	}
+	return int(n), nil
+}
+
+// setsockoptNow is setsockopt(2) of an int option as a raw system call (see recvNow).
+func setsockoptNow(fd uintptr, level, opt, v int) error {
+	iv := int32(v)
+	if _, _, e := syscall.RawSyscall6(syscall.SYS_SETSOCKOPT, fd, uintptr(level), uintptr(opt), uintptr(unsafe.Pointer(&iv)), 4, 0); e != 0 {
+		return e
+	}
+	return nil
 }
 
 // waitFor sleeps until the socket is ready for events or the deadline passes.

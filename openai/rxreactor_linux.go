@@ -30,7 +30,8 @@ import (
 //     scheduler latency p99 of 3–4 ms in the demo; handing the P off for the sleep
 //     (entersyscallblock) cost a wake-up of sysmon at every return, after which sysmon polled
 //     every 20 µs for up to a millisecond: a third of the process's context switches, 0.32–0.41
-//     per token against 0.14–0.22 now.) After reads that ended a response it yields.
+//     per token against 0.14–0.22 now.) After reads that ended a response it yields, unless it parks
+//     first.
 //
 // At 64 streams one event per packet 5 ms apart (BenchmarkPacedVsMinimal, this 2-core machine
 // under other load), the client's CPU per token is 0.59–0.69 of a minimal net/http reader's,
@@ -51,7 +52,7 @@ type reactor struct {
 	// active counts the watches (len(watches), read without the lock).
 	active atomic.Int64
 	// readied says the latest reads ended a response, readying its request's goroutine on the
-	// reactor's P (under mu; read by loop alone).
+	// reactor's P (under mu; read by loop).
 	readied bool
 }
 
@@ -89,13 +90,21 @@ func reactorFor() *reactor {
 func (rc *reactor) loop() {
 	var evs [256]syscall.EpollEvent
 	buf := make([]byte, readBufferBytes)
+	readied := false
 	for {
-		n, errno := rc.wait(&evs)
+		n, parked, errno := rc.wait(&evs)
 		if errno != 0 {
 			// EINTR: a signal, most likely the runtime asking this goroutine to stop: give
 			// the P up now.
 			runtime.Gosched()
 			continue
+		}
+		if readied && !parked {
+			// The goroutines of the responses the previous reads ended are ready on this P,
+			// and more sockets became readable before this goroutine parked (when it parks,
+			// they run then): let them run now (this goroutine goes to the back of the queue)
+			// rather than after sysmon preempts it, up to 10 ms later.
+			runtime.Gosched()
 		}
 		rc.mu.Lock()
 		rc.readied = false
@@ -104,14 +113,8 @@ func (rc *reactor) loop() {
 				rc.serve(w, buf)
 			}
 		}
-		readied := rc.readied
+		readied = rc.readied
 		rc.mu.Unlock()
-		if readied {
-			// The goroutines of the responses that ended are ready on this P: let them run
-			// now (this goroutine goes to the back of the queue) rather than after sysmon
-			// preempts it, up to 10 ms later.
-			runtime.Gosched()
-		}
 	}
 }
 
@@ -124,19 +127,22 @@ func (rc *reactor) loop() {
 // the thread that comes back from it takes an idle P and wakes the runtime's monitor thread
 // (sysmon), which then polls every 20 µs for up to a millisecond: at 64 streams that made a
 // third of the process's context switches.
-func (rc *reactor) wait(evs *[256]syscall.EpollEvent) (uintptr, syscall.Errno) {
-	var n uintptr
-	var errno syscall.Errno
+//
+// parked says the goroutine waited (its P ran other goroutines meanwhile).
+func (rc *reactor) wait(evs *[256]syscall.EpollEvent) (n uintptr, parked bool, errno syscall.Errno) {
 	if rc.poll != nil {
+		tries := 0
 		if err := rc.poll.Read(func(uintptr) bool {
+			tries++
 			n, _, errno = syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(rc.epfd), uintptr(unsafe.Pointer(&evs[0])), uintptr(len(evs)), 0, 0, 0)
 			return n > 0 || errno != 0
 		}); err == nil {
-			return n, errno
+			return n, tries > 1, errno
 		}
 		rc.poll = nil // not pollable after all: wait in epoll_wait from now on
 	}
-	return epollWaitBlocking(rc.epfd, evs)
+	n, errno = epollWaitBlocking(rc.epfd, evs)
+	return n, true, errno
 }
 
 // pollable puts the epoll instance epfd into the runtime's network poller (an epoll instance is

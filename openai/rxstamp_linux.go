@@ -311,11 +311,11 @@ func (r *rxReader) wait(canceled func() bool, fn func(p []byte, ns int64) bool, 
 		// cannot fail.
 		defer func() { _ = setBlocking(fd, false) }()
 		if lowat > 1 {
-			if rerr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVLOWAT, lowat); rerr != nil {
+			if rerr = setsockoptNow(fd, syscall.SOL_SOCKET, syscall.SO_RCVLOWAT, lowat); rerr != nil {
 				return
 			}
 			// The poller's readiness (and later reads) must not wait for lowat bytes.
-			defer func() { _ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVLOWAT, 1) }()
+			defer func() { _ = setsockoptNow(fd, syscall.SOL_SOCKET, syscall.SO_RCVLOWAT, 1) }()
 		}
 		for {
 			if canceled() {
@@ -345,13 +345,14 @@ func (r *rxReader) wait(canceled func() bool, fn func(p []byte, ns int64) bool, 
 }
 
 // setBlocking switches the socket between blocking and non-blocking mode with one fcntl: the
-// file status flags F_SETFL may change are O_NONBLOCK and four a socket of ours never has.
+// file status flags F_SETFL may change are O_NONBLOCK and four a socket of ours never has. The
+// call cannot block: it is a raw system call (see recvNow).
 func setBlocking(fd uintptr, on bool) error {
 	fl := uintptr(syscall.O_NONBLOCK)
 	if on {
 		fl = 0
 	}
-	if _, _, e := syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_SETFL, fl); e != 0 {
+	if _, _, e := syscall.RawSyscall(syscall.SYS_FCNTL, fd, syscall.F_SETFL, fl); e != 0 {
 		return e
 	}
 	return nil
