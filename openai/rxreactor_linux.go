@@ -46,7 +46,14 @@ type reactor struct {
 	// poll is the epoll instance's own descriptor in the runtime's network poller (nil when it
 	// could not be put there: loop then sleeps in epoll_wait with its P handed off).
 	poll syscall.RawConn
-	mu   sync.Mutex // held while reading: add and remove wait for the read in progress
+	// The state of wait (used by loop alone): the ready sockets, and pollFn (rc.pollOnce, bound
+	// once so that a wait allocates nothing) with its outcome.
+	evs       [256]syscall.EpollEvent
+	pollFn    func(uintptr) bool
+	pollN     uintptr
+	pollErrno syscall.Errno
+	pollTries int
+	mu        sync.Mutex // held while reading: add and remove wait for the read in progress
 	// watches maps a socket to its stream while the stream is read here.
 	watches map[int32]*rxWatch
 	// active counts the watches (len(watches), read without the lock).
@@ -80,6 +87,7 @@ func reactorFor() *reactor {
 		}
 		rc := &reactor{epfd: epfd, watches: map[int32]*rxWatch{}}
 		rc.poll = pollable(epfd)
+		rc.pollFn = rc.pollOnce
 		theReactor.rc = rc
 		go rc.loop()
 	})
@@ -88,11 +96,11 @@ func reactorFor() *reactor {
 
 // loop waits for readable sockets and reads each once (more while reads fill the buffer).
 func (rc *reactor) loop() {
-	var evs [256]syscall.EpollEvent
 	buf := make([]byte, readBufferBytes)
+	evs := &rc.evs
 	readied := false
 	for {
-		n, parked, errno := rc.wait(&evs)
+		n, parked, errno := rc.wait()
 		if errno != 0 {
 			// EINTR: a signal, most likely the runtime asking this goroutine to stop: give
 			// the P up now.
@@ -129,20 +137,24 @@ func (rc *reactor) loop() {
 // third of the process's context switches.
 //
 // parked says the goroutine waited (its P ran other goroutines meanwhile).
-func (rc *reactor) wait(evs *[256]syscall.EpollEvent) (n uintptr, parked bool, errno syscall.Errno) {
+func (rc *reactor) wait() (n uintptr, parked bool, errno syscall.Errno) {
 	if rc.poll != nil {
-		tries := 0
-		if err := rc.poll.Read(func(uintptr) bool {
-			tries++
-			n, _, errno = syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(rc.epfd), uintptr(unsafe.Pointer(&evs[0])), uintptr(len(evs)), 0, 0, 0)
-			return n > 0 || errno != 0
-		}); err == nil {
-			return n, tries > 1, errno
+		rc.pollTries = 0
+		if err := rc.poll.Read(rc.pollFn); err == nil {
+			return rc.pollN, rc.pollTries > 1, rc.pollErrno
 		}
 		rc.poll = nil // not pollable after all: wait in epoll_wait from now on
 	}
-	n, errno = epollWaitBlocking(rc.epfd, evs)
+	n, errno = epollWaitBlocking(rc.epfd, &rc.evs)
 	return n, true, errno
+}
+
+// pollOnce is one epoll_wait that does not wait (a raw system call), for wait: true when it
+// found ready sockets (or failed).
+func (rc *reactor) pollOnce(uintptr) bool {
+	rc.pollTries++
+	rc.pollN, _, rc.pollErrno = syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(rc.epfd), uintptr(unsafe.Pointer(&rc.evs[0])), uintptr(len(rc.evs)), 0, 0, 0)
+	return rc.pollN > 0 || rc.pollErrno != 0
 }
 
 // pollable puts the epoll instance epfd into the runtime's network poller (an epoll instance is
