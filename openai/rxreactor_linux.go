@@ -34,8 +34,10 @@ import (
 //     first.
 //
 // At 64 streams one event per packet 5 ms apart (BenchmarkPacedVsMinimal, this 2-core machine
-// under other load), the client's CPU per token is 0.59–0.69 of a minimal net/http reader's,
-// against 0.85–0.96 with the reactor sleeping in epoll_wait.
+// at a load average of 9–30 from other work), the client's CPU per token is 0.59–0.74 of a
+// minimal net/http reader's, against 0.80–0.98 with the reactor sleeping in epoll_wait; what is
+// left is mostly the kernel's recvmsg (with the ACK it sends), about a quarter of the process's
+// CPU, and the runtime's wake-up of the reactor's goroutine.
 //
 // The epoll instance is level-triggered: a socket read to a short read is reported again only
 // when more bytes (or its end) arrive, so each arrival costs one recvmsg, and a connection's end
