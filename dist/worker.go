@@ -62,6 +62,8 @@ type Worker struct {
 	plan servebench.Plan
 	// sessions are the conversations of this worker's own sessions at the level being measured.
 	sessions *workload.Sessions
+	// users are the files the plan's users replay, read once on joining.
+	users *workload.UserFiles
 
 	mu      sync.Mutex
 	cancel  context.CancelFunc // the current cell's
@@ -97,7 +99,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
 	// the files a population of users replays, read at the plan's paths as the coordinator did
-	if err := workload.CheckUsers(plan.Users); err != nil {
+	if w.users, err = workload.LoadUserFiles(plan.Users); err != nil {
 		err = fmt.Errorf("%w (a worker reads the users' files at the same paths as the coordinator)", err)
 		_ = w.p.send(msg{T: tReady, Err: err.Error()})
 		return fmt.Errorf("opening the target: %w", err)
@@ -433,7 +435,7 @@ func (w *Worker) population(o order, global func(int64) int64) *workload.Populat
 	if m, ok := w.tg.Prompts.(minTexter); ok {
 		least = m.MinTokens()
 	}
-	return &workload.PopulationConfig{Users: w.plan.Users, Profile: workload.ProfileFor(w.plan.Users, o.Key.Scenario),
+	return &workload.PopulationConfig{Users: w.plan.Users, Profile: w.users.ProfileFor(w.plan.Users, o.Key.Scenario),
 		Window: o.Key.ContextTokens, N: o.Key.Concurrency, Prompts: seqPrompts{w.tg.Prompts, global}, MinTokens: least,
 		Slot: o.Slot, Stride: max(o.Stride, 1)}
 }

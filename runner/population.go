@@ -14,10 +14,15 @@ import (
 	"github.com/servebench/servebench/workload"
 )
 
-// usersProfile is the profile of use case name's users: plan p's users.profiles, or
-// workload.DefaultProfile (workload.ProfileFor).
-func usersProfile(p servebench.Plan, name string) workload.UserProfile {
-	return workload.ProfileFor(p.Users, name)
+// usersProfile is the profile of use case name's users: the plan's users.profiles (a file's
+// from the live run's UserFiles, read where it started), or workload.DefaultProfile
+// (workload.UserFiles.ProfileFor).
+func (d *decider) usersProfile(name string) workload.UserProfile {
+	var files *workload.UserFiles
+	if d.live != nil {
+		files = d.live.UserFiles
+	}
+	return files.ProfileFor(d.plan.Users, name)
 }
 
 // usersKey is the cell of a population of n users of use case uc (cells.UsersKey).
@@ -117,7 +122,7 @@ func (r *Runner) population(uc servebench.UseCase, key servebench.CellKey) *load
 	if m, ok := r.Prompts.(minTexter); ok {
 		least = m.MinTokens()
 	}
-	return workload.NewPopulation(workload.PopulationConfig{Users: r.Plan.Users, Profile: usersProfile(r.Plan, uc.Name),
+	return workload.NewPopulation(workload.PopulationConfig{Users: r.Plan.Users, Profile: r.UserFiles.ProfileFor(r.Plan.Users, uc.Name),
 		Window: key.ContextTokens, N: key.Concurrency, Prompts: r.Prompts, MinTokens: least, Stride: 1})
 }
 
@@ -206,7 +211,7 @@ func (d *decider) searchUsers(ctx context.Context, done map[servebench.CellKey]s
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		prof := usersProfile(d.plan, uc.Name)
+		prof := d.usersProfile(uc.Name)
 		window := usersWindow(d.server, uc)
 		phase := servebench.UsersPhase(uc.Name)
 		d.emit(Event{Kind: EventPhase, Phase: phase, Title: fmt.Sprintf("users of %s: %s, up to %s of conversation", uc.Name, prof.Title, tokensLabel(window))})

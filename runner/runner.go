@@ -171,6 +171,10 @@ type Runner struct {
 	// SessionScript, when set, supplies the multi-turn sessions' user turns from a dataset's
 	// conversations instead of synthetic text (Plan.Sessions still sizes the levels).
 	SessionScript []ScriptedSession
+	// UserFiles are the files the plan's users replay (users.profiles dataset:PATH, trace:PATH),
+	// read once where the run starts (workload.LoadUserFiles); nil: read when a population
+	// needs them.
+	UserFiles *workload.UserFiles
 	// Probe asks whether the server answers again (nil error: it does). With a Probe, a request
 	// that cannot connect (or a burst of broken streams) pauses the run: the cell's attempt is
 	// discarded, the server probed with backoff for up to OutageTimeout, and the cell measured

@@ -2,9 +2,7 @@ package workload
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
-	"strings"
 	"sync"
 	"time"
 
@@ -12,36 +10,29 @@ import (
 	"github.com/servebench/servebench/load"
 )
 
-// ProfileFor is the profile of use case name's users: the plan's users.profiles, or
-// DefaultProfile. A file the profile names that can no longer be read (plan validation read it)
-// gives a profile whose populations fail with the cause instead of other users.
-func ProfileFor(up *servebench.UsersPlan, name string) UserProfile {
-	if up != nil {
-		if p, ok := up.Profiles[name]; ok {
-			prof, err := LookupProfile(p)
-			if err == nil {
-				return prof
-			}
-			if strings.HasPrefix(p, DatasetUsers) || strings.HasPrefix(p, TraceUsers) {
-				return UserProfile{Name: p, Title: p, ThinkSeconds: ChatUser.ThinkSeconds, Script: &UserScript{err: err}}
-			}
-		}
+// ProfileFor is the profile of use case name's users: the plan's users.profiles (a file's
+// from f, as loaded where the run started), or DefaultProfile. A file f does not hold (f nil:
+// a run recomputed from disk) is read now. A file that can no longer be read (plan validation
+// read it) gives a profile whose populations fail with the cause instead of other users.
+func (f *UserFiles) ProfileFor(up *servebench.UsersPlan, name string) UserProfile {
+	if up == nil {
+		return DefaultProfile(name)
+	}
+	p, ok := up.Profiles[name]
+	if !ok {
+		return DefaultProfile(name)
+	}
+	if f != nil && f.scripts[p] != nil {
+		return f.scripts[p].profile()
+	}
+	prof, err := LookupProfile(p)
+	if err == nil {
+		return prof
+	}
+	if _, _, file := userFile(p); file {
+		return UserProfile{Name: p, Title: p, ThinkSeconds: ChatUser.ThinkSeconds, Script: &UserScript{err: err}}
 	}
 	return DefaultProfile(name)
-}
-
-// CheckUsers reads every file the plan's users.profiles names (LookupProfile): a distributed
-// run's worker calls it on joining, as it reads the plan's dataset and trace.
-func CheckUsers(up *servebench.UsersPlan) error {
-	if up == nil {
-		return nil
-	}
-	for name, p := range up.Profiles {
-		if _, err := LookupProfile(p); err != nil {
-			return fmt.Errorf("users.profiles.%s: %w", name, err)
-		}
-	}
-	return nil
 }
 
 // PopulationConfig says which users NewPopulation builds.

@@ -91,18 +91,16 @@ func Profiles() []UserProfile { return []UserProfile{ChatUser, CodingAgent} }
 
 // LookupProfile returns the profile a users.profiles value names: a built-in profile by its
 // name, or users who replay a file, "dataset:PATH" (real conversations, LoadUserDataset) or
-// "trace:PATH" (an agent trace's sessions, LoadUserTrace), read once per version of the file.
-// A file that cannot be read or is malformed gives an error naming the line, the cause and the
-// fix.
+// "trace:PATH" (an agent trace's sessions, LoadUserTrace), the file read at each call (a run
+// reads its files once, LoadUserFiles). A file that cannot be read or is malformed gives an
+// error naming the line, the cause and the fix.
 func LookupProfile(name string) (UserProfile, error) {
-	for _, kind := range []string{DatasetUsers, TraceUsers} {
-		if path, ok := strings.CutPrefix(name, kind); ok {
-			s, err := loadScript(strings.TrimSuffix(kind, ":"), strings.TrimSpace(path))
-			if err != nil {
-				return UserProfile{}, err
-			}
-			return s.profile(), nil
+	if kind, path, ok := userFile(name); ok {
+		s, err := loadScript(kind, path)
+		if err != nil {
+			return UserProfile{}, err
 		}
+		return s.profile(), nil
 	}
 	var names []string
 	for _, p := range Profiles() {

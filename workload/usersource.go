@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -79,21 +80,54 @@ func textTokens(s string) int { return (len(s) + 2) / 3 }
 // UTF-8 (English's rate), at least 1.
 func answerTokens(s string) int { return max(1, (len(s)+3)/4) }
 
-// scripts caches the files read by path, each with its size and modification time, so plan
-// validation, the runner and every level read a file once.
-var scripts = struct {
-	sync.Mutex
-	m map[string]cachedScript
-}{m: map[string]cachedScript{}}
-
-type cachedScript struct {
-	size int64
-	mod  time.Time
-	s    *UserScript
+// UserFiles are the files a plan's users replay (users.profiles dataset:PATH and trace:PATH),
+// each read and parsed once: the run loads them where it starts (LoadUserFiles) and owns the
+// value; its populations take their profiles from it (ProfileFor), their conversations
+// replayed from the parsed file the profile carries (UserProfile.Script, handed to
+// NewPopulation in PopulationConfig.Profile). Read-only once loaded, so safe for concurrent use.
+type UserFiles struct {
+	// scripts holds each file by its users.profiles value ("trace:agent.jsonl").
+	scripts map[string]*UserScript
 }
 
-// loadScript reads the file a users.profiles value names (kind "dataset" or "trace"), once per
-// version of the file.
+// LoadUserFiles reads every file the plan's users.profiles names (LookupProfile), a file named
+// by several use cases once: a run calls it where it starts, a distributed run's worker on
+// joining, as they read the plan's dataset and trace. An error names the profile's key, the
+// file's line, the cause and the fix.
+func LoadUserFiles(up *servebench.UsersPlan) (*UserFiles, error) {
+	f := &UserFiles{scripts: map[string]*UserScript{}}
+	if up == nil {
+		return f, nil
+	}
+	names := slices.Sorted(maps.Keys(up.Profiles))
+	for _, name := range names {
+		p := up.Profiles[name]
+		kind, path, ok := userFile(p)
+		if !ok || f.scripts[p] != nil {
+			continue
+		}
+		s, err := loadScript(kind, path)
+		if err != nil {
+			return nil, fmt.Errorf("users.profiles.%s: %w", name, err)
+		}
+		f.scripts[p] = s
+	}
+	return f, nil
+}
+
+// userFile says whether a users.profiles value names a file, and which (kind "dataset" or
+// "trace", the path as written).
+func userFile(value string) (kind, path string, ok bool) {
+	for _, k := range []string{DatasetUsers, TraceUsers} {
+		if p, found := strings.CutPrefix(value, k); found {
+			return strings.TrimSuffix(k, ":"), strings.TrimSpace(p), true
+		}
+	}
+	return "", "", false
+}
+
+// loadScript reads and parses the file a users.profiles value names (kind "dataset" or
+// "trace").
 func loadScript(kind, path string) (*UserScript, error) {
 	if path == "" {
 		return nil, fmt.Errorf("%s: names no file: write %sPATH", kind, kind+":")
@@ -105,25 +139,10 @@ func loadScript(kind, path string) (*UserScript, error) {
 	if st.IsDir() {
 		return nil, fmt.Errorf("%s %s is a folder: name the file", kind, path)
 	}
-	scripts.Lock()
-	c, ok := scripts.m[path]
-	scripts.Unlock()
-	if ok && c.size == st.Size() && c.mod.Equal(st.ModTime()) {
-		return c.s, nil
-	}
-	var s *UserScript
 	if kind == "trace" {
-		s, err = LoadUserTrace(path)
-	} else {
-		s, err = LoadUserDataset(path)
+		return LoadUserTrace(path)
 	}
-	if err != nil {
-		return nil, err
-	}
-	scripts.Lock()
-	scripts.m[path] = cachedScript{size: st.Size(), mod: st.ModTime(), s: s}
-	scripts.Unlock()
-	return s, nil
+	return LoadUserDataset(path)
 }
 
 // LoadUserDataset reads a dataset's conversations for a population of users to replay. Every

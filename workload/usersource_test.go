@@ -138,23 +138,42 @@ func TestUserTraceMalformedLines(t *testing.T) {
 	}
 }
 
-// A file that changes is read again; one that does not is read once.
-func TestUserScriptCache(t *testing.T) {
+// The run owns the files its users replay: LoadUserFiles reads each once (two use cases naming
+// one file share its parse), and the run's profiles come from that value, not from a cache of
+// the package: a file changed after the run loaded it does not change the run's users, while a
+// fresh load (another run) reads the new version. A file that cannot be read is an error naming
+// the profile's key.
+func TestUserFilesOwnedByTheRun(t *testing.T) {
 	p := writeFile(t, "t.jsonl", `{"input_length": 100, "output_length": 10}`)
-	a, err := LookupProfile("trace:" + p)
+	up := &servebench.UsersPlan{Profiles: map[string]string{"a": "trace:" + p, "b": "trace:" + p, "c": "chat"}}
+	files, err := LoadUserFiles(up)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := LookupProfile("trace:" + p)
-	if a.Script != b.Script {
-		t.Error("an unchanged file was read again")
+	a, b := files.ProfileFor(up, "a"), files.ProfileFor(up, "b")
+	if a.Script == nil || a.Script != b.Script || len(a.Script.sessions) != 1 {
+		t.Fatalf("a %+v, b %+v: want one parse of the trace, shared", a.Script, b.Script)
+	}
+	if c, d := files.ProfileFor(up, "c"), files.ProfileFor(up, "d"); c.Name != ChatUser.Name || d.Name != ChatUser.Name {
+		t.Errorf("built-in %q and default %q, want the chat user", c.Name, d.Name)
 	}
 	if err := os.WriteFile(p, []byte("{\"input_length\": 100, \"output_length\": 10}\n{\"input_length\": 50, \"output_length\": 10}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c, err := LookupProfile("trace:" + p)
-	if err != nil || len(c.Script.sessions) != 2 {
-		t.Fatalf("changed file: %v, %+v", err, c.Script)
+	if again := files.ProfileFor(up, "a"); again.Script != a.Script {
+		t.Error("the run's users changed with the file after it was loaded")
+	}
+	other, err := LoadUserFiles(up)
+	if err != nil || len(other.ProfileFor(up, "a").Script.sessions) != 2 {
+		t.Fatalf("a new load: %v, want the file's 2 sessions", err)
+	}
+	// without loaded files (a run recomputed from disk), the file is read when asked
+	if n := (*UserFiles)(nil).ProfileFor(up, "a"); n.Script == nil || len(n.Script.sessions) != 2 {
+		t.Errorf("nil files: %+v, want the file read now", n.Script)
+	}
+	up.Profiles["a"] = "trace:" + filepath.Join(t.TempDir(), "gone.jsonl")
+	if _, err := LoadUserFiles(up); err == nil || !strings.Contains(err.Error(), "users.profiles.a: trace:") {
+		t.Errorf("missing file: %v, want an error naming users.profiles.a", err)
 	}
 }
 

@@ -150,10 +150,12 @@ func (s *session) loadWorkloads() error {
 		return withCode(exitUsage, err)
 	}
 	// the files users replay (users.profiles dataset:PATH, trace:PATH), a resumed run's too
-	if err := workload.CheckUsers(s.plan.Users); err != nil {
+	users, err := workload.LoadUserFiles(s.plan.Users)
+	if err != nil {
 		return withCode(exitUsage, err)
 	}
 	s.attachWorkloads = func(rn *runner.Runner) {
+		rn.UserFiles = users
 		if replay != nil {
 			rn.Dataset = replay
 			fmt.Fprintln(s.e.stderr, note)
