@@ -175,3 +175,85 @@ func TestUsersWhatIfInBrowser(t *testing.T) {
 		t.Errorf("after the reset the planner shows %+v, want 30 again", got[3])
 	}
 }
+
+// A run whose use case was searched only in users (the users fixture without its cold-prompt
+// searches or sizing): the planner sizes it from its users' limit (capacity.Sizable), 30 users
+// per replica, instead of saying that nothing was searched.
+func TestUsersOnlyPlannerInBrowser(t *testing.T) {
+	exe := "/usr/bin/chromium"
+	if _, err := os.Stat(exe); err != nil {
+		t.Skip("skipping the browser test: no chromium at /usr/bin/chromium (apt-get install chromium)")
+	}
+	if testing.Short() {
+		t.Skip("starts a browser")
+	}
+	src := filepath.Join("..", "report", "testdata", "users")
+	runDir := filepath.Join(t.TempDir(), "users-only")
+	if err := os.MkdirAll(runDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"run.json", "results.json", "telemetry.jsonl"} {
+		b, err := os.ReadFile(filepath.Join(src, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name == "results.json" {
+			var res map[string]any
+			if err := json.Unmarshal(b, &res); err != nil {
+				t.Fatal(err)
+			}
+			res["capacity"] = []any{}
+			delete(res, "sizing")
+			if b, err = json.Marshal(res); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(runDir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	man, _, err := store.ReadRun(runDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	site := t.TempDir()
+	p := &Pages{Source: Source{Dirs: []string{runDir}}, Version: "test"}
+	if _, err := p.WriteSite(context.Background(), site); err != nil {
+		t.Fatal(err)
+	}
+	runURL := (&url.URL{Scheme: "file", Path: filepath.ToSlash(filepath.Join(site, "runs", man.ID, "index.html"))}).String()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-dev-shm-usage", true), chromedp.Flag("allow-file-access-from-files", true),
+		chromedp.UserDataDir(filepath.Join(t.TempDir(), "profile")), chromedp.WindowSize(1280, 1000))
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelA()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	tctx, cancelT := context.WithTimeout(ctx, 4*time.Minute)
+	defer cancelT()
+	var shown string
+	err = chromedp.Do(tctx,
+		chromedp.Navigate(runURL),
+		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			_, err := chromedp.Poll[bool](`document.body.getAttribute("data-ready") === "true" && !!document.getElementById("pl-out")`)(ctx, tg)
+			if err != nil {
+				return err
+			}
+			shown, err = chromedp.Evaluate[string](`(function () {
+				var box = document.getElementById("pl-out"), row = box.querySelector('#pl-table tr[data-usecase="general_chatbot"]');
+				if (!row) return "no row: " + box.textContent;
+				var from = row.querySelector("td.from"), per = row.querySelector("td.users-per-replica");
+				return (from ? from.textContent : "") + " | " + (per ? per.textContent : "");
+			})()`)(ctx, tg)
+			return err
+		}),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(shown, "users' limit (chat users") || !strings.HasSuffix(shown, " | 30") {
+		t.Errorf("the planner shows %q, want the general chatbot sized from its users' limit, 30 users per replica", shown)
+	}
+}

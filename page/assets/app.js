@@ -344,7 +344,8 @@
     var box = $("pl-out");
     if (!box) return;
     var caps = doc.results.capacity;
-    if (!caps.length) { box.textContent = "No use case was searched, so there is nothing to size."; return; }
+    // a use case searched only in users (no cold-prompt search) is sized too (capacity.Sizable)
+    if (!caps.length && !(doc.results.users || []).length) { box.textContent = "No use case was searched, so there is nothing to size."; return; }
     // the run's sizing; results written before they carried one are sized now by the same Go
     // code with the plan's defaults (users per slot, target users: capacity.Size's, not here)
     var s = doc.results.sizing || callGo("size", { capacity: caps, users: doc.results.users || [], plan: {}, declared_gpu: doc.metadata.gpu || "", cells: doc.results.cells });
