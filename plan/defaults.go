@@ -116,7 +116,7 @@ func Defaults(demo bool) servebench.Plan {
 		p.Sweep.Contexts = []servebench.Tokens{1024, 8192}
 		p.Sweep.Concurrency = []int{1, 2, 4}
 		p.Sweep.OutputTokens = DemoOutputTokens
-		p.Sweep.MinRequests = 8
+		p.Sweep.MinRequests = 10 // stats.MinIntervalSamples: every demo cell shows its intervals
 		p.Sweep.Rounds = 3
 		p.Sweep.Precision = 0.15
 		p.Sweep.MaxDuration = servebench.Duration(18 * time.Second)
