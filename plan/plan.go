@@ -81,9 +81,10 @@ func ParseFile(b []byte) (*File, error) {
 			Concurrency  *[]int             `yaml:"concurrency"`
 		} `yaml:"sessions"`
 		Users *struct {
-			BlockTokens *int     `yaml:"block_tokens"`
-			MaxUsers    *int     `yaml:"max_users"`
-			ThinkScale  *float64 `yaml:"think_scale"`
+			UseCases    *[]string `yaml:"use_cases"`
+			BlockTokens *int      `yaml:"block_tokens"`
+			MaxUsers    *int      `yaml:"max_users"`
+			ThinkScale  *float64  `yaml:"think_scale"`
 		} `yaml:"users"`
 	}
 	if err := yaml.Unmarshal(b, &given); err != nil {
@@ -99,6 +100,7 @@ func ParseFile(b []byte) (*File, error) {
 		f.given["sessions.concurrency"] = s.Concurrency != nil
 	}
 	if u := given.Users; u != nil {
+		f.given["users.use_cases"] = u.UseCases != nil
 		f.given["users.block_tokens"] = u.BlockTokens != nil
 		f.given["users.max_users"] = u.MaxUsers != nil
 		f.given["users.think_scale"] = u.ThinkScale != nil

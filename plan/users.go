@@ -13,9 +13,9 @@ import (
 	"github.com/servebench/servebench/workload"
 )
 
-// validateUsers fills users.use_cases (every use case of the plan) when left out and judges
-// the section; fillDefaults filled max_users and think_scale (cells.DefaultMaxUsers,
-// DefaultThinkScale) only where the plan leaves them out, so an explicit 0 is refused here.
+// validateUsers judges the section; fillDefaults filled use_cases (every use case of the plan),
+// max_users and think_scale (cells.DefaultMaxUsers, DefaultThinkScale) only where the plan
+// leaves them out, so an explicit empty list or 0 is refused here.
 func validateUsers(p *servebench.Plan, add func(string, ...any)) {
 	u := p.Users
 	if u == nil {
@@ -25,11 +25,11 @@ func validateUsers(p *servebench.Plan, add func(string, ...any)) {
 	for _, uc := range p.UseCases {
 		names = append(names, uc.Name)
 	}
-	if len(u.UseCases) == 0 {
-		u.UseCases = slices.Clone(names)
-	}
-	if len(u.UseCases) == 0 {
+	switch {
+	case len(names) == 0:
 		add("users: the plan has no use cases to search in users: list them under use_cases (their thresholds judge the users' requests)")
+	case len(u.UseCases) == 0:
+		add("users.use_cases is empty: it names the use cases searched in users; name some of %s, or leave the key out for all of them", strings.Join(names, ", "))
 	}
 	for _, name := range u.UseCases {
 		if !slices.Contains(names, name) {

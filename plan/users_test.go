@@ -132,6 +132,8 @@ func TestUsersDefaultsOnlyWhenLeftOut(t *testing.T) {
 		{name: "max_users negative", yaml: "  max_users: -3\n", want: "users.max_users -3 must be at least 1"},
 		{name: "think_scale 0", yaml: "  think_scale: 0\n", want: "users.think_scale 0 must be positive: it multiplies the profiles' think and tool times, and users who never think are not users; give a factor (0.1 for a quick demo), or leave it out for 1 (as profiled)"},
 		{name: "think_scale negative", yaml: "  think_scale: -0.5\n", want: "users.think_scale -0.5 must be positive"},
+		// an explicit empty list searches nothing: a mistake, not "all of them"
+		{name: "use_cases empty", yaml: "  use_cases: []\n", want: "users.use_cases is empty: it names the use cases searched in users; name some of "},
 	} {
 		f, err := ParseFile([]byte("users:\n" + tt.yaml))
 		if err != nil {
@@ -150,6 +152,9 @@ func TestUsersDefaultsOnlyWhenLeftOut(t *testing.T) {
 		}
 		if u := p.Users; u.MaxUsers != tt.users || u.ThinkScale != tt.scale {
 			t.Errorf("%s: max_users %d, think_scale %g; want %d, %g", tt.name, u.MaxUsers, u.ThinkScale, tt.users, tt.scale)
+		}
+		if u, all := p.Users.UseCases, len(p.UseCases); len(u) != all || all == 0 {
+			t.Errorf("%s: users.use_cases %v left out, want all %d of the plan's use cases", tt.name, u, all)
 		}
 	}
 }

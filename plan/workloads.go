@@ -226,8 +226,8 @@ func validateWorkloads(p *servebench.Plan, add func(string, ...any)) {
 // out and that have a default only where their section applies: the rate search's start,
 // goodput target and highest rate (with sweep.auto_rate: cells.DefaultAutoRateStart,
 // DefaultGoodputTarget, DefaultMaxRate), and the multi-turn sessions' answer length (the
-// sweep's) and levels (cells.DefaultSessionLevels), and the users' largest population, think
-// time scale and tokens of a trace's hash id (cells.DefaultMaxUsers, DefaultThinkScale,
+// sweep's) and levels (cells.DefaultSessionLevels), and the users' use cases (every use case
+// of the plan), largest population, think time scale and tokens of a trace's hash id (cells.DefaultMaxUsers, DefaultThinkScale,
 // DefaultTraceBlockTokens); dataset.sessions brings a sessions section of defaults when
 // the plan has none. A key that is given keeps its value, so an explicit 0
 // is judged by validate (and refused), never replaced by the default.
@@ -247,6 +247,11 @@ func fillDefaults(p *servebench.Plan, given map[string]bool) {
 		p.Sessions = &servebench.SessionPlan{}
 	}
 	if u := p.Users; u != nil {
+		if !given["users.use_cases"] {
+			for _, uc := range p.UseCases {
+				u.UseCases = append(u.UseCases, uc.Name)
+			}
+		}
 		if !given["users.block_tokens"] {
 			u.BlockTokens = cells.DefaultTraceBlockTokens
 		}
