@@ -92,7 +92,9 @@ func (s Sizing) Enough(n int, p Progress) bool {
 //  1. the floor, always: measured ≥ floor bursts (the plan's bursts);
 //  2. then it is enough when the caller's question is Settled, or the mean-TTFT interval is
 //     within ±RelHalfWidth (the precision stats.Assess judges a dedicated cell by; its
-//     throughput is not judged), or a cap is reached (measured × n ≥ MaxRequests,
+//     throughput is not judged) and rests on at least stats.MinIntervalSamples requests (an
+//     interval from fewer is not shown, and the cell would be low-confidence for it), or a cap
+//     is reached (measured × n ≥ MaxRequests,
 //     WindowSeconds ≥ MaxDuration); with no cap set at all the floor is enough.
 //
 // Before this rule, a dedicated cell stopped at its floor whatever its TTFT interval, and the
@@ -110,7 +112,7 @@ func (s Sizing) EnoughBursts(n, measured, floor int, p Progress) bool {
 		return true
 	case p.Settled:
 		return true
-	case p.TTFTRelHalfWidth <= target:
+	case p.TTFTRelHalfWidth <= target && stats.IntervalShown(measured*n):
 		return true
 	case s.MaxRequests > 0 && measured*n >= s.MaxRequests:
 		return true

@@ -100,7 +100,8 @@ func TestSustainedMeasuresUntilSure(t *testing.T) {
 }
 
 // EnoughBursts ends a dedicated cell by the precision its validity is judged by (the mean-TTFT
-// interval), never before the plan's bursts, and at a cap.
+// interval) once it rests on stats.MinIntervalSamples requests, never before the plan's bursts,
+// and at a cap.
 func TestSizingEnoughBursts(t *testing.T) {
 	inf := math.Inf(1)
 	capped := Sizing{RelHalfWidth: 0.15, MaxRequests: 40, MaxDuration: time.Minute}
@@ -112,9 +113,12 @@ func TestSizingEnoughBursts(t *testing.T) {
 		want               bool
 	}{
 		{"below the plan's bursts, even when tight", capped, 4, 1, 2, Progress{TTFTRelHalfWidth: 0.01}, false},
-		{"bursts done, TTFT tight", capped, 4, 2, 2, Progress{TTFTRelHalfWidth: 0.15}, true},
+		{"bursts done, TTFT tight", capped, 4, 3, 2, Progress{TTFTRelHalfWidth: 0.15}, true},
+		{"tight on 8 requests: fewer than an interval is shown from", capped, 4, 2, 2, Progress{TTFTRelHalfWidth: 0.01, WindowSeconds: 3}, false},
+		{"tight on 10 bursts of 1", capped, 1, 10, 3, Progress{TTFTRelHalfWidth: 0.01}, true},
+		{"tight on 9 bursts of 1", capped, 1, 9, 3, Progress{TTFTRelHalfWidth: 0.01}, false},
 		{"bursts done, TTFT wide: another burst", capped, 4, 2, 2, Progress{TTFTRelHalfWidth: 0.3, WindowSeconds: 3}, false},
-		{"throughput is not judged", capped, 4, 2, 2, Progress{TTFTRelHalfWidth: 0.1, ThroughputRelHalfWidth: inf}, true},
+		{"throughput is not judged", capped, 4, 3, 2, Progress{TTFTRelHalfWidth: 0.1, ThroughputRelHalfWidth: inf}, true},
 		{"wide but settled", capped, 4, 2, 2, Progress{TTFTRelHalfWidth: inf, Settled: true}, true},
 		{"request cap (10 bursts of 4)", capped, 4, 10, 2, Progress{TTFTRelHalfWidth: inf}, true},
 		{"time cap", capped, 4, 3, 2, Progress{TTFTRelHalfWidth: inf, WindowSeconds: 60}, true},
@@ -129,7 +133,8 @@ func TestSizingEnoughBursts(t *testing.T) {
 }
 
 // A dedicated cell whose Judge reports a wide TTFT interval releases more bursts than the plan's
-// floor until the interval is within the target; without a Judge it stops at the floor.
+// floor until the interval is within the target and rests on stats.MinIntervalSamples requests;
+// without a Judge it stops at the floor.
 func TestDedicatedAimsForTTFTPrecision(t *testing.T) {
 	for _, tt := range []struct {
 		name      string
@@ -138,8 +143,8 @@ func TestDedicatedAimsForTTFTPrecision(t *testing.T) {
 		want      int // measured bursts
 	}{
 		{"no judge: the plan's bursts", 0, false, 2},
-		{"tight at once: the plan's bursts", 0, true, 2},
-		{"wide twice: two more bursts", 2, true, 4},
+		{"tight at once: bursts until the interval rests on 10 requests (4 of 3)", 0, true, 4},
+		{"wide four times: two more bursts", 4, true, 6},
 	} {
 		synctest.Test(t, func(t *testing.T) {
 			f := &fake{origin: time.Now(), dur: time.Second}

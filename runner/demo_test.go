@@ -69,9 +69,9 @@ func demoRun(t *testing.T, prof sim.Profile, mutate func(*servebench.Plan)) (*me
 
 // demoBudget is what the README promises for the demo ("about 2 minutes", at most 2½): the
 // simulated clock must leave room under it for the machine's own overheads (starting the
-// simulator, building prompts, writing the run folder, rendering the report), a few seconds on
-// a loaded 2-core machine.
-const demoBudget = 135 * time.Second
+// simulator, building prompts, writing the run folder, rendering the report): under a second
+// on a quiet 2-core machine (133.3 s wall for 132.7 s simulated), a few seconds on a loaded one.
+const demoBudget = 142 * time.Second
 
 // demoMinValid is the share of the demo's sweep and dedicated-scenario cells that must be
 // valid at its precision target (±15%): the cells a reader sees in its summary and scenario
@@ -79,10 +79,10 @@ const demoBudget = 135 * time.Second
 // rule its validity is then judged by (the throughput forecast on the closed window's batches,
 // the bursts' TTFT interval), so on the simulated clock all nine reach it; 0.8 leaves room for
 // one cell a loaded test machine's scheduler marks. The sweep's cells measure at least
-// stats.MinIntervalSamples requests (the demo's min_requests), so each shows its intervals; a
-// dedicated cell's 2 bursts hold fewer (2, 4 and 8 requests: the demo's time promise), so it
-// is low-confidence for that alone, too-few-samples "n<10", and counts here as having
-// reached its target. The capacity search's own levels (General Chatbot at 32K)
+// stats.MinIntervalSamples requests (the demo's min_requests), and a dedicated cell releases
+// bursts until its TTFT interval rests on as many, so each shows its intervals; a cell that
+// still holds fewer (a cap) is low-confidence for that alone, too-few-samples "n<10", and
+// counts here as having reached its target. The capacity search's own levels (General Chatbot at 32K)
 // stop once their threshold verdict is settled at 95%, so their intervals are wider than the
 // target and they are low-confidence for that alone (checked below).
 const demoMinValid = 0.8
