@@ -39,10 +39,7 @@ type frontierRow struct {
 // says so, and that the comparison page's calculator gives the same for the run.
 // SERVEBENCH_SCREENSHOT_DIR=dir saves frontier-run.png and frontier-compare.png there.
 func TestFrontierCalculatorInBrowser(t *testing.T) {
-	exe := "/usr/bin/chromium"
-	if _, err := os.Stat(exe); err != nil {
-		t.Skip("skipping the browser test: no chromium at /usr/bin/chromium (apt-get install chromium)")
-	}
+	needBrowser(t)
 	if testing.Short() {
 		t.Skip("starts a browser")
 	}
@@ -102,17 +99,7 @@ func TestFrontierCalculatorInBrowser(t *testing.T) {
 	runURL := (&url.URL{Scheme: "file", Path: filepath.ToSlash(filepath.Join(site, "runs", man.ID, "index.html"))}).String()
 	cmpURL := (&url.URL{Scheme: "file", Path: filepath.ToSlash(filepath.Join(site, "compare.html")), Fragment: "runs=" + man.ID}).String()
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-dev-shm-usage", true), chromedp.Flag("allow-file-access-from-files", true),
-		chromedp.UserDataDir(filepath.Join(t.TempDir(), "profile")), chromedp.WindowSize(1280, 1000))
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelA()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	tctx, cancelT := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancelT()
+	tctx := browser(t, 1280, 1000, 2*time.Minute)
 
 	read := func(table, input, usersInput, keyAttr string) string {
 		return `(function () {

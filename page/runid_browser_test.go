@@ -36,10 +36,7 @@ func TestPageScriptValidatesRunIDsAsTheServer(t *testing.T) {
 // common static file server serves it, decoding %2F and resolving "..", as python3 -m
 // http.server does. A well-formed id is still asked for.
 func TestCompareRefusesRunIDsThatClimbOut(t *testing.T) {
-	exe := "/usr/bin/chromium"
-	if _, err := os.Stat(exe); err != nil {
-		t.Skip("skipping the browser test: no chromium at /usr/bin/chromium (apt-get install chromium)")
-	}
+	needBrowser(t)
 	site := filepath.Join(t.TempDir(), "site")
 	if _, err := (&Pages{}).WriteSite(context.Background(), site); err != nil {
 		t.Fatal(err)
@@ -56,20 +53,7 @@ func TestCompareRefusesRunIDsThatClimbOut(t *testing.T) {
 			}
 		}
 	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(filepath.Join(t.TempDir(), "profile")))
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelA()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("starting %s: %v", exe, err)
-	}
-	tctx, cancelT := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancelT()
+	tctx := browser(t, 0, 0, 3*time.Minute)
 	files := http.FileServer(http.Dir(site))
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.URL.Path = path.Clean(r.URL.Path) // "/data/runs/../../evil.js" is "/evil.js"

@@ -38,10 +38,7 @@ type usersShown struct {
 // 10"), so the planner falls back to the cold-prompt limit and says why; back to the run's.
 // SERVEBENCH_SCREENSHOT_DIR=dir saves users-whatif.png there.
 func TestUsersWhatIfInBrowser(t *testing.T) {
-	exe := "/usr/bin/chromium"
-	if _, err := os.Stat(exe); err != nil {
-		t.Skip("skipping the browser test: no chromium at /usr/bin/chromium (apt-get install chromium)")
-	}
+	needBrowser(t)
 	if testing.Short() {
 		t.Skip("starts a browser")
 	}
@@ -79,17 +76,7 @@ func TestUsersWhatIfInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	runURL := (&url.URL{Scheme: "file", Path: filepath.ToSlash(filepath.Join(site, "runs", man.ID, "index.html"))}).String()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-dev-shm-usage", true), chromedp.Flag("allow-file-access-from-files", true),
-		chromedp.UserDataDir(filepath.Join(t.TempDir(), "profile")), chromedp.WindowSize(1280, 1000))
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelA()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	tctx, cancelT := context.WithTimeout(ctx, 4*time.Minute)
-	defer cancelT()
+	tctx := browser(t, 1280, 1000, 4*time.Minute)
 
 	const card = `document.querySelector('.card[data-usecase="general_chatbot"]')`
 	set := func(key, v string) string {
@@ -180,10 +167,7 @@ func TestUsersWhatIfInBrowser(t *testing.T) {
 // searches or sizing): the planner sizes it from its users' limit (capacity.Sizable), 30 users
 // per replica, instead of saying that nothing was searched.
 func TestUsersOnlyPlannerInBrowser(t *testing.T) {
-	exe := "/usr/bin/chromium"
-	if _, err := os.Stat(exe); err != nil {
-		t.Skip("skipping the browser test: no chromium at /usr/bin/chromium (apt-get install chromium)")
-	}
+	needBrowser(t)
 	if testing.Short() {
 		t.Skip("starts a browser")
 	}
@@ -222,17 +206,7 @@ func TestUsersOnlyPlannerInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	runURL := (&url.URL{Scheme: "file", Path: filepath.ToSlash(filepath.Join(site, "runs", man.ID, "index.html"))}).String()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-dev-shm-usage", true), chromedp.Flag("allow-file-access-from-files", true),
-		chromedp.UserDataDir(filepath.Join(t.TempDir(), "profile")), chromedp.WindowSize(1280, 1000))
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelA()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	tctx, cancelT := context.WithTimeout(ctx, 4*time.Minute)
-	defer cancelT()
+	tctx := browser(t, 1280, 1000, 4*time.Minute)
 	var shown string
 	err = chromedp.Do(tctx,
 		chromedp.Navigate(runURL),

@@ -21,10 +21,7 @@ import (
 // off behind a scroll bar ("Code Complet"), with labelled runs, long targets and the five
 // default use cases' titles (the list's capacity column now puts one use case a line).
 func TestPagesFit1280(t *testing.T) {
-	exe := "/usr/bin/chromium"
-	if _, err := os.Stat(exe); err != nil {
-		t.Skip("skipping the browser test: no chromium at /usr/bin/chromium (apt-get install chromium)")
-	}
+	needBrowser(t)
 	tmp := t.TempDir()
 	var ix fakeIndex
 	titles := []string{"Code Completion", "Short-form Chatbot", "General Chatbot", "Long Document Processing", "Automated Coding Assistant"}
@@ -54,17 +51,7 @@ func TestPagesFit1280(t *testing.T) {
 	}
 	srv := httptest.NewServer((&Pages{Source: Source{Index: ix}}).Handler())
 	defer srv.Close()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1280, 900),
-		chromedp.UserDataDir(filepath.Join(t.TempDir(), "profile")))
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelA()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	tctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
-	defer cancelT()
+	tctx := browser(t, 1280, 900, 90*time.Second)
 	type box struct {
 		ID            string `json:"id"`
 		Scroll, Width int
