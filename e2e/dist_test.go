@@ -369,31 +369,9 @@ func TestDistributedRunMatchesLocal(t *testing.T) {
 		"--capacity-max", "16", "--max-requests", "100", "--quiet", "--index", "none", "--gpu", "none", "--no-report"}
 	port := freePort(t)
 	f := newFleet(t, port, portOf(t, base))
-	// the single-process run reaches the server the same way as the workers (from its own
-	// network namespace, through the same bridge), so that both measure the same path
-	local := filepath.Join(t.TempDir(), "local")
-	cli(t) // built (or linked) before the clock starts: took reports the runs alone
-	start := time.Now()
-	f.spawn("local", append([]string{"run", "--out", local}, common...)...)
-	if code := f.wait()["local"]; code != 0 {
-		t.Fatalf("local run: exit %d\n%s", code, f.logs())
-	}
-	took(t, "the local run", start)
-	for i := 1; i <= 3; i++ {
-		f.start(fmt.Sprintf("w%d", i), "tcp://127.0.0.1:"+port)
-	}
-	distDir := filepath.Join(t.TempDir(), "dist")
-	start = time.Now()
-	code, out := coordinate(t, append([]string{"run", "--out", distDir, "--workers", "3", "--listen", "127.0.0.1:" + port, "--join-timeout", "60s", "--format", "md"}, common...)...)
-	if code != 0 {
-		t.Fatalf("distributed run: exit %d\n%s\n%s", code, out, f.logs())
-	}
-	took(t, "the distributed run", start)
-	for name, c := range f.wait() {
-		if c != 0 {
-			t.Errorf("worker %s exited %d\n%s", name, c, f.logs())
-		}
-	}
+	// the single-process run reaches the server the same way as the workers, so that both
+	// measure the same path
+	local, distDir, out := f.localThenDistributed(port, common, []string{"--format", "md"})
 	if strings.Contains(out+f.logs(), testToken) {
 		t.Error("the token was printed")
 	}
@@ -503,6 +481,41 @@ func TestDistributedRunMatchesLocal(t *testing.T) {
 	if compared < 2 {
 		t.Errorf("only %d cells measured by both runs", compared)
 	}
+}
+
+// localThenDistributed runs `servebench run args...` twice against the same target: first as one
+// process, spawned through the fleet so that it reaches the server as the workers do (from its own
+// network namespace, through the same bridge), then as the coordinator (its own further arguments
+// coordArgs) of 3 worker processes that join on 127.0.0.1:port. It fails the test unless both
+// runs and every worker exit 0, logs how long each run took, and returns the two run folders and
+// the coordinator's output.
+func (f *fleet) localThenDistributed(port string, args, coordArgs []string) (local, dist, out string) {
+	t := f.t
+	t.Helper()
+	local = filepath.Join(t.TempDir(), "local")
+	cli(t) // built (or linked) before the clock starts: took reports the runs alone
+	start := time.Now()
+	f.spawn("local", append([]string{"run", "--out", local}, args...)...)
+	if code := f.wait()["local"]; code != 0 {
+		t.Fatalf("local run: exit %d\n%s", code, f.logs())
+	}
+	took(t, "the local run", start)
+	for i := 1; i <= 3; i++ {
+		f.start(fmt.Sprintf("w%d", i), "tcp://127.0.0.1:"+port)
+	}
+	dist = filepath.Join(t.TempDir(), "dist")
+	start = time.Now()
+	code, out := coordinate(t, slices.Concat([]string{"run", "--out", dist, "--workers", "3", "--listen", "127.0.0.1:" + port, "--join-timeout", "60s"}, coordArgs, args)...)
+	if code != 0 {
+		t.Fatalf("distributed run: exit %d\n%s\n%s", code, out, f.logs())
+	}
+	took(t, "the distributed run", start)
+	for name, c := range f.wait() {
+		if c != 0 {
+			t.Errorf("worker %s exited %d\n%s", name, c, f.logs())
+		}
+	}
+	return local, dist, out
 }
 
 // took logs how long a step of a test took (with -v: where an end-to-end test's time goes).

@@ -79,29 +79,7 @@ users:
 			common := append([]string{"--url", base + "/v1", "--contexts", "1k", "--output-tokens", "32", "--quiet", "--index", "none", "--gpu", "none", "--no-report"}, tc.args...)
 			port := freePort(t)
 			f := newFleet(t, port, portOf(t, base))
-			local := filepath.Join(t.TempDir(), "local")
-			cli(t) // built (or linked) before the clock starts: took reports the runs alone
-			start := time.Now()
-			f.spawn("local", append([]string{"run", "--out", local}, common...)...)
-			if code := f.wait()["local"]; code != 0 {
-				t.Fatalf("local run: exit %d\n%s", code, f.logs())
-			}
-			took(t, "the local run", start)
-			for i := 1; i <= 3; i++ {
-				f.start(fmt.Sprintf("w%d", i), "tcp://127.0.0.1:"+port)
-			}
-			distDir := filepath.Join(t.TempDir(), "dist")
-			start = time.Now()
-			code, out := coordinate(t, append([]string{"run", "--out", distDir, "--workers", "3", "--listen", "127.0.0.1:" + port, "--join-timeout", "60s"}, common...)...)
-			if code != 0 {
-				t.Fatalf("distributed run: exit %d\n%s\n%s", code, out, f.logs())
-			}
-			took(t, "the distributed run", start)
-			for name, c := range f.wait() {
-				if c != 0 {
-					t.Errorf("worker %s exited %d\n%s", name, c, f.logs())
-				}
-			}
+			local, distDir, _ := f.localThenDistributed(port, common, nil)
 			lres, dres := readResults(t, local), readResults(t, distDir)
 			lcells := map[string]servebench.CellResult{}
 			for _, c := range lres.Cells {
