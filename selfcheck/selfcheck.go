@@ -39,7 +39,8 @@ type Config struct {
 	// second over all of them.
 	Concurrency     int
 	EventsPerSecond float64
-	// Duration is how long the load runs (default 5 s).
+	// Duration is how long the load is measured (default 5 s), after a warm-up of one request
+	// per stream.
 	Duration time.Duration
 }
 
@@ -47,13 +48,31 @@ type Config struct {
 type Result struct {
 	Config
 	ClockSource string
-	// Requests completed, and the events per second actually delivered.
+	// WarmupSeconds is how long the warm-up took: every stream's first request, sent together
+	// (the window opens when the last of them ends, as a sustained cell's does).
+	WarmupSeconds float64
+	// Requests measured (their first token written inside the window), and the events per
+	// second the server wrote inside it.
 	Requests             int
 	AchievedEventsPerSec float64
-	// StampError summarises first-token stamp − the server's post-write time (s), over requests.
-	StampError servebench.Summary
-	Sched      servebench.HistogramSummary
-	// CPUShare = process CPU time / (wall time × cores); -1 when unknown.
+	// StampError summarises first-token stamp − the server's post-write time (s), over the
+	// measured requests; WarmupStampError over the warm-up's, which are not judged: thousands of
+	// requests started in one instant (and a server in the same process parsing them) are a
+	// burst, not the load being checked. When a read comes later than the stream's next event,
+	// the kernel stamps the coalesced read with the newer arrival, and the error is a whole
+	// number of event gaps.
+	StampError       servebench.Summary
+	WarmupStampError servebench.Summary
+	// Lag summarises, over the measured requests, the user-space time of the read that delivered
+	// the first token − its kernel stamp (Record.ClientLagSeconds): how far behind the socket the
+	// client read. Coalesced counts the measured first tokens read only after their stream's next
+	// event had arrived (stamp error of half a gap or more): their reads took both events, under
+	// the later one's stamp.
+	Lag       servebench.Summary
+	Coalesced int
+	// Sched is the scheduler latency and CPUShare (process CPU time / (wall time × cores); -1
+	// when unknown) the process's CPU, inside the window.
+	Sched    servebench.HistogramSummary
 	CPUShare float64
 	// OK says whether this machine can measure the load; Problems says why not.
 	OK       bool
@@ -79,41 +98,79 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	defer h.close()
 	srv := h.srv
 	res := Result{Config: cfg, ClockSource: h.c.ClockSource(), CPUShare: -1}
-	cpu0, cpuOK := host.CPUTime()
-	sched0 := host.SchedLatency()
 	var mu sync.Mutex
-	var recs []servebench.Record
-	wall := h.drive(ctx, cfg.Concurrency, cfg.Duration, func(rec servebench.Record) {
+	var recs, warm []servebench.Record
+	var w0, w1 snapshot
+	h.drive(ctx, cfg.Concurrency, cfg.Duration, func(rec servebench.Record, warmup bool) {
 		mu.Lock()
-		recs = append(recs, rec)
+		if warmup {
+			warm = append(warm, rec)
+		} else {
+			recs = append(recs, rec)
+		}
 		mu.Unlock()
+	}, func(end bool) {
+		if end {
+			w1 = h.snap()
+		} else {
+			w0 = h.snap()
+		}
 	})
-	res.Sched = stats.HistogramSummarize(stats.HistogramDelta(sched0, host.SchedLatency()))
-	if cpu1, ok := host.CPUTime(); ok && cpuOK {
-		res.CPUShare = (cpu1 - cpu0).Seconds() / (wall.Seconds() * float64(runtime.GOMAXPROCS(0)))
-	}
 	if err := ctx.Err(); err != nil {
 		return res, err
 	}
-	var errs []float64
-	events := 0
-	srv.mu.Lock()
-	for i := range recs {
-		r := &recs[i]
-		if !r.OK() {
-			return res, fmt.Errorf("selfcheck request failed: %s (%s)", r.Error, r.ErrorClass)
-		}
-		events += r.Chunks
-		if w, ok := srv.written[r.ResponseID]; ok {
+	wall := w1.at.Sub(w0.at)
+	res.WarmupSeconds = w0.at.Sub(h.start).Seconds()
+	res.Sched = stats.HistogramSummarize(stats.HistogramDelta(w0.sched, w1.sched))
+	if w0.cpuOK && w1.cpuOK && wall > 0 {
+		res.CPUShare = (w1.cpu - w0.cpu).Seconds() / (wall.Seconds() * float64(runtime.GOMAXPROCS(0)))
+	}
+	if wall > 0 {
+		res.AchievedEventsPerSec = float64(w1.events-w0.events) / wall.Seconds()
+	}
+	// Each first token's stamp error, of the requests whose first token the server wrote inside
+	// the window (measured) and of the warm-up requests (reported apart).
+	var lags []float64
+	stampErrs := func(recs []servebench.Record, inWindow bool) ([]float64, error) {
+		var errs []float64
+		srv.mu.Lock()
+		defer srv.mu.Unlock()
+		for i := range recs {
+			r := &recs[i]
+			if !r.OK() {
+				return nil, fmt.Errorf("selfcheck request failed: %s (%s)", r.Error, r.ErrorClass)
+			}
+			w, ok := srv.written[r.ResponseID]
+			if !ok || inWindow && (w < w0.at.UnixNano() || w > w1.at.UnixNano()) {
+				continue
+			}
 			stamp := float64(r.StartUnixNano) + r.TTFTSeconds*1e9
 			errs = append(errs, (stamp-float64(w))/1e9)
+			if inWindow {
+				if stamp-float64(w) >= float64(gap/2) {
+					res.Coalesced++
+				}
+				if r.ClientLagSeconds != nil {
+					lags = append(lags, *r.ClientLagSeconds)
+				}
+			}
 		}
+		slices.Sort(errs)
+		return errs, nil
 	}
-	srv.mu.Unlock()
-	res.Requests = len(recs)
-	res.AchievedEventsPerSec = float64(events) / wall.Seconds()
-	slices.Sort(errs)
+	errs, err := stampErrs(recs, true)
+	if err != nil {
+		return res, err
+	}
+	werrs, err := stampErrs(warm, false)
+	if err != nil {
+		return res, err
+	}
+	res.Requests = len(errs)
+	res.WarmupStampError = stats.Summarize(werrs)
 	res.StampError = stats.Summarize(errs)
+	slices.Sort(lags)
+	res.Lag = stats.Summarize(lags)
 	res.OK = true
 	var p99 float64
 	if res.StampError.Max != nil {
@@ -123,6 +180,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		p99 = *res.StampError.P99
 	}
 	ms := func(s float64) string { return fmt.Sprintf("%.2f ms", s*1000) }
+	if res.Requests == 0 {
+		res.OK = false
+		res.Problems = append(res.Problems, fmt.Sprintf("no first token was written inside the %s measured: run it longer (--duration)", cfg.Duration))
+	}
 	if p99 > MaxStampErrorSeconds {
 		res.OK = false
 		res.Problems = append(res.Problems, fmt.Sprintf("first-token stamps trail the server's writes by %s at p99 (limit %s)", ms(p99), ms(MaxStampErrorSeconds)))
@@ -147,6 +208,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 type server struct {
 	gap     time.Duration
 	n       atomic.Int64
+	events  atomic.Int64 // token events written
 	mu      sync.Mutex
 	written map[string]int64 // response id → unix ns after the first token's write
 }
@@ -168,6 +230,7 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		_, _ = w.Write(event)
 		fl.Flush()
+		s.events.Add(1)
 		if i == 0 {
 			t := time.Now().UnixNano()
 			s.mu.Lock()
@@ -199,7 +262,7 @@ func Carry(ctx context.Context, d time.Duration) (float64, error) {
 		return 0, fmt.Errorf("this system does not report the process's CPU time")
 	}
 	var events atomic.Int64
-	h.drive(ctx, streams, d, func(rec servebench.Record) { events.Add(int64(rec.Chunks)) })
+	h.drive(ctx, streams, d, func(rec servebench.Record, _ bool) { events.Add(int64(rec.Chunks)) }, nil)
 	cpu1, _ := host.CPUTime()
 	if err := ctx.Err(); err != nil {
 		return 0, err
@@ -213,9 +276,25 @@ func Carry(ctx context.Context, d time.Duration) (float64, error) {
 
 // harness is the in-process server and servebench's client reading it, connections open.
 type harness struct {
-	srv *server
-	hs  *http.Server
-	c   *openai.Client
+	srv   *server
+	hs    *http.Server
+	c     *openai.Client
+	start time.Time // when drive started
+}
+
+// snapshot is the process's state at one end of a measured window.
+type snapshot struct {
+	at     time.Time
+	sched  servebench.Histogram
+	cpu    time.Duration
+	cpuOK  bool
+	events int64 // the server's events written
+}
+
+func (h *harness) snap() snapshot {
+	s := snapshot{at: time.Now(), sched: host.SchedLatency(), events: h.srv.events.Load()}
+	s.cpu, s.cpuOK = host.CPUTime()
+	return s
 }
 
 // open starts a server whose events are gap apart and a client with streams connections.
@@ -224,7 +303,7 @@ func open(ctx context.Context, gap time.Duration, streams int) (*harness, error)
 	if err != nil {
 		return nil, err
 	}
-	h := &harness{srv: &server{gap: gap, written: map[string]int64{}}}
+	h := &harness{srv: &server{gap: gap, written: map[string]int64{}}, start: time.Now()}
 	h.hs = &http.Server{Handler: h.srv}
 	go func() { _ = h.hs.Serve(ln) }()
 	h.c, err = openai.New(openai.Config{BaseURL: "http://" + ln.Addr().String() + "/v1", Model: "selfcheck", MaxConnections: streams, ServerInProcess: true})
@@ -245,20 +324,40 @@ func (h *harness) close() {
 	_ = h.hs.Close()
 }
 
-// drive keeps streams requests in flight for d (or until ctx ends), handing each record to
-// each (from several goroutines), and returns the wall time it took.
-func (h *harness) drive(ctx context.Context, streams int, d time.Duration, each func(servebench.Record)) time.Duration {
-	start := time.Now()
+// drive keeps streams requests in flight, handing each record to each (from several goroutines)
+// with whether it was a warm-up request (a stream's first). The window opens when the last
+// warm-up request ends and closes d later; window (when set) is called at each end (end false,
+// then true). Each stream sends its next request the moment its previous one ends, until the
+// window has closed (or ctx ends).
+func (h *harness) drive(ctx context.Context, streams int, d time.Duration, each func(servebench.Record, bool), window func(end bool)) {
+	h.start = time.Now()
+	var warmed atomic.Int64
+	closed := make(chan struct{})
 	var wg sync.WaitGroup
 	for range streams {
 		wg.Go(func() {
-			for ctx.Err() == nil && time.Since(start) < d {
-				each(h.c.Do(ctx, &servebench.Request{Prompt: "selfcheck", ContextTokens: 1, MaxOutputTokens: eventsPerStream}))
+			for warmup := true; ctx.Err() == nil; warmup = false {
+				select {
+				case <-closed:
+					return
+				default:
+				}
+				each(h.c.Do(ctx, &servebench.Request{Prompt: "selfcheck", ContextTokens: 1, MaxOutputTokens: eventsPerStream}), warmup)
+				if warmup && warmed.Add(1) == int64(streams) {
+					if window != nil {
+						window(false)
+					}
+					time.AfterFunc(d, func() {
+						if window != nil {
+							window(true)
+						}
+						close(closed)
+					})
+				}
 			}
 		})
 	}
 	wg.Wait()
-	return time.Since(start)
 }
 
 // SearchConfig is the range of loads Search tries.

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/servebench/servebench"
 )
 
 func TestRunMeasuresTheLoad(t *testing.T) {
@@ -15,6 +17,13 @@ func TestRunMeasuresTheLoad(t *testing.T) {
 	}
 	if res.Requests == 0 || res.StampError.Count != res.Requests || res.AchievedEventsPerSec <= 0 {
 		t.Fatalf("requests %d, stamp errors %d, %.0f events/s", res.Requests, res.StampError.Count, res.AchievedEventsPerSec)
+	}
+	// Each stream's first request is the warm-up, reported apart and not judged.
+	if res.WarmupStampError.Count != 2 || res.WarmupSeconds <= 0 {
+		t.Errorf("warm-up: %d stamp errors over %.3f s, want 2 (one per stream)", res.WarmupStampError.Count, res.WarmupSeconds)
+	}
+	if res.ClockSource == servebench.ClockKernel && res.Lag.Count != res.Requests || res.Coalesced > res.Requests {
+		t.Errorf("lag over %d reads, %d coalesced, of %d requests", res.Lag.Count, res.Coalesced, res.Requests)
 	}
 	if res.OK != (len(res.Problems) == 0) {
 		t.Errorf("OK %v with problems %q", res.OK, res.Problems)

@@ -19,7 +19,9 @@ func newSelfcheckCmd(e *env) *cobra.Command {
 		Short: "Find the load this machine can measure to the millisecond: stamp error, scheduler latency and CPU",
 		Long: `selfcheck streams a load from a zero-latency server inside this process to servebench's own
 client and reports how late the client stamps first tokens (against the moment the server's
-write returned), how long its goroutines wait to run, and how much CPU it needs.
+write returned), how long its goroutines wait to run, and how much CPU it needs. Each stream's
+first request is the warm-up, as in a sustained cell: the load is measured for --duration from
+the moment the last of them ends (the warm-up's stamp error is shown, not judged).
 
 Without --concurrency it searches: 16 streams, then twice as many each time up to --up-to, each
 stream at --per-stream events/s, until a load breaks the 1 ms bound; it says the largest load
@@ -42,11 +44,17 @@ only the client.`,
 			if err != nil {
 				return withCode(exitUsage, err)
 			}
-			fmt.Fprintf(w, "load:          %d streams, %.0f events/s planned, %.0f delivered (%d requests)\n", res.Concurrency, res.EventsPerSecond, res.AchievedEventsPerSec, res.Requests)
+			fmt.Fprintf(w, "load:          %d streams, %.0f events/s planned, %.0f delivered (%d requests measured over %s, after a warm-up of %.1f s)\n", res.Concurrency, res.EventsPerSecond, res.AchievedEventsPerSec, res.Requests, res.Duration, res.WarmupSeconds)
 			fmt.Fprintf(w, "clock:         %s\n", res.ClockSource)
 			mx := pOr(res.StampError.Max, 0)
 			p99 := stampP99(res)
 			fmt.Fprintf(w, "stamp error:   p50 %.3f ms, p99 %.3f ms, max %.3f ms (first-token stamp − server write)\n", pOr(res.StampError.P50, res.StampError.Mean)*1000, p99*1000, mx*1000)
+			if res.Lag.Count > 0 {
+				fmt.Fprintf(w, "read lag:      p50 %.3f ms, p99 %.3f ms (first token's read − its kernel stamp); %d of %d first tokens read after their stream's next event (stamped a gap late)\n", pOr(res.Lag.P50, res.Lag.Mean)*1000, pOr(res.Lag.P99, pOr(res.Lag.Max, 0))*1000, res.Coalesced, res.Requests)
+			}
+			if wp := res.WarmupStampError; wp.Count > 0 {
+				fmt.Fprintf(w, "warm-up:       stamp error p50 %.3f ms, p99 %.3f ms over every stream's first request, sent together (not judged)\n", pOr(wp.P50, wp.Mean)*1000, pOr(wp.P99, pOr(wp.Max, 0))*1000)
+			}
 			fmt.Fprintf(w, "scheduler:     p50 %.3f ms, p99 %.3f ms (goroutine wait before running)\n", res.Sched.P50*1000, res.Sched.P99*1000)
 			if res.CPUShare >= 0 {
 				fmt.Fprintf(w, "CPU:           %.0f%% of this machine (server included)\n", res.CPUShare*100)
@@ -64,7 +72,7 @@ only the client.`,
 	}
 	cmd.Flags().IntVar(&cfg.Concurrency, "concurrency", 16, "check this one load: streams in flight")
 	cmd.Flags().Float64Var(&cfg.EventsPerSecond, "events-per-second", 1000, "check this one load: token events per second over all streams")
-	cmd.Flags().DurationVar(&cfg.Duration, "duration", 5*time.Second, "how long to run the load (each load of a search: 3s unless set)")
+	cmd.Flags().DurationVar(&cfg.Duration, "duration", 5*time.Second, "how long to measure the load after its warm-up (each load of a search: 3s unless set)")
 	cmd.Flags().IntVar(&search.UpTo, "up-to", 4096, "search: the most streams to try")
 	cmd.Flags().Float64Var(&search.PerStream, "per-stream", 5, "search: token events per second of each stream")
 	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error {
