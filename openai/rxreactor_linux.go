@@ -184,7 +184,7 @@ func pollable(epfd int) syscall.RawConn {
 // serve reads w's socket, with rc.mu held.
 func (rc *reactor) serve(w *rxWatch, buf []byte) {
 	for {
-		n, oobn, err := w.r.recvRaw(w.fd, buf)
+		n, oobn, err := w.r.recvRaw(w.fd, buf, 0)
 		switch {
 		case err == syscall.EAGAIN:
 			return
@@ -208,7 +208,7 @@ func (rc *reactor) serve(w *rxWatch, buf []byte) {
 
 // end stops watching w (rc.mu held) and hands its outcome over.
 func (rc *reactor) end(w *rxWatch, err error) {
-	_ = syscall.EpollCtl(rc.epfd, syscall.EPOLL_CTL_DEL, w.fd, nil)
+	_ = epollCtl(rc.epfd, syscall.EPOLL_CTL_DEL, w.fd, nil)
 	delete(rc.watches, int32(w.fd))
 	rc.active.Add(-1)
 	w.done <- err
@@ -233,7 +233,7 @@ func (r *rxReader) watch(fn func(p []byte, ns int64) bool, stop <-chan struct{})
 		defer rc.mu.Unlock()
 		rc.watches[int32(fd)] = w
 		ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP, Fd: int32(fd)}
-		if aerr = syscall.EpollCtl(rc.epfd, syscall.EPOLL_CTL_ADD, int(fd), &ev); aerr != nil {
+		if aerr = epollCtl(rc.epfd, syscall.EPOLL_CTL_ADD, int(fd), &ev); aerr != nil {
 			delete(rc.watches, int32(fd))
 			return
 		}
@@ -248,7 +248,7 @@ func (r *rxReader) watch(fn func(p []byte, ns int64) bool, stop <-chan struct{})
 	}
 	rc.mu.Lock()
 	if rc.watches[int32(w.fd)] == w {
-		_ = syscall.EpollCtl(rc.epfd, syscall.EPOLL_CTL_DEL, w.fd, nil)
+		_ = epollCtl(rc.epfd, syscall.EPOLL_CTL_DEL, w.fd, nil)
 		delete(rc.watches, int32(w.fd))
 		rc.active.Add(-1)
 	}
@@ -261,9 +261,10 @@ func (r *rxReader) watch(fn func(p []byte, ns int64) bool, stop <-chan struct{})
 	}
 }
 
-// recvRaw is one recvmsg(2) that does not wait, of p and the control messages into r.oob, as a
-// raw system call: the runtime is not told (see reactor.loop).
-func (r *rxReader) recvRaw(fd int, p []byte) (n, oobn int, err error) {
+// recvRaw is one recvmsg(2) that does not wait (MSG_DONTWAIT, with flags), of p and the control
+// messages into r.oob, as a raw system call: the runtime is not told (see recvNow), and it cannot
+// block, whatever the socket's mode.
+func (r *rxReader) recvRaw(fd int, p []byte, flags int) (n, oobn int, err error) {
 	var iov syscall.Iovec
 	var msg syscall.Msghdr
 	iov.Base = &p[0]
@@ -273,7 +274,7 @@ func (r *rxReader) recvRaw(fd int, p []byte) (n, oobn int, err error) {
 	msg.Control = &r.oob[0]
 	for {
 		msg.SetControllen(len(r.oob))
-		got, _, errno := syscall.RawSyscall(syscall.SYS_RECVMSG, uintptr(fd), uintptr(unsafe.Pointer(&msg)), syscall.MSG_DONTWAIT)
+		got, _, errno := syscall.RawSyscall(syscall.SYS_RECVMSG, uintptr(fd), uintptr(unsafe.Pointer(&msg)), uintptr(flags|syscall.MSG_DONTWAIT))
 		switch errno {
 		case 0:
 			return int(got), int(msg.Controllen), nil
@@ -282,6 +283,16 @@ func (r *rxReader) recvRaw(fd int, p []byte) (n, oobn int, err error) {
 		}
 		return 0, 0, errno
 	}
+}
+
+// epollCtl is epoll_ctl(2) as a raw system call (it cannot block; see recvNow): syscall.EpollCtl
+// tells the runtime, which then wakes its monitor thread (sysmon) when that sleeps, twice per
+// request (the watch's start and end).
+func epollCtl(epfd, op, fd int, ev *syscall.EpollEvent) error {
+	if _, _, e := syscall.RawSyscall6(syscall.SYS_EPOLL_CTL, uintptr(epfd), uintptr(op), uintptr(fd), uintptr(unsafe.Pointer(ev)), 0, 0); e != 0 {
+		return e
+	}
+	return nil
 }
 
 // epollWaitBlocking is one epoll_wait(2) without a timeout into evs, between entersyscallblock

@@ -187,15 +187,11 @@ func stampsOn() io.Closer {
 	return nil
 }
 
-// recvmsg is one recvmsg(2) of p and the control messages into r.oob, asked again when a signal
-// interrupts it.
+// recvmsg is one recvmsg(2) of p and the control messages into r.oob that does not wait (a raw
+// system call, recvRaw: syscall.Recvmsg tells the runtime, which wakes its monitor thread when
+// that sleeps), asked again when a signal interrupts it. flags are added to MSG_DONTWAIT.
 func (r *rxReader) recvmsg(fd uintptr, p []byte, flags int) (n, oobn int, err error) {
-	for {
-		n, oobn, _, _, err = syscall.Recvmsg(int(fd), p, r.oob[:], flags)
-		if err != syscall.EINTR {
-			return n, oobn, err
-		}
-	}
+	return r.recvRaw(int(fd), p, flags)
 }
 
 // each reads the socket until fn returns true (nil) or the connection fails (its error; io.EOF
@@ -296,7 +292,7 @@ func (r *rxReader) wait(canceled func() bool, fn func(p []byte, ns int64) bool, 
 		// may be there (a read that does not wait takes them whatever lowat says).
 		rerr = syscall.EAGAIN
 		if lowat <= 1 {
-			n, oobn, rerr = r.recvmsg(fd, p, syscall.MSG_DONTWAIT)
+			n, oobn, rerr = r.recvmsg(fd, p, 0)
 		}
 		if rerr != syscall.EAGAIN {
 			if rerr == nil && n > 0 {
@@ -372,8 +368,8 @@ func peerClosed(nc net.Conn) bool {
 	}
 	closed := false
 	_ = raw.Control(func(fd uintptr) {
-		var b [1]byte
-		_, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		var b [1]byte // a raw system call that cannot block (see recvNow)
+		_, _, err := syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&b[0])), 1, syscall.MSG_PEEK|syscall.MSG_DONTWAIT, 0, 0)
 		closed = err != syscall.EAGAIN
 	})
 	return closed
