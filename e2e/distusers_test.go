@@ -15,7 +15,7 @@ import (
 // finds the local run's users' limit ±1, every population split over the workers as the local
 // run's users: each user on exactly one worker (users k, k + n, … on the k-th of the n workers
 // the population runs on), every user of the population sending, each user's conversation the
-// one it has in the local run (the same turns, prompts and answers asked), and each population's
+// one it has in the local run (the same turns, prompt tokens and answers asked), and each population's
 // verdict taken on the merged records of all its workers (its cell's measured requests are the
 // measured records of every worker). Every record names its worker, and every user's record its
 // user.
@@ -72,8 +72,9 @@ users:
 		t.Errorf("the distributed search measured %d populations %v: want a search (a climb and a bracket), not one level", len(du.Points), levels(du))
 	}
 
-	// what each user of each population sent, in order: (turn, prompt and answer asked) and
-	// from which worker
+	// what each user of each population sent, in order: its turn, its prompt's tokens as the
+	// server counted them (usage: a user's record asks for no prompt length, its prompt is the
+	// history) and the answer's tokens it asked for
 	type said struct{ turn, in, out int }
 	type userKey struct{ users, user int }
 	conversations := func(recs []servebench.Record) map[userKey][]said {
@@ -82,7 +83,7 @@ users:
 		for _, r := range recs {
 			if r.Kind == servebench.KindUsers && r.OK() {
 				k := userKey{r.Concurrency, r.User}
-				c[k] = append(c[k], said{r.Turn, r.InputTokensRequested, r.OutputTokensRequested})
+				c[k] = append(c[k], said{r.Turn, r.InputTokens, r.OutputTokensRequested})
 			}
 		}
 		return c
@@ -140,8 +141,9 @@ users:
 		}
 	}
 	// Each user says in the distributed run what it says in the local run, as far as both ran:
-	// the same turns with the same prompt and answer lengths asked (a turn re-sends the history,
-	// the simulator's answers included, so this holds while every answer has its asked length).
+	// the same turns with prompts of the same tokens and the same answer lengths asked (a turn
+	// re-sends the history, the simulator's answers included, so the prompts agree while every
+	// answer has its asked length, as the simulator's do).
 	lc, dc := conversations(lrecs), conversations(drecs)
 	compared := 0
 	for k, d := range dc {
