@@ -29,9 +29,11 @@ const (
 
 // UserScript is the sessions a population's users replay from a file instead of drawing them
 // from distributions: a dataset's real conversations (Kind "dataset") or an agent trace's
-// sessions (Kind "trace"). The population's user g replays sessions g, g + N, g + 2N, … of
-// the file (N the population's size, modulo the file's sessions), joining the first at a turn
-// drawn evenly from its turns; the same plan sends the same sessions wherever the user runs.
+// sessions (Kind "trace"). The population's user g replays session g of the file first
+// (modulo the file's sessions), joining it at a turn drawn evenly from its turns, then sessions
+// drawn evenly from the file, all seeded by the plan's seed and the user alone: a population of
+// N + k users is the population of N plus k users, and the same plan sends the same sessions
+// wherever the user runs.
 type UserScript struct {
 	Kind, Path string
 	// Format: "sharegpt" or "jsonl" for a dataset, "trace" for a trace.
@@ -433,19 +435,26 @@ type BlockPrompter interface {
 	BlockPrompt(seq int64, hashIDs []int, blockTokens, tokens int) (string, error)
 }
 
-// replaySession is the r-th replay of the script (r = g + k·N: user g's k-th session): session
-// r mod the sessions, its pass r ÷ the sessions. Turns stop where the next prompt and its answer
-// would pass window (0: no bound); a first turn that alone would not fit is cut to fit. Turns
-// carry their texts: a dataset's as written (a pass after the first opens the first user turn
-// with a line naming the replay, so the server's cache cannot answer it from an earlier replay),
-// a trace's built from its blocks (bp) of blockTokens tokens, the blocks only one session names
-// made fresh on a pass after the first.
-func (s *UserScript) replaySession(r int, rng *rand.Rand, window int, scale float64, least, blockTokens int, bp BlockPrompter) ([]load.UserTurn, error) {
+// replaySession is user g's k-th session (from 0): for its first, session g mod the sessions,
+// sent as written when g is below the number of sessions (the file's first pass); for a later
+// one, a session drawn evenly from the file with rng (the user's own). Every other replay is
+// fresh: it must not find an earlier replay of the same session in the server's cache. Turns stop
+// where the next prompt and its answer would pass window (0: no bound); a first turn that alone
+// would not fit is cut to fit. Turns carry their texts: a dataset's as written (a fresh replay
+// opens the first user turn with a line naming the conversation, the user and the session), a
+// trace's built from its blocks (bp) of blockTokens tokens, the blocks only one session names
+// made fresh in a fresh replay.
+func (s *UserScript) replaySession(g, k int, rng *rand.Rand, window int, scale float64, least, blockTokens int, bp BlockPrompter) ([]load.UserTurn, error) {
 	if s.err != nil {
 		return nil, s.err
 	}
-	ss := s.sessions[r%len(s.sessions)]
-	pass := r / len(s.sessions)
+	idx := g % len(s.sessions)
+	if k > 0 {
+		idx = rng.IntN(len(s.sessions))
+	}
+	ss := s.sessions[idx]
+	fresh := k > 0 || g >= len(s.sessions)
+	replay := uint64(k)<<32 | uint64(g) // one number per (user, session): g for the first pass
 	out := make([]load.UserTurn, 0, len(ss.turns))
 	ctx := 0
 	if s.Kind == "dataset" {
@@ -460,8 +469,8 @@ func (s *UserScript) replaySession(r int, rng *rand.Rand, window int, scale floa
 		}
 		text := st.text
 		if s.Kind == "dataset" {
-			if i == 0 && pass > 0 {
-				text = fmt.Sprintf("(conversation %d, replay %d)\n\n", ss.index+1, pass+1) + text
+			if i == 0 && fresh {
+				text = fmt.Sprintf("(conversation %d, user %d's session %d)\n\n", ss.index+1, g+1, k+1) + text
 				ut.NewTokens = max(textTokens(text), least)
 			}
 			if ut.OutputTokens == 0 {
@@ -493,16 +502,16 @@ func (s *UserScript) replaySession(r int, rng *rand.Rand, window int, scale floa
 			if i > 0 {
 				ids = ids[min(len(ids), st.before/max(blockTokens, 1)):]
 			}
-			if pass > 0 {
+			if fresh {
 				ids = slices.Clone(ids)
 				for j, id := range ids {
 					if !s.shared[id] {
-						ids[j] = int(mix(uint64(id)^0x5e55, uint64(pass)) >> 1)
+						ids[j] = int(mix(uint64(id)^0x5e55, replay+1) >> 1)
 					}
 				}
 			}
 			// a number of its own for the text's filler: negative, never a request's
-			t, err := bp.BlockPrompt(-1-int64(mix(uint64(r), uint64(i))>>1), ids, blockTokens, ut.NewTokens)
+			t, err := bp.BlockPrompt(-1-int64(mix(replay, uint64(i))>>1), ids, blockTokens, ut.NewTokens)
 			if err != nil {
 				return nil, fmt.Errorf("trace %s, session of line %d, turn %d: %w", s.Path, ss.index, i+1, err)
 			}
@@ -533,7 +542,7 @@ func newReplayPopulation(c PopulationConfig) *load.Population {
 	rngs := make([]*rand.Rand, c.Local())
 	started := make([]int, len(rngs)) // sessions each user has begun
 	for u := range rngs {
-		rngs[u] = rand.New(rand.NewPCG(uint64(up.Seed), uint64(c.N)<<32|uint64(c.GlobalUser(u))))
+		rngs[u] = rand.New(rand.NewPCG(uint64(up.Seed), uint64(c.GlobalUser(u)))) // not the population's size: populations nest
 	}
 	least := max(c.MinTokens, 1)
 	block := cells.DefaultTraceBlockTokens
@@ -547,11 +556,11 @@ func newReplayPopulation(c PopulationConfig) *load.Population {
 	return &load.Population{
 		Session: func(u int, joining bool) ([]load.UserTurn, int) {
 			mu.Lock()
-			r := c.GlobalUser(u) + started[u]*c.N
+			k := started[u]
 			started[u]++
 			mu.Unlock()
 			// rngs[u] is user u's alone, and a user draws one session at a time
-			turns, err := sc.replaySession(r, rngs[u], c.Window, up.ThinkScale, least, block, bp)
+			turns, err := sc.replaySession(c.GlobalUser(u), k, rngs[u], c.Window, up.ThinkScale, least, block, bp)
 			if err != nil || len(turns) == 0 {
 				if err == nil {
 					err = fmt.Errorf("%s %s: a session has no turn that fits %d tokens", sc.Kind, sc.Path, c.Window)

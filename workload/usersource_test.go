@@ -207,8 +207,9 @@ func textsOf(turns []load.UserTurn) []string {
 	return s
 }
 
-// Dataset users replay the conversations as written, user g the sessions g, g + N, …; a replay
-// past the file's end names itself so the server's cache cannot answer it from the first; a
+// Dataset users replay the conversations as written, user g session g first, then sessions drawn
+// from the file; a replay other than the file's first pass names itself (conversation, user,
+// session) so the server's cache cannot answer it from an earlier one; a
 // small window ends conversations early; and the users of a distributed run's workers get the
 // sessions the same users get in a local run.
 func TestDatasetUsersReplayConversations(t *testing.T) {
@@ -217,7 +218,7 @@ func TestDatasetUsersReplayConversations(t *testing.T) {
 		t.Fatal(err)
 	}
 	local := replaySessions(t, prof, 3, 0, 1, 0, fakePrompter{})
-	// user 0: conversation 1 then (0 + 3) mod 2 = conversation 2, its second pass
+	// user 0: conversation 1, then one drawn from the file, named; user 2: conversation 1 again, named
 	if got := textsOf(local[0][0]); strings.Join(got, "|") != "What is the capital of France?|And of Italy?|Thanks!" {
 		t.Errorf("user 0's first session %q", got)
 	}
@@ -227,8 +228,12 @@ func TestDatasetUsersReplayConversations(t *testing.T) {
 	if got := local[0][0][0].OutputTokens; got != 18 {
 		t.Errorf("first answer asks for %d tokens, want the recorded answer's 18", got)
 	}
-	if got := local[0][1][0].Text; got != "(conversation 2, replay 2)\n\nWrite a haiku about caches." {
-		t.Errorf("user 0's second session opens %q, want the replay named", got)
+	if got := local[0][1][0].Text; got != "(conversation 2, user 1's session 2)\n\nWrite a haiku about caches." &&
+		got != "(conversation 1, user 1's session 2)\n\nWhat is the capital of France?" {
+		t.Errorf("user 0's second session opens %q, want a conversation of the file with the replay named", got)
+	}
+	if got := local[2][0][0].Text; got != "(conversation 1, user 3's session 1)\n\nWhat is the capital of France?" {
+		t.Errorf("user 2's first session (the file's second pass) opens %q, want the replay named", got)
 	}
 	if got := local[1][0][0].Text; got != "Write a haiku about caches." {
 		t.Errorf("user 1's first session opens %q", got)
@@ -274,8 +279,8 @@ func TestTraceUsersBuildBlocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	tokens := func(s string) int { n, _ := count(context.Background(), s); return n }
-	// 5 users: user g's first session is session g, its next session g + 5 (pass 2 of session g)
-	us := replaySessions(t, prof, 5, 0, 1, 0, b)
+	// 6 users: user g's first session is session g of the 5, user 5's session a again (fresh)
+	us := replaySessions(t, prof, 6, 0, 1, 0, b)
 	a, bs, c := us[0][0], us[1][0], us[4][0]
 	if len(a) != 4 || len(bs) != 2 || len(c) != 2 {
 		t.Fatalf("sessions of %d, %d, %d turns", len(a), len(bs), len(c))
@@ -292,7 +297,7 @@ func TestTraceUsersBuildBlocks(t *testing.T) {
 	if lead < 7+3*64 || lead >= 7+4*64 {
 		t.Errorf("sessions sharing blocks 0–2 share %d tokens of their first turn, want the lead and 3 blocks", lead)
 	}
-	again := us[0][1] // session a, second pass
+	again := us[5][0] // session a, second pass
 	if again[0].Text == a[0].Text {
 		t.Fatal("a session replayed again sends the same first turn: the cache would answer it from the first replay")
 	}
@@ -304,8 +309,8 @@ func TestTraceUsersBuildBlocks(t *testing.T) {
 		t.Errorf("turn 2 is %d tokens, want its 64 new", tokens(a[1].Text))
 	}
 	// a distributed run's worker 1 of 2 runs users 1 and 3 with the local run's sessions
-	w1 := replaySessions(t, prof, 5, 1, 2, 0, b)
-	if len(w1) != 2 || fmt.Sprint(w1[0]) != fmt.Sprint(us[1]) || fmt.Sprint(w1[1]) != fmt.Sprint(us[3]) {
+	w1 := replaySessions(t, prof, 6, 1, 2, 0, b)
+	if len(w1) != 3 || fmt.Sprint(w1[0]) != fmt.Sprint(us[1]) || fmt.Sprint(w1[1]) != fmt.Sprint(us[3]) {
 		t.Error("worker 1's users 1 and 3 replay other sessions than in a local run")
 	}
 	// without a block builder the population fails with the cause instead of other text
@@ -316,13 +321,37 @@ func TestTraceUsersBuildBlocks(t *testing.T) {
 	}
 }
 
-// The sessions drawn are the same for the same seed, user and population.
+// The sessions drawn are the same for the same seed and user, whatever the population's size:
+// a population of N + k users replaying a file is the population of N plus k users, as a
+// capacity search assumes (a larger population never lighter), for a dataset and a trace.
 func TestReplayDeterministic(t *testing.T) {
 	prof, _ := LookupProfile("dataset:" + testdata("conversations.jsonl"))
 	x := replaySessions(t, prof, 4, 0, 1, 0, fakePrompter{})
 	y := replaySessions(t, prof, 4, 0, 1, 0, fakePrompter{})
 	if fmt.Sprint(x) != fmt.Sprint(y) {
 		t.Error("the same plan drew other sessions")
+	}
+	trace, err := LookupProfile("trace:" + testdata("agent_trace.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := NewBuilderWithCounter(context.Background(), Config{RunID: "r"}, simCounter(7), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name    string
+		prof    UserProfile
+		prompts Prompter
+	}{{"dataset", prof, fakePrompter{}}, {"trace", trace, b}} {
+		small := replaySessions(t, c.prof, 3, 0, 1, 0, c.prompts)
+		large := replaySessions(t, c.prof, 7, 0, 1, 0, c.prompts)
+		for u := range small {
+			// users' first and next sessions: the same turns, texts and think times
+			if fmt.Sprint(small[u]) != fmt.Sprint(large[u]) {
+				t.Errorf("%s: user %d of 3 replays other sessions than user %d of 7", c.name, u, u)
+			}
+		}
 	}
 }
 
