@@ -210,6 +210,10 @@ type Request struct {
 	// multi-turn session sends it back in its next turn). It is nil for every other request,
 	// which then costs the client nothing: the text is read only after the event is stamped.
 	Answer *strings.Builder
+	// FirstToken, when set, is called once, from the client's reading goroutine, when the
+	// response's first token arrives (it must return at once): a population's warm-up ends when
+	// every joining turn's history has been prefilled.
+	FirstToken func()
 }
 
 // Message is one message of a chat conversation.
@@ -260,7 +264,8 @@ const (
 	// ErrLengthMismatch: the output length differed from the one asked for and the plan
 	// requires exact lengths (otherwise a mismatch is only flagged in Record.LengthMismatch).
 	ErrLengthMismatch ErrorClass = "length-mismatch"
-	// ErrCanceled: the run was stopped while the request was in flight.
+	// ErrCanceled: the run was stopped while the request was in flight (or, a population's
+	// warm-up request, its cell's measured window had ended: see load's users mode).
 	ErrCanceled ErrorClass = "canceled"
 	// ErrWorkerLost: the worker of a distributed run that was sending the request died or
 	// disconnected while it was in flight, so its outcome is unknown.

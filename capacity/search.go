@@ -50,7 +50,22 @@ type SearchConfig struct {
 	// users on the H200 simulator, twice the cache: 9 minutes). It changes which levels are
 	// measured, never how one is judged.
 	Fit int
+	// Resolution, when above 0, is a users' search's resolution as a share of the limit (the
+	// runner's is UsersResolution, 1/16). A bracket of lo passing and hi failing is then done
+	// when hi − lo ≤ ⌈Resolution × lo⌉ and either end's verdict did not settle (Settled): the
+	// metric sits within its noise of the threshold there, so a level between would not settle
+	// either, and each such level is the costliest of the search (it runs its whole window). Its
+	// verdict is Decide's as for any bracket (an interpolated limit with its 95% range). A
+	// bracket whose two ends settled is narrowed to hi = lo + 1 as before. With Fit, the climb
+	// past Fit steps by ⌈Resolution × lo⌉ first (in place of ⌈lo / 8⌉), and the step doubles
+	// only after a passing level above Fit that settled (one that did not is near the
+	// threshold: the next step stays small).
+	Resolution float64
 }
+
+// UsersResolution is the users' search's resolution (SearchConfig.Resolution): a sixteenth of
+// the limit, about the ±5% precision a level aims for.
+const UsersResolution = 1.0 / 16
 
 // DefaultRequestsAt is the cost of a dense-grid level at the default sweep sizing: a warm-up
 // of n plus max(10, 3 × n) measured requests.
@@ -108,7 +123,7 @@ func Search(ctx context.Context, uc servebench.UseCase, cfg SearchConfig, measur
 	}
 	var moved []bool // per measured level: did it move lo (true) or hi (false)
 	for {
-		next, done := nextLevel(uc, cfg.Ceiling, cfg.Start, cfg.Fit, points, moved)
+		next, done := nextLevel(uc, cfg, points, moved)
 		if done {
 			out := Decide(uc, cfg.Ceiling, sorted(points), cfg.RequestsAt)
 			out.UseCase, out.Title, out.ContextTokens, out.OutputTokens = res.UseCase, res.Title, res.ContextTokens, res.OutputTokens
@@ -168,12 +183,16 @@ func interrupted(res servebench.CapacityResult, points map[int]servebench.Capaci
 }
 
 // nextLevel is the level Search measures next, or done when the limit is established (see
-// Search for the rule); an empty search starts at start (SearchConfig.Start), and a climb
-// with no failure yet heeds fit (SearchConfig.Fit, 0: none; see climbCap).
-func nextLevel(uc servebench.UseCase, ceiling, start, fit int, points map[int]servebench.CapacityPoint, moved []bool) (next int, done bool) {
+// Search for the rule); an empty search starts at cfg.Start, a climb with no failure yet heeds
+// cfg.Fit (0: none; see climbCap), and a bracket within cfg.Resolution with an unsettled end
+// is done (see SearchConfig.Resolution).
+func nextLevel(uc servebench.UseCase, cfg SearchConfig, points map[int]servebench.CapacityPoint, moved []bool) (next int, done bool) {
+	ceiling, start, fit := cfg.Ceiling, cfg.Start, cfg.Fit
 	lo, hi := bounds(points)
 	switch {
 	case hi == 1, hi == 0 && lo >= ceiling, hi > 0 && hi == lo+1:
+		return 0, true
+	case resolved(cfg.Resolution, points, lo, hi):
 		return 0, true
 	}
 	var fallback int
@@ -181,7 +200,7 @@ func nextLevel(uc servebench.UseCase, ceiling, start, fit int, points map[int]se
 	case hi == 0 && fit > lo:
 		fallback = min(fit, ceiling) // nothing to extrapolate from yet: the cache's bound is the next question
 	case hi == 0:
-		fallback = min(max(1, 2*lo), climbCap(lo, fit, points), ceiling)
+		fallback = min(max(1, 2*lo), climbCap(lo, fit, cfg.Resolution, points), ceiling)
 	default:
 		fallback = lo + (hi-lo)/2
 	}
@@ -200,7 +219,7 @@ func nextLevel(uc servebench.UseCase, ceiling, start, fit int, points map[int]se
 		cand = min(max(1, start), ceiling)
 	case math.IsNaN(x):
 	case hi == 0:
-		l := min(x, float64(climbCap(lo, fit, points)))
+		l := min(x, float64(climbCap(lo, fit, cfg.Resolution, points)))
 		cand = max(int(math.Floor(l)), lo+1)
 		cand = min(cand, ceiling)
 	case x >= float64(hi):
@@ -210,6 +229,7 @@ func nextLevel(uc servebench.UseCase, ceiling, start, fit int, points map[int]se
 		l := int(math.Floor(max(x, float64(lo))))
 		cand = max(l, lo+1)
 	}
+	cand = clearOfNoise(cfg.Resolution, points, lo, hi, cand, ceiling)
 	if !free(cand) {
 		cand = fallback
 	}
@@ -225,8 +245,10 @@ func nextLevel(uc servebench.UseCase, ceiling, start, fit int, points map[int]se
 // with fit known (> 0), fit itself while lo is below it (a larger jump than 4 × lo where fit is
 // further), and from fit on lo + ⌈lo / 8⌉ × 2^k, k the passing levels already measured above
 // fit (see SearchConfig.Fit): an eighth past the cache first, the step doubling each time the
-// climb passes again, never more than 4 × lo. At least lo + 1.
-func climbCap(lo, fit int, points map[int]servebench.CapacityPoint) int {
+// climb passes again, never more than 4 × lo. With a resolution (SearchConfig.Resolution > 0)
+// the first step is ⌈resolution × lo⌉ and only settled passes above fit double it. At least
+// lo + 1.
+func climbCap(lo, fit int, resolution float64, points map[int]servebench.CapacityPoint) int {
 	switch {
 	case fit <= 0:
 		return max(4*lo, lo+1)
@@ -234,12 +256,55 @@ func climbCap(lo, fit int, points map[int]servebench.CapacityPoint) int {
 		return fit
 	}
 	step := max(1, (lo+7)/8)
+	if resolution > 0 {
+		step = resolutionStep(resolution, lo)
+	}
 	for n, p := range points {
-		if n > fit && p.Pass && step < 4*lo {
+		if n > fit && p.Pass && step < 4*lo && (resolution <= 0 || p.Settled) {
 			step *= 2
 		}
 	}
 	return max(min(lo+step, 4*lo), lo+1)
+}
+
+// clearOfNoise moves a users' search's candidate level cand (SearchConfig.Resolution > 0) at
+// least a resolution step (resolutionStep of lo) away from a bracket end whose verdict did not
+// settle: a level that close to it would sit within the same noise of the threshold. Climbing
+// (hi = 0) from an unsettled lo, cand is at least lo + step (at most ceiling); bracketed, cand
+// goes to hi − step below an unsettled hi, or lo + step above an unsettled lo, when that lies
+// inside the bracket. Otherwise cand is unchanged.
+func clearOfNoise(resolution float64, points map[int]servebench.CapacityPoint, lo, hi, cand, ceiling int) int {
+	if resolution <= 0 || lo < 1 {
+		return cand
+	}
+	step := resolutionStep(resolution, lo)
+	loNoisy := !points[lo].Settled
+	switch {
+	case hi == 0:
+		if loNoisy {
+			return min(max(cand, lo+step), ceiling)
+		}
+	case !points[hi].Settled && cand > hi-step && hi-step > lo:
+		return hi - step
+	case loNoisy && cand < lo+step && lo+step < hi:
+		return lo + step
+	}
+	return cand
+}
+
+// resolutionStep is ⌈resolution × lo⌉, at least 1.
+func resolutionStep(resolution float64, lo int) int {
+	return max(1, int(math.Ceil(resolution*float64(lo)-1e-9)))
+}
+
+// resolved reports whether the bracket lo (passing) … hi (failing) is within resolution
+// (hi − lo ≤ resolutionStep) with at least one end's verdict unsettled (see
+// SearchConfig.Resolution). False with no resolution or no bracket.
+func resolved(resolution float64, points map[int]servebench.CapacityPoint, lo, hi int) bool {
+	if resolution <= 0 || lo < 1 || hi <= lo {
+		return false
+	}
+	return hi-lo <= resolutionStep(resolution, lo) && (!points[lo].Settled || !points[hi].Settled)
 }
 
 // Predict is the concurrency (a real number) at which the first of uc's thresholds is crossed,

@@ -515,3 +515,88 @@ func TestSearchFit(t *testing.T) {
 		}
 	}
 }
+
+// noisy is a model cell whose metrics carry 95% intervals of ±half (relative) around their
+// means, so Evaluate settles a level only where every interval clears its threshold.
+func noisy(m model, uc servebench.UseCase, n int, half float64) servebench.CellResult {
+	c := m.cell(uc, n)
+	for _, s := range []*servebench.Summary{&c.TTFTSeconds, &c.GenerationSpeedTPS, &c.E2ELatencySeconds} {
+		if s.Mean > 0 {
+			s.CI95 = &servebench.Interval{Low: s.Mean * (1 - half), High: s.Mean * (1 + half)}
+		}
+	}
+	return c
+}
+
+// A users' search with a resolution (SearchConfig.Resolution) ends on a bracket within
+// ⌈Resolution × lo⌉ with an unsettled end, where the metric sits within its noise of the
+// threshold (a chat population past the KV cache: per-user speed flat at the floor, ±5%), instead
+// of measuring every level down to lo + 1, each running its whole window; the limit is Decide's
+// interpolation with the range from the settled levels. Where the verdicts settle on both sides
+// (a cliff: coding agents evicting each other), it still ends at hi = lo + 1. Without a
+// resolution the same plateau is narrowed to lo + 1.
+func TestSearchResolution(t *testing.T) {
+	uc := useCase("general_chatbot") // TTFT ≤ 8 s, speed ≥ 15 tok/s (mean)
+	plateau := model{ttft: func(n int) float64 { return 1 + max(0, float64(n-240))*0.2 }, speed: func(n int) float64 {
+		switch {
+		case n <= 229:
+			return 24
+		case n <= 240:
+			return 24 - 8.5*float64(n-229)/11 // the cliff: 15.5 at 240
+		}
+		return 15.5 - 0.06*float64(n-240) // the plateau: 15 at about 248
+	}, e2e: func(int) float64 { return 20 }}
+	cliff := model{ttft: func(n int) float64 { return 0.5 }, speed: func(n int) float64 {
+		if n <= 48 {
+			return 33
+		}
+		return 17 - float64(n-49)
+	}, e2e: func(int) float64 { return 20 }}
+	agent := useCase("automated_coding_assistant") // speed ≥ 20
+	for _, tc := range []struct {
+		name        string
+		uc          servebench.UseCase
+		m           model
+		fit, start  int
+		resolution  float64
+		maxLevels   int
+		limitLo     int // the limit found lies in [limitLo, limitHi]
+		limitHi     int
+		wantAdjoins bool // hi = lo + 1
+	}{
+		// the plateau: 229 settles (24 tok/s), 244 and 259 sit within 5% of 15: done there
+		{"plateau", uc, plateau, 229, 15, capacity.UsersResolution, 4, 244, 258, false},
+		// the same without a resolution measures down to adjoining levels
+		{"plateau, no resolution", uc, plateau, 229, 15, 0, 12, 247, 248, true},
+		// a cliff settles on both sides: the exact limit
+		{"cliff", agent, cliff, 46, 1, capacity.UsersResolution, 6, 48, 48, true},
+	} {
+		var calls []int
+		measure := func(_ context.Context, n int) (servebench.CellResult, int, error) {
+			if slices.Contains(calls, n) {
+				t.Errorf("%s: level %d measured twice", tc.name, n)
+			}
+			calls = append(calls, n)
+			return noisy(tc.m, tc.uc, n, 0.05), 10, nil
+		}
+		res, err := capacity.Search(context.Background(), tc.uc, capacity.SearchConfig{Ceiling: 512, Start: tc.start, Fit: tc.fit, Resolution: tc.resolution}, measure)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Limit != nil {
+			t.Logf("%s: levels %v, limit %d (%s), range %v", tc.name, calls, *res.Limit, res.LimitKind, *res.LimitRange)
+		}
+		if len(calls) > tc.maxLevels {
+			t.Errorf("%s: %d levels %v, want at most %d", tc.name, len(calls), calls, tc.maxLevels)
+		}
+		if res.Limit == nil || *res.Limit < tc.limitLo || *res.Limit > tc.limitHi {
+			t.Errorf("%s: limit %v, want within %d–%d", tc.name, res.Limit, tc.limitLo, tc.limitHi)
+		}
+		if adj := res.FirstFailing != nil && res.Limit != nil && *res.FirstFailing == *res.Limit+1; adj != tc.wantAdjoins {
+			t.Errorf("%s: limit %v, first failing %v: adjoining %v, want %v", tc.name, res.Limit, res.FirstFailing, adj, tc.wantAdjoins)
+		}
+		if res.LimitRange == nil || res.LimitRange[0] > *res.Limit || res.LimitRange[1] < *res.Limit {
+			t.Errorf("%s: range %v does not hold the limit %v", tc.name, res.LimitRange, res.Limit)
+		}
+	}
+}

@@ -86,7 +86,7 @@ func Reconsider(uc servebench.UseCase, ceiling int, cells []servebench.CellResul
 	}
 	out.Lo, out.Hi = bounds(points)
 	// The level Search would measure next, by its own rule.
-	next, _ = nextLevel(uc, top, 1, 0, points, nil)
+	next, _ = nextLevel(uc, SearchConfig{Ceiling: top, Start: 1}, points, nil)
 	out.Next = next
 	out.Note = "the measured levels do not decide the limit for these thresholds"
 	if out.Hi == 0 {

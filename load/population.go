@@ -46,16 +46,23 @@ type Population struct {
 //
 // The users join conversations already in progress at mixed depths (Population.Session), at
 // staggered times, so the mix of depths is steady from the start; what the warm-up waits for is
-// the server's prefix cache: the joining turn is a cold prompt. The measured window opens when
-// every user's joining turn has been answered (from then on every turn sent re-sends a history
-// the server has seen, as in the steady state), or at the 2N-th completion if that comes first;
-// requests sent before are warm-up. As in sustained mode, a straggler (a joining turn with a
-// long history and a long answer) then stays in flight, excluded, instead of holding the window
-// shut for every user. (The window used to wait for 2N completions in every case: a whole
-// round of the population more, which at a population that thrashes the cache, every turn a
-// cold prefill of its whole history, cost minutes per level and taught nothing.) From then on each send asks the same
-// rule as a sustained cell (Spec.Sizing with Spec.Judge, or Spec.Until) whether more is needed,
-// with N the number of users; the window ends the first time a user is told no.
+// the server's prefix cache: the joining turn is a cold prompt. The measured window opens once
+// every user's joining turn has been prefilled, its first token come (Request.FirstToken; its
+// end for a client that does not call it, or a turn that failed first), and N requests have
+// ended (as a sustained cell's warm-up, so a distributed run's worker reports its warm-up's end
+// after its share of records), or at the 2N-th completion if that comes first; requests sent
+// before are warm-up. From the first token on, each joining history is in the server's cache
+// and every turn sent re-sends a history the server has seen, as in the steady state; a joining
+// turn still decoding its answer is load of the steady state too. (The window opened when every
+// joining turn was answered, in practice at the 2N-th completion: one joining turn with a long
+// answer held it shut. On the H200 simulator the last joining turn's first token came 30–40 s
+// into a level of 240 chat users and 40–70 s into 46–52 coding agents, the N-th completion at
+// 55–85 s and 65–115 s, the 2N-th at 75–130 s and 80–185 s.) From then on each send asks the
+// same rule as a sustained cell (Spec.Sizing with Spec.Judge, or Spec.Until) whether more is
+// needed, with N the number of users; the window ends the first time a user is told no. Once
+// it has ended and every measured request has too, warm-up requests still running (a joining
+// turn's long answer) are canceled: they are not measured, and a straggler held the level open
+// 20–25 s past its last measured request at 46–52 coding agents.
 func (d *driver) population(ctx context.Context) (Outcome, error) {
 	n := d.spec.Key.Concurrency
 	pop := d.spec.Population
@@ -65,8 +72,13 @@ func (d *driver) population(ctx context.Context) (Outcome, error) {
 	var mu sync.Mutex
 	var windowStart, windowEnd atomic.Value // float64
 	completions := 0                        // requests finished, warm-up included
-	joined := 0                             // users whose joining turn has been answered
+	joined := 0                             // users whose joining turn has been prefilled (first token) or ended
 	measured := 0
+	running := 0 // measured requests sent and not yet ended
+	// warmCtx carries the warm-up requests: canceled once the window has ended and its measured
+	// requests with it.
+	warmCtx, cancelWarm := context.WithCancel(ctx)
+	defer cancelWarm()
 	var e2eSum float64
 	var e2eN int
 	stopped := false
@@ -86,30 +98,61 @@ func (d *driver) population(ctx context.Context) (Outcome, error) {
 		}
 		if d.expired() {
 			stopped = true
+			if running == 0 {
+				cancelWarm()
+			}
 			return false, false
 		}
 		if stopped = d.enough(n, ws, measured, e2eSum, e2eN); !stopped {
 			measured++
+			running++
+		} else if running == 0 {
+			cancelWarm()
 		}
 		return false, !stopped
 	}
-	finished := func(rec servebench.Record, first bool) {
+	// open opens the window when its rule holds (mu held); it reports whether it did.
+	open := func() bool {
+		if _, isOpen := windowStart.Load().(float64); isOpen || !(joined == n && completions >= n || completions >= 2*n) {
+			return false
+		}
+		windowStart.Store(d.now())
+		return true
+	}
+	opened := func() {
+		if at, ok := windowStart.Load().(float64); ok && d.spec.WindowOpened != nil {
+			d.spec.WindowOpened(at)
+		}
+	}
+	// prefilled counts a user's joining turn as prefilled, once (its first token, or its end).
+	prefilled := func() func() {
+		return sync.OnceFunc(func() {
+			mu.Lock()
+			joined++
+			o := open()
+			mu.Unlock()
+			if o {
+				go opened() // not on the client's reading goroutine
+			}
+		})
+	}
+	finished := func(rec servebench.Record) {
 		mu.Lock()
-		defer mu.Unlock()
 		if !rec.Warmup && rec.OK() {
 			e2eSum += rec.E2ELatencySeconds
 			e2eN++
 		}
-		if first {
-			joined++
+		if !rec.Warmup {
+			running--
+			if stopped && running == 0 {
+				cancelWarm()
+			}
 		}
 		completions++
-		if _, open := windowStart.Load().(float64); !open && (joined == n || completions == 2*n) {
-			at := d.now()
-			windowStart.Store(at)
-			if d.spec.WindowOpened != nil {
-				d.spec.WindowOpened(at)
-			}
+		o := open()
+		mu.Unlock()
+		if o {
+			opened()
 		}
 	}
 	sleep := func(wait time.Duration) bool {
@@ -157,8 +200,20 @@ func (d *driver) population(ctx context.Context) (Outcome, error) {
 				key := d.spec.Key
 				key.Turn = t + 1
 				req := &servebench.Request{Cell: key, Seq: seq, Warmup: warm, Messages: msgs, MaxOutputTokens: turns[t].OutputTokens, Answer: answer}
-				rec := d.send(ctx, req, u+1)
-				finished(rec, first)
+				var mark func()
+				if first {
+					mark = prefilled()
+					req.FirstToken = mark
+				}
+				rctx := ctx
+				if warm {
+					rctx = warmCtx
+				}
+				rec := d.send(rctx, req, u+1)
+				if first {
+					mark() // a client that calls no FirstToken, or a turn that ended before its first token
+				}
+				finished(rec)
 				first = false
 				if !rec.OK() {
 					break // the user gives up this conversation; a new one takes its place

@@ -623,7 +623,13 @@ func drainBody(body io.ReadCloser) {
 // newStream makes the parser of a 2xx response with the given Content-Type.
 func (a *exchange) newStream(contentType string) *stream {
 	c, w := a.c, a.w
-	st := newStream(c.cfg.API, a.req.MaxOutputTokens, func() { w.enter(phaseStream, c.cfg.IdleTimeout) })
+	first := a.req.FirstToken
+	st := newStream(c.cfg.API, a.req.MaxOutputTokens, func() {
+		w.enter(phaseStream, c.cfg.IdleTimeout)
+		if first != nil {
+			first() // Request.FirstToken
+		}
+	})
 	st.contentType = contentType
 	st.answer = a.req.Answer
 	st.w = w

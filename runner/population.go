@@ -269,7 +269,10 @@ func (d *decider) searchUsers(ctx context.Context, done map[servebench.CellKey]s
 				d.emit(Event{Kind: EventNote, Phase: phase, Message: fmt.Sprintf("the server's KV cache holds %s tokens: the histories of about %d of these users (%s tokens each on average); the search climbs to %d users, then past it in small steps",
 					approxTokens(float64(d.server.KVCacheTokens)), fit, approxTokens(perUser), fit)})
 			}
-			res, err = capacity.Search(ctx, uc, capacity.SearchConfig{Ceiling: up.MaxUsers, RequestsAt: d.levelCost, Start: start, Fit: fit}, measure)
+			// A bracket within a sixteenth of the limit whose verdict did not settle at one end is
+			// done: the metric sits within its noise of the threshold there (capacity.UsersResolution).
+			res, err = capacity.Search(ctx, uc, capacity.SearchConfig{Ceiling: up.MaxUsers, RequestsAt: d.levelCost, Start: start, Fit: fit,
+				Resolution: capacity.UsersResolution}, measure)
 			if err != nil {
 				return err
 			}
