@@ -50,6 +50,9 @@ machines recorded into a shared store compare as well.`,
 				return withCode(exitUsage, err)
 			}
 			report.AddFrontier(cmp, ins, q)
+			if sec, ok := publishedSection(ins, cmp.Labels); ok {
+				insertAfter(cmp, "headline", sec)
+			}
 			base := strings.TrimSuffix(strings.TrimSuffix(out, ".html"), ".md")
 			var h, m bytes.Buffer
 			if err := report.CompareHTML(&h, cmp); err != nil {
@@ -101,4 +104,10 @@ func labelPrices(vals, labels []string) (map[string]float64, error) {
 		out[label] = p
 	}
 	return out, nil
+}
+
+// insertAfter puts s after the section with id after (first when there is none).
+func insertAfter(cmp *report.Comparison, after string, s report.Section) {
+	i := slices.IndexFunc(cmp.Sections, func(x report.Section) bool { return x.ID == after })
+	cmp.Sections = slices.Insert(cmp.Sections, i+1, s)
 }
