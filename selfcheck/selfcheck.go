@@ -48,19 +48,19 @@ type Config struct {
 type Result struct {
 	Config
 	ClockSource string
-	// WarmupSeconds is how long the warm-up took: every stream's first request, sent together
-	// (the window opens when the last of them ends, as a sustained cell's does).
+	// WarmupSeconds is how long the warm-up took: every stream's first request, the streams
+	// starting evenly spread over one request's length (the window opens when the last of them
+	// ends, as a sustained cell's does).
 	WarmupSeconds float64
 	// Requests measured (their first token written inside the window), and the events per
 	// second the server wrote inside it.
 	Requests             int
 	AchievedEventsPerSec float64
 	// StampError summarises first-token stamp − the server's post-write time (s), over the
-	// measured requests; WarmupStampError over the warm-up's, which are not judged: thousands of
-	// requests started in one instant (and a server in the same process parsing them) are a
-	// burst, not the load being checked. When a read comes later than the stream's next event,
-	// the kernel stamps the coalesced read with the newer arrival, and the error is a whole
-	// number of event gaps.
+	// measured requests; WarmupStampError over the warm-up's, which are not judged (the process
+	// starts its threads and grows its stacks and heap meanwhile). When a read comes later than
+	// the stream's next event, the kernel stamps the coalesced read with the newer arrival, and
+	// the error is a whole number of event gaps.
 	StampError       servebench.Summary
 	WarmupStampError servebench.Summary
 	// Lag summarises, over the measured requests, the user-space time of the read that delivered
@@ -325,17 +325,25 @@ func (h *harness) close() {
 }
 
 // drive keeps streams requests in flight, handing each record to each (from several goroutines)
-// with whether it was a warm-up request (a stream's first). The window opens when the last
-// warm-up request ends and closes d later; window (when set) is called at each end (end false,
-// then true). Each stream sends its next request the moment its previous one ends, until the
-// window has closed (or ctx ends).
+// with whether it was a warm-up request (a stream's first). The streams start evenly spread
+// over one request's length (eventsPerStream gaps), so that requests start and end, and first
+// tokens arrive, evenly over time at the planned rate, as in a long run whose requests differ
+// in length, rather than in waves of every stream at once (which the identical requests here
+// would keep up). The window opens when the last warm-up request ends and closes d later;
+// window (when set) is called at each end (end false, then true). Each stream sends its next
+// request the moment its previous one ends, until the window has closed (or ctx ends).
 func (h *harness) drive(ctx context.Context, streams int, d time.Duration, each func(servebench.Record, bool), window func(end bool)) {
 	h.start = time.Now()
 	var warmed atomic.Int64
 	closed := make(chan struct{})
+	spread := time.Duration(eventsPerStream) * h.srv.gap
 	var wg sync.WaitGroup
-	for range streams {
+	for i := range streams {
 		wg.Go(func() {
+			select {
+			case <-time.After(time.Until(h.start.Add(spread * time.Duration(i) / time.Duration(streams)))):
+			case <-ctx.Done():
+			}
 			for warmup := true; ctx.Err() == nil; warmup = false {
 				select {
 				case <-closed:

@@ -19,9 +19,10 @@ func newSelfcheckCmd(e *env) *cobra.Command {
 		Short: "Find the load this machine can measure to the millisecond: stamp error, scheduler latency and CPU",
 		Long: `selfcheck streams a load from a zero-latency server inside this process to servebench's own
 client and reports how late the client stamps first tokens (against the moment the server's
-write returned), how long its goroutines wait to run, and how much CPU it needs. Each stream's
-first request is the warm-up, as in a sustained cell: the load is measured for --duration from
-the moment the last of them ends (the warm-up's stamp error is shown, not judged).
+write returned), how long its goroutines wait to run, and how much CPU it needs. The streams
+start evenly spread over one request's length (16 events); each stream's first request is the
+warm-up, as in a sustained cell: the load is measured for --duration from the moment the last
+of them ends (the warm-up's stamp error is shown, not judged).
 
 Without --concurrency it searches: 16 streams, then twice as many each time up to --up-to, each
 stream at --per-stream events/s, until a load breaks the 1 ms bound; it says the largest load
@@ -53,7 +54,7 @@ only the client.`,
 				fmt.Fprintf(w, "read lag:      p50 %.3f ms, p99 %.3f ms (first token's read − its kernel stamp); %d of %d first tokens read after their stream's next event (stamped a gap late)\n", pOr(res.Lag.P50, res.Lag.Mean)*1000, pOr(res.Lag.P99, pOr(res.Lag.Max, 0))*1000, res.Coalesced, res.Requests)
 			}
 			if wp := res.WarmupStampError; wp.Count > 0 {
-				fmt.Fprintf(w, "warm-up:       stamp error p50 %.3f ms, p99 %.3f ms over every stream's first request, sent together (not judged)\n", pOr(wp.P50, wp.Mean)*1000, pOr(wp.P99, pOr(wp.Max, 0))*1000)
+				fmt.Fprintf(w, "warm-up:       stamp error p50 %.3f ms, p99 %.3f ms over every stream's first request (not judged)\n", pOr(wp.P50, wp.Mean)*1000, pOr(wp.P99, pOr(wp.Max, 0))*1000)
 			}
 			fmt.Fprintf(w, "scheduler:     p50 %.3f ms, p99 %.3f ms (goroutine wait before running)\n", res.Sched.P50*1000, res.Sched.P99*1000)
 			if res.CPUShare >= 0 {
