@@ -25,9 +25,10 @@
 // its last byte, taken before any JSON parsing.
 //
 // An http:// target is spoken to by the package's own HTTP/1.1 code (h1.go): the request's
-// goroutine writes the request in one system call and reads the response until its first token
-// with a read that sleeps in the kernel; where the kernel stamps reads, the rest of the response
-// is read and parsed by one reactor for every stream (rxreactor_linux.go), on a socket the
+// goroutine writes the request in one system call; where the kernel stamps reads, the response
+// is read and parsed by one reactor for every stream (rxreactor_linux.go), its first token by a
+// read that sleeps in the kernel instead while the reactor is seen to fall behind (a read of
+// its more than 0.5 ms after the bytes arrived, within the last second), on a socket the
 // runtime's poller no longer watches: a token costs one thread wake-up and one recvmsg, no
 // goroutine scheduling, so that every socket is read soon after its bytes arrive (a kernel stamp
 // is exact only when the socket is read before the next token arrives). The record splits what

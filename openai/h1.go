@@ -464,7 +464,9 @@ const h1ProbeAfter = 20 * time.Millisecond
 // book, until r stops or the connection fails. A read error, the connection's end (io.EOF)
 // or r's error is returned; nil when r stopped. canceled reports whether the request was
 // canceled (its deadline then ends any wait). While first reports true (the response's first
-// token has no stamp yet) a kernel-stamped connection is read by blocking reads (rxReader.wait).
+// token has no stamp yet) a kernel-stamped connection is read by blocking reads (rxReader.wait)
+// when the reactor has lately read late (rxReader.firstByWait); otherwise the reactor reads it
+// from the start, as it reads the rest.
 // headLen is the length of the previous response's head (0: none yet): the first blocking read
 // returns only once more bytes than that have come, so a head sent ahead of the first event (as
 // vLLM does) is taken together with the event, under the event's stamp, in one read that never
@@ -483,7 +485,7 @@ func (hc *h1Conn) readResponse(r *h1Resp, book *stampBook, from time.Time, cance
 		return stop
 	}
 	if hc.c.rx != nil {
-		for first() {
+		for first() && hc.c.rx.firstByWait() {
 			low := 0
 			if r.got == 0 && headLen > 0 {
 				low = int(min(headLen+1, readBufferBytes))

@@ -10,11 +10,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 	"unsafe"
 )
 
-// The reactor reads the kernel-stamped sockets of every plain-HTTP stream in flight on one
-// goroutine, through an epoll instance of its own, and hands each read's bytes and stamp to the
+// The reactor reads the kernel-stamped sockets of every plain-HTTP stream in flight (from the
+// first token on, unless it was lately late: firstByWait) on one goroutine, through an epoll instance of its own, and hands each read's bytes and stamp to the
 // stream's consumer there (rxReader.watch; the request's goroutine sleeps until its response
 // ends). A token that arrives costs one wake-up of the reactor's goroutine (shared by every
 // socket that became readable meanwhile) and one recvmsg, and nothing else:
@@ -63,6 +64,35 @@ type reactor struct {
 	// readied says the latest reads ended a response, readying its request's goroutine on the
 	// reactor's P (under mu; read by loop).
 	readied bool
+	// lateUntil (Unix ns) is reactorLateFor past the latest read that came more than
+	// reactorLagLimit after its bytes' kernel stamp (firstByWait).
+	lateUntil atomic.Int64
+}
+
+// While the reactor keeps up with the sockets it reads first tokens too; a read more than
+// reactorLagLimit behind its kernel stamp sends first tokens to blocking reads (rxReader.wait)
+// for reactorLateFor (see firstByWait).
+const (
+	reactorLagLimit = 500 * time.Microsecond
+	reactorLateFor  = time.Second
+)
+
+// firstByWait says whether a response's first token is to be read by blocking reads
+// (rxReader.wait) rather than by the reactor: when there is no reactor, or when one of its reads
+// lately came more than reactorLagLimit after its bytes arrived. A blocking read needs no P: the
+// kernel copies the bytes, with their stamp, as soon as it runs the thread, while the reactor's
+// goroutine waits for a P behind whatever the process runs, and a first token read after the
+// stream's next event arrived is stamped with that later arrival. But a blocking read costs its
+// request a handoff of its P, a wake-up of the sleeping thread and a wake-up or a stop of
+// another (four futex calls per request, and as many context switches), where a read by the
+// reactor shares one wake-up with every socket that became readable with it: at 64 streams one
+// event per packet 5 ms apart (BenchmarkPacedVsMinimal) the blocking reads were a fifth of the
+// client's CPU and a third of its context switches. So they are kept for when the reactor is
+// seen to fall behind; a reactor keeping within reactorLagLimit (half the 1 ms that the stamps'
+// precision promises) reads every first token well before the next event of its stream.
+func (r *rxReader) firstByWait() bool {
+	rc := reactorFor()
+	return rc == nil || time.Now().UnixNano() < rc.lateUntil.Load()
 }
 
 // rxWatch is one response read by the reactor.
@@ -196,7 +226,13 @@ func (rc *reactor) serve(w *rxWatch, buf []byte) {
 			return
 		}
 		raceIOSync(uintptr(w.fd))
-		if w.fn(buf[:n], rxStamp(w.r.oob[:oobn])) {
+		ns := rxStamp(w.r.oob[:oobn])
+		if ns != 0 {
+			if now := time.Now().UnixNano(); now-ns > int64(reactorLagLimit) {
+				rc.lateUntil.Store(now + int64(reactorLateFor))
+			}
+		}
+		if w.fn(buf[:n], ns) {
 			rc.end(w, nil)
 			return
 		}

@@ -198,3 +198,46 @@ func TestWaitLowWater(t *testing.T) {
 	}
 	t.Skip("the server goroutine was held up past a sleep slice in every attempt")
 }
+
+// TestFirstTokenByReactorUntilLate: while the reactor keeps up, first tokens are left to it (no
+// blocking read); a read of bytes that waited more than reactorLagLimit in the socket sends first
+// tokens to blocking reads (firstByWait) for reactorLateFor.
+func TestFirstTokenByReactorUntilLate(t *testing.T) {
+	if s := stampsOn(); s != nil {
+		defer s.Close()
+	}
+	rc := reactorFor()
+	if rc == nil {
+		t.Skip("no reactor on this system")
+	}
+	rc.lateUntil.Store(0)
+	t.Cleanup(func() { rc.lateUntil.Store(0) })
+	wrote := make(chan struct{})
+	_, rx := rxPair(t, func(c net.Conn) {
+		_, _ = io.WriteString(c, "late")
+		close(wrote)
+		_, _ = io.Copy(io.Discard, c)
+	})
+	if rx.firstByWait() {
+		t.Fatal("firstByWait before any late read: want the reactor")
+	}
+	<-wrote // a loopback write has delivered the bytes when it returns
+	time.Sleep(3 * reactorLagLimit)
+	var got string
+	err, ok := rx.watch(func(p []byte, ns int64) bool {
+		if ns == 0 {
+			t.Error("the reactor's read carried no kernel stamp")
+		}
+		got = string(p)
+		return true
+	}, nil)
+	if !ok || err != nil || got != "late" {
+		t.Fatalf("watch: %q, ok %v, err %v", got, ok, err)
+	}
+	if !rx.firstByWait() {
+		t.Errorf("a read %v behind its stamp left first tokens to the reactor; want blocking reads", 3*reactorLagLimit)
+	}
+	if left := time.Until(time.Unix(0, rc.lateUntil.Load())); left <= 0 || left > reactorLateFor {
+		t.Errorf("blocking reads for %v more; want up to %v", left, reactorLateFor)
+	}
+}

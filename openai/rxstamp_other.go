@@ -26,6 +26,8 @@ func stampsOn() io.Closer { return nil }
 
 func peerClosed(net.Conn) bool { return false }
 
+func (r *rxReader) firstByWait() bool { return true }
+
 func (r *rxReader) watch(func([]byte, int64) bool, <-chan struct{}) (error, bool) { return nil, false }
 
 func (c *conn) leavePoller() {}
