@@ -91,6 +91,15 @@ func TestReconsiderUsers(t *testing.T) {
 	if r := ReconsiderUsers(uc, 256, tierCells()); r.Label != "~6" {
 		t.Errorf("TTFT ≤ 1.5 s: %s (%s)", r.Label, r.Verdict)
 	}
+	// A plateau at the floor (the users' search's resolution): 229 settles (24 tok/s), 244 and
+	// 260 sit within their ±5% of 15 tok/s: interpolated, the verdicts said unsettled, and the
+	// range to the ceiling said why.
+	flat := []servebench.CellResult{usersCell(229, 0.4, 24), usersCell(244, 1.6, 15.3), usersCell(260, 4.5, 14.7)}
+	sp := servebench.UseCase{Name: "agent", Statistic: servebench.StatMean, Thresholds: servebench.Thresholds{GenerationSpeedTPSMin: servebench.Float(15)}}
+	if r := ReconsiderUsers(sp, 512, flat); r.Label != "~252" || *r.LimitRange != [2]int{229, 512} ||
+		!strings.Contains(r.Verdict, "at 244 and 260 the verdict did not settle") || !strings.Contains(r.Verdict, "ceiling of 512 because no failing population's verdict settled") {
+		t.Errorf("a plateau at the floor: %s %v (%s)", r.Label, r.LimitRange, r.Verdict)
+	}
 	uc.Name = "docs"
 	if r := ReconsiderUsers(uc, 256, tierCells()); r.Decided || r.Label != LabelNotMeasured || !strings.Contains(r.Verdict, "no population of users for docs") {
 		t.Errorf("no population: %+v", r)

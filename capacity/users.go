@@ -203,13 +203,41 @@ func usersVerdict(uc servebench.UseCase, r servebench.CapacityResult, byN map[in
 	case r.LimitKind == servebench.LimitMeasured:
 		return fmt.Sprintf("%s%s: %d passes, and at %d, %s.", usersCount(*r.Limit), rng, lo, hi, failingText(uc, byN[hi]))
 	case r.LimitKind == servebench.LimitInterpolated:
-		return fmt.Sprintf("About %s%s, interpolated between %d, which passes, and %d, where %s; the populations between were not measured.",
+		v := fmt.Sprintf("About %s%s, interpolated between %d, which passes, and %d, where %s; the populations between were not measured",
 			usersCount(*r.Limit), rng, lo, hi, failingText(uc, byN[hi]))
+		if noisy := unsettled(byN, lo, hi); len(noisy) > 0 {
+			// the users' search ended on its resolution (SearchConfig.Resolution)
+			v += fmt.Sprintf(": at %s the verdict did not settle (the metric within its noise of the threshold), so they would not settle either", joinInts(noisy))
+		}
+		if r.LimitRange != nil && r.Ceiling > 0 && r.LimitRange[1] == r.Ceiling {
+			v += fmt.Sprintf("; the range runs to the search's ceiling of %d because no failing population's verdict settled", r.Ceiling)
+		}
+		return v + "."
 	}
 	return "Not decided."
 }
 
 func usersCount(n int) string { return plural(n, "user") }
+
+// unsettled lists lo and hi where their verdicts did not settle (CapacityPoint.Settled).
+func unsettled(byN map[int]servebench.CapacityPoint, lo, hi int) []int {
+	var out []int
+	for _, n := range []int{lo, hi} {
+		if p, ok := byN[n]; ok && !p.Settled {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// joinInts writes 244, "244 and 260".
+func joinInts(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = fmt.Sprint(n)
+	}
+	return strings.Join(s, " and ")
+}
 
 // TierUseCase is uc judged by one SLO tier: TTFT at most the tiers' ceiling and generation
 // speed at least floor, read at the tiers' statistic (uc's when they name none); uc's other
