@@ -62,7 +62,9 @@ type Population struct {
 // needed, with N the number of users; the window ends the first time a user is told no. Once
 // it has ended and every measured request has too, warm-up requests still running (a joining
 // turn's long answer) are canceled: they are not measured, and a straggler held the level open
-// 20–25 s past its last measured request at 46–52 coding agents.
+// 20–25 s past its last measured request at 46–52 coding agents. A user thinking when the
+// window ends returns at once (its think time held a level of 229 chat users 23 s past its
+// last request).
 func (d *driver) population(ctx context.Context) (Outcome, error) {
 	n := d.spec.Key.Concurrency
 	pop := d.spec.Population
@@ -79,6 +81,11 @@ func (d *driver) population(ctx context.Context) (Outcome, error) {
 	// requests with it.
 	warmCtx, cancelWarm := context.WithCancel(ctx)
 	defer cancelWarm()
+	// over is closed once the window has ended (stopped): a user thinking then has nothing
+	// more to send and returns at once, instead of holding the cell for the rest of its think
+	// time (up to 75 s at a quarter of the chat user's).
+	over := make(chan struct{})
+	stop := sync.OnceFunc(func() { close(over) })
 	var e2eSum float64
 	var e2eN int
 	stopped := false
@@ -98,6 +105,7 @@ func (d *driver) population(ctx context.Context) (Outcome, error) {
 		}
 		if d.expired() {
 			stopped = true
+			stop()
 			if running == 0 {
 				cancelWarm()
 			}
@@ -106,8 +114,11 @@ func (d *driver) population(ctx context.Context) (Outcome, error) {
 		if stopped = d.enough(n, ws, measured, e2eSum, e2eN); !stopped {
 			measured++
 			running++
-		} else if running == 0 {
-			cancelWarm()
+		} else {
+			stop()
+			if running == 0 {
+				cancelWarm()
+			}
 		}
 		return false, !stopped
 	}
@@ -163,6 +174,8 @@ func (d *driver) population(ctx context.Context) (Outcome, error) {
 		defer t.Stop()
 		select {
 		case <-ctx.Done():
+			return false
+		case <-over:
 			return false
 		case <-t.C:
 			return true

@@ -211,7 +211,8 @@ func (f *streamer) Do(ctx context.Context, req *servebench.Request) servebench.R
 // A population's window opens once every joining turn has its first token and N requests have
 // ended (not when every joining turn is answered, nor a round later at the 2N-th completion): a
 // joining turn with a 1,000 s answer holds nothing open. Once the window has ended and its
-// measured requests with it, that warm-up straggler is canceled instead of holding the cell.
+// measured requests with it, that warm-up straggler is canceled instead of holding the cell, and
+// users thinking then return at once.
 func TestPopulationWarmupEndsAtFirstTokens(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const users = 8
@@ -225,6 +226,7 @@ func TestPopulationWarmupEndsAtFirstTokens(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		returned := time.Since(f.origin).Seconds()
 		first := map[int]servebench.Record{}
 		var ends []float64
 		lastMeasured := 0.0
@@ -250,6 +252,11 @@ func TestPopulationWarmupEndsAtFirstTokens(t *testing.T) {
 		t.Logf("window %.1f–%.1f s; joining turns prefilled by %.1f s, N-th end %.1f s, 2N-th %.1f s; last measured end %.1f s", out.WindowStart, out.WindowEnd, prefilled, ends[users-1], ends[2*users-1], lastMeasured)
 		if out.WindowStart > opens+1e-6 || out.WindowStart < opens-1e-6 {
 			t.Errorf("window opened at %.2f s, want %.2f s (every joining turn's first token and N ended)", out.WindowStart, opens)
+		}
+		// users thinking when the window ended (0.5–3 s) returned at once: the cell ends with its
+		// last request
+		if last := ends[len(ends)-1]; returned > last+1e-6 {
+			t.Errorf("the cell returned at %.2f s, after its last request ended at %.2f s: users still thinking held it", returned, last)
 		}
 		if straggler == nil || !straggler.Warmup || straggler.ErrorClass != servebench.ErrCanceled || straggler.EndOffsetSeconds < lastMeasured || straggler.EndOffsetSeconds > lastMeasured+1e-6 {
 			t.Errorf("the joining turn with a 1,000 s answer: %+v; want warm-up, canceled when the last measured request ended (%.2f s)", straggler, lastMeasured)
