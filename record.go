@@ -210,10 +210,6 @@ type Request struct {
 	// multi-turn session sends it back in its next turn). It is nil for every other request,
 	// which then costs the client nothing: the text is read only after the event is stamped.
 	Answer *strings.Builder
-	// FirstToken, when set, is called once, from the client's reading goroutine, when the
-	// response's first token arrives (it must return at once): a population's warm-up ends when
-	// every joining turn's history has been prefilled.
-	FirstToken func()
 }
 
 // Message is one message of a chat conversation.

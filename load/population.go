@@ -46,25 +46,20 @@ type Population struct {
 //
 // The users join conversations already in progress at mixed depths (Population.Session), at
 // staggered times, so the mix of depths is steady from the start; what the warm-up waits for is
-// the server's prefix cache: the joining turn is a cold prompt. The measured window opens once
-// every user's joining turn has been prefilled, its first token come (Request.FirstToken; its
-// end for a client that does not call it, or a turn that failed first), and N requests have
-// ended (as a sustained cell's warm-up, so a distributed run's worker reports its warm-up's end
-// after its share of records), or at the 2N-th completion if that comes first; requests sent
-// before are warm-up. From the first token on, each joining history is in the server's cache
-// and every turn sent re-sends a history the server has seen, as in the steady state; a joining
-// turn still decoding its answer is load of the steady state too. (The window opened when every
-// joining turn was answered, in practice at the 2N-th completion: one joining turn with a long
-// answer held it shut. On the H200 simulator the last joining turn's first token came 30–40 s
-// into a level of 240 chat users and 40–70 s into 46–52 coding agents, the N-th completion at
-// 55–85 s and 65–115 s, the 2N-th at 75–130 s and 80–185 s.) From then on each send asks the
-// same rule as a sustained cell (Spec.Sizing with Spec.Judge, or Spec.Until) whether more is
-// needed, with N the number of users; the window ends the first time a user is told no. Once
-// it has ended and every measured request has too, warm-up requests still running (a joining
-// turn's long answer) are canceled: they are not measured, and a straggler held the level open
-// 20–25 s past its last measured request at 46–52 coding agents. A user thinking when the
-// window ends returns at once (its think time held a level of 229 chat users 23 s past its
-// last request).
+// the server's prefix cache: the joining turn is a cold prompt. The measured window opens when
+// every user's joining turn has been answered, or at the 2N-th completion if that comes first
+// (in practice the 2N-th: a joining turn with a long answer); requests sent before are warm-up.
+// (It does not open at each joining turn's first token, when every history has been prefilled:
+// past the KV cache the population is then still in a transient, half its prompt tokens still
+// served from the cache, and only a round later thrashes. On the H200 simulator 244 chat users
+// measured 17.6 tok/s per user from there, 15.4 from the 2N-th completion.) From then on each
+// send asks the same rule as a sustained cell (Spec.Sizing with Spec.Judge, or Spec.Until)
+// whether more is needed, with N the number of users; the window ends the first time a user is
+// told no. Once it has ended and every measured request has too, warm-up requests still running
+// (a joining turn's long answer) are canceled: they are not measured, and a straggler held the
+// level open 20–25 s past its last measured request at 46–52 coding agents; and a user thinking
+// when the window ends returns at once (its think time held a level of 229 chat users 23 s past
+// its last request).
 func (d *driver) population(ctx context.Context) (Outcome, error) {
 	n := d.spec.Key.Concurrency
 	pop := d.spec.Population
@@ -74,7 +69,7 @@ func (d *driver) population(ctx context.Context) (Outcome, error) {
 	var mu sync.Mutex
 	var windowStart, windowEnd atomic.Value // float64
 	completions := 0                        // requests finished, warm-up included
-	joined := 0                             // users whose joining turn has been prefilled (first token) or ended
+	joined := 0                             // users whose joining turn has been answered
 	measured := 0
 	running := 0 // measured requests sent and not yet ended
 	// warmCtx carries the warm-up requests: canceled once the window has ended and its measured
@@ -122,33 +117,9 @@ func (d *driver) population(ctx context.Context) (Outcome, error) {
 		}
 		return false, !stopped
 	}
-	// open opens the window when its rule holds (mu held); it reports whether it did.
-	open := func() bool {
-		if _, isOpen := windowStart.Load().(float64); isOpen || !(joined == n && completions >= n || completions >= 2*n) {
-			return false
-		}
-		windowStart.Store(d.now())
-		return true
-	}
-	opened := func() {
-		if at, ok := windowStart.Load().(float64); ok && d.spec.WindowOpened != nil {
-			d.spec.WindowOpened(at)
-		}
-	}
-	// prefilled counts a user's joining turn as prefilled, once (its first token, or its end).
-	prefilled := func() func() {
-		return sync.OnceFunc(func() {
-			mu.Lock()
-			joined++
-			o := open()
-			mu.Unlock()
-			if o {
-				go opened() // not on the client's reading goroutine
-			}
-		})
-	}
-	finished := func(rec servebench.Record) {
+	finished := func(rec servebench.Record, first bool) {
 		mu.Lock()
+		defer mu.Unlock()
 		if !rec.Warmup && rec.OK() {
 			e2eSum += rec.E2ELatencySeconds
 			e2eN++
@@ -159,11 +130,16 @@ func (d *driver) population(ctx context.Context) (Outcome, error) {
 				cancelWarm()
 			}
 		}
+		if first {
+			joined++
+		}
 		completions++
-		o := open()
-		mu.Unlock()
-		if o {
-			opened()
+		if _, open := windowStart.Load().(float64); !open && (joined == n || completions == 2*n) {
+			at := d.now()
+			windowStart.Store(at)
+			if d.spec.WindowOpened != nil {
+				d.spec.WindowOpened(at)
+			}
 		}
 	}
 	sleep := func(wait time.Duration) bool {
@@ -213,20 +189,12 @@ func (d *driver) population(ctx context.Context) (Outcome, error) {
 				key := d.spec.Key
 				key.Turn = t + 1
 				req := &servebench.Request{Cell: key, Seq: seq, Warmup: warm, Messages: msgs, MaxOutputTokens: turns[t].OutputTokens, Answer: answer}
-				var mark func()
-				if first {
-					mark = prefilled()
-					req.FirstToken = mark
-				}
 				rctx := ctx
 				if warm {
 					rctx = warmCtx
 				}
 				rec := d.send(rctx, req, u+1)
-				if first {
-					mark() // a client that calls no FirstToken, or a turn that ended before its first token
-				}
-				finished(rec)
+				finished(rec, first)
 				first = false
 				if !rec.OK() {
 					break // the user gives up this conversation; a new one takes its place

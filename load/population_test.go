@@ -176,30 +176,20 @@ func TestPopulationMixesDepths(t *testing.T) {
 	})
 }
 
-// streamer answers like talker but streams: the first token comes 1 s after the request
-// starts (Request.FirstToken is called then), and the answer ends 1 s later, except the joining
-// turn of the user whose first request is seq 0 (the first sent): its answer takes 1,000 s.
-type streamer struct{ talker }
+// straggler answers like talker (1 s plus 1 ms per message), except the joining turn of the
+// user whose first request is seq 0 (the first sent): its answer takes 1,000 s.
+type straggler struct{ talker }
 
-func (f *streamer) Do(ctx context.Context, req *servebench.Request) servebench.Record {
+func (f *straggler) Do(ctx context.Context, req *servebench.Request) servebench.Record {
 	start := time.Since(f.origin)
 	rec := servebench.Record{CellKey: req.Cell, Seq: req.Seq, Warmup: req.Warmup, StartOffsetSeconds: start.Seconds(), OutputTokens: 10}
-	answer := time.Second
+	answer := time.Second + time.Duration(len(req.Messages))*time.Millisecond
 	if req.Seq == 0 {
 		answer = 1000 * time.Second
 	}
 	select {
-	case <-time.After(time.Second):
-		rec.TTFTSeconds = 1
-		if req.FirstToken != nil {
-			req.FirstToken()
-		}
-		select {
-		case <-time.After(answer):
-			req.Answer.WriteString(fmt.Sprintf("answer to %d", req.Seq))
-		case <-ctx.Done():
-			rec.ErrorClass = servebench.ErrCanceled
-		}
+	case <-time.After(answer):
+		req.Answer.WriteString(fmt.Sprintf("answer to %d", req.Seq))
 	case <-ctx.Done():
 		rec.ErrorClass = servebench.ErrCanceled
 	}
@@ -208,15 +198,14 @@ func (f *streamer) Do(ctx context.Context, req *servebench.Request) servebench.R
 	return rec
 }
 
-// A population's window opens once every joining turn has its first token and N requests have
-// ended (not when every joining turn is answered, nor a round later at the 2N-th completion): a
-// joining turn with a 1,000 s answer holds nothing open. Once the window has ended and its
-// measured requests with it, that warm-up straggler is canceled instead of holding the cell, and
-// users thinking then return at once.
-func TestPopulationWarmupEndsAtFirstTokens(t *testing.T) {
+// A joining turn with a 1,000 s answer holds neither the window shut (it opens at the 2N-th
+// completion) nor the cell open: once the window has ended and its measured requests with it,
+// that warm-up straggler is canceled, and users thinking then return at once, so the cell ends
+// with its last request.
+func TestPopulationStragglersHoldNothing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const users = 8
-		f := &streamer{talker{origin: time.Now()}}
+		f := &straggler{talker{origin: time.Now()}}
 		var c collector
 		sp := Spec{Key: servebench.CellKey{LoadMode: servebench.ModeUsers, Concurrency: users},
 			Sizing:     Sizing{MinRequests: 40},
@@ -227,39 +216,29 @@ func TestPopulationWarmupEndsAtFirstTokens(t *testing.T) {
 			t.Fatal(err)
 		}
 		returned := time.Since(f.origin).Seconds()
-		first := map[int]servebench.Record{}
 		var ends []float64
 		lastMeasured := 0.0
-		var straggler *servebench.Record
+		var slow *servebench.Record
 		for i, r := range c.recs {
-			if p, ok := first[r.User]; !ok || r.StartOffsetSeconds < p.StartOffsetSeconds {
-				first[r.User] = r
-			}
 			ends = append(ends, r.EndOffsetSeconds)
 			if !r.Warmup {
 				lastMeasured = max(lastMeasured, r.EndOffsetSeconds)
 			}
 			if r.Seq == 0 {
-				straggler = &c.recs[i]
+				slow = &c.recs[i]
 			}
 		}
 		sort.Float64s(ends)
-		prefilled := 0.0 // every joining turn's first token
-		for _, r := range first {
-			prefilled = max(prefilled, r.StartOffsetSeconds+1)
+		t.Logf("window %.1f–%.1f s; 2N-th end %.1f s; last measured end %.1f s; returned at %.1f s", out.WindowStart, out.WindowEnd, ends[2*users-1], lastMeasured, returned)
+		if out.WindowStart != ends[2*users-1] {
+			t.Errorf("window opened at %.2f s, want the 2N-th completion's %.2f s", out.WindowStart, ends[2*users-1])
 		}
-		opens := max(prefilled, ends[users-1]) // ... and the N-th end
-		t.Logf("window %.1f–%.1f s; joining turns prefilled by %.1f s, N-th end %.1f s, 2N-th %.1f s; last measured end %.1f s", out.WindowStart, out.WindowEnd, prefilled, ends[users-1], ends[2*users-1], lastMeasured)
-		if out.WindowStart > opens+1e-6 || out.WindowStart < opens-1e-6 {
-			t.Errorf("window opened at %.2f s, want %.2f s (every joining turn's first token and N ended)", out.WindowStart, opens)
+		if slow == nil || !slow.Warmup || slow.ErrorClass != servebench.ErrCanceled || slow.EndOffsetSeconds < lastMeasured || slow.EndOffsetSeconds > lastMeasured+1e-6 {
+			t.Errorf("the joining turn with a 1,000 s answer: %+v; want warm-up, canceled when the last measured request ended (%.2f s)", slow, lastMeasured)
 		}
-		// users thinking when the window ended (0.5–3 s) returned at once: the cell ends with its
-		// last request
+		// users thinking when the window ended (0.5–3 s) returned at once
 		if last := ends[len(ends)-1]; returned > last+1e-6 {
 			t.Errorf("the cell returned at %.2f s, after its last request ended at %.2f s: users still thinking held it", returned, last)
-		}
-		if straggler == nil || !straggler.Warmup || straggler.ErrorClass != servebench.ErrCanceled || straggler.EndOffsetSeconds < lastMeasured || straggler.EndOffsetSeconds > lastMeasured+1e-6 {
-			t.Errorf("the joining turn with a 1,000 s answer: %+v; want warm-up, canceled when the last measured request ended (%.2f s)", straggler, lastMeasured)
 		}
 	})
 }

@@ -623,13 +623,7 @@ func drainBody(body io.ReadCloser) {
 // newStream makes the parser of a 2xx response with the given Content-Type.
 func (a *exchange) newStream(contentType string) *stream {
 	c, w := a.c, a.w
-	first := a.req.FirstToken
-	st := newStream(c.cfg.API, a.req.MaxOutputTokens, func() {
-		w.enter(phaseStream, c.cfg.IdleTimeout)
-		if first != nil {
-			first() // Request.FirstToken
-		}
-	})
+	st := newStream(c.cfg.API, a.req.MaxOutputTokens, func() { w.enter(phaseStream, c.cfg.IdleTimeout) })
 	st.contentType = contentType
 	st.answer = a.req.Answer
 	st.w = w
