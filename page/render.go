@@ -31,15 +31,39 @@ var pagesTemplate string
 var assetFS embed.FS
 
 var tmpl = template.Must(template.New("pages").Funcs(template.FuncMap{
-	"utc":        func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") },
-	"pct":        func(v float64) string { return fmt.Sprintf("%.1f%%", 100*v) },
-	"plusMinus":  report.PlusMinusOrWithheld,
-	"seconds":    seconds,
-	"limitLabel": capacity.LimitLabel,
-	"verdict":    capacity.Verdict,
-	"kindWords":  capacity.KindWordsOf,
-	"usersOf":    usersOf,
+	"utc":           func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") },
+	"pct":           func(v float64) string { return fmt.Sprintf("%.1f%%", 100*v) },
+	"plusMinus":     report.PlusMinusOrWithheld,
+	"seconds":       seconds,
+	"limitLabel":    capacity.LimitLabel,
+	"verdict":       capacity.Verdict,
+	"kindWords":     capacity.KindWordsOf,
+	"usersOf":       usersOf,
+	"validity":      func(c servebench.CellResult) string { return report.ValidityLabel(&c) },
+	"validityNotes": validityNotes,
+	"skippedWhy":    skippedWhy,
 }).Parse(pagesTemplate))
+
+// validityNotes is what a cell's validity notes say, one reason a line, for its tooltip.
+func validityNotes(c servebench.CellResult) string {
+	var lines []string
+	for _, r := range c.Validity.Reasons {
+		if n := c.Validity.Notes[r]; n != "" {
+			lines = append(lines, string(r)+": "+n)
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// skippedWhy is why a planned cell was not measured, as "not measured: …" once (a runner's note
+// may already begin with "skipped: ").
+func skippedWhy(note string) string {
+	note = strings.TrimPrefix(note, "skipped: ")
+	if note == "" {
+		return "not measured"
+	}
+	return "not measured: " + note
+}
 
 // usersCard is a use case's capacity in users as its card shows it before any what-if.
 type usersCard struct {

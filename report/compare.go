@@ -265,7 +265,7 @@ func compareHeadline(labels []string, idx []map[servebench.CellKey]*servebench.C
 		return fmtMean(c.GenerationSpeedTPS, func(v float64) string { return fmtNum(v, 1) }) + meanPlusMinus(c.GenerationSpeedTPS)
 	})
 	row(tp, "Success rate", func(c *servebench.CellResult) string { return fmtPct(c.SuccessRate) })
-	row(tp, "Validity", func(c *servebench.CellResult) string { return validityLabel(c) })
+	row(tp, "Validity", func(c *servebench.CellResult) string { return ValidityLabel(c) })
 	pair := func(c *servebench.CellResult, field string, s servebench.Summary) string {
 		return fmtMean(s, ms) + meanPlusMinus(s) + " / " + fmtPctl(c, field+".p99", s, s.P99, ms)
 	}

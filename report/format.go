@@ -270,9 +270,9 @@ func fmtPctl(c *servebench.CellResult, field string, s servebench.Summary, p *fl
 // judges only a window it measured itself (the import says so under unavailable "validity").
 const notJudged = "imported (not judged)"
 
-// validityLabel writes a cell's verdict with its reasons: "low-confidence: too-few-samples";
+// ValidityLabel writes a cell's verdict with its reasons: "low-confidence: too-few-samples";
 // notJudged for an imported cell, "—" for a cell without a verdict.
-func validityLabel(c *servebench.CellResult) string {
+func ValidityLabel(c *servebench.CellResult) string {
 	v := c.Validity
 	if v.Verdict == "" {
 		if _, ok := c.Unavailable[servebench.UnavailableValidity]; ok {

@@ -121,7 +121,7 @@ func (b *builder) summaryTable() {
 	t := Table{Caption: "Sweep summary (means unless noted; ± is the 95% interval)", Header: []string{"CONTEXT", "CONC", "TTFT MEAN", "TTFT P99", "SPEED/USER", "SYSTEM TOK/S", "SUCCESS", "VALIDITY"}}
 	for _, c := range b.sweep.ordered() {
 		t.Rows = append(t.Rows, []string{ctxLabel(c.ContextTokens), fmt.Sprint(c.Concurrency), fmtMean(c.TTFTSeconds, fmtDur) + meanPlusMinus(c.TTFTSeconds), fmtPctl(c, "ttft_seconds.p99", c.TTFTSeconds, c.TTFTSeconds.P99, fmtDur),
-			fmtMean(c.GenerationSpeedTPS, fmtTPS), fmtTPS(c.SystemOutputThroughputTPS) + throughputPlusMinus(c), fmtPct(c.SuccessRate), validityLabel(c)})
+			fmtMean(c.GenerationSpeedTPS, fmtTPS), fmtTPS(c.SystemOutputThroughputTPS) + throughputPlusMinus(c), fmtPct(c.SuccessRate), ValidityLabel(c)})
 	}
 	b.workloadSummaryRows(&t)
 	b.rep.Summary = t

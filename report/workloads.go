@@ -125,7 +125,7 @@ func (b *builder) workloadSummaryRows(t *Table) {
 			ctx = sessionLabel(c) + ", " + fmtNum(c.InputTokensMean, 0)
 		}
 		t.Rows = append(t.Rows, []string{ctx, loadLabel(c), fmtMean(c.TTFTSeconds, fmtDur) + meanPlusMinus(c.TTFTSeconds), fmtPctl(c, "ttft_seconds.p99", c.TTFTSeconds, c.TTFTSeconds.P99, fmtDur),
-			fmtMean(c.GenerationSpeedTPS, fmtTPS), fmtTPS(c.SystemOutputThroughputTPS) + throughputPlusMinus(c), fmtPct(c.SuccessRate), validityLabel(c)})
+			fmtMean(c.GenerationSpeedTPS, fmtTPS), fmtTPS(c.SystemOutputThroughputTPS) + throughputPlusMinus(c), fmtPct(c.SuccessRate), ValidityLabel(c)})
 	}
 }
 
