@@ -19,7 +19,10 @@ import (
 // The pages fit a 1,280-px window: on the list of runs, a run's page (its planner's table) and a
 // comparison of three runs, no table box and no page is wider than its box, so nothing is cut
 // off behind a scroll bar ("Code Complet"), with labelled runs, long targets and the five
-// default use cases' titles (the list's capacity column now puts one use case a line).
+// default use cases' titles (the list's capacity column now puts one use case a line), the
+// simulator's long engine name, and an unlabelled simulated run, named by its id with the
+// SIMULATED badge (on one line beside the id, it pushed the list 100 px past its box), and a
+// run page's cells table with its validity column and the longest cell id.
 func TestPagesFit1280(t *testing.T) {
 	needBrowser(t)
 	tmp := t.TempDir()
@@ -30,9 +33,22 @@ func TestPagesFit1280(t *testing.T) {
 			StartedAt: time.Date(2026, 11, 26, 8, 56, 40+i, 0, time.UTC)}
 		m.Plan.Target.Model = "zai-org/GLM-4.7-Flash"
 		m.Plan.Target.URL = "http://gpu-box.example.internal:8000/v1"
-		m.Plan.Metadata.Label = fmt.Sprintf("H200 tp1 run %d", i)
+		if i > 0 {
+			m.Plan.Metadata.Label = fmt.Sprintf("H200 tp1 run %d", i)
+		}
 		m.Plan.Metadata.GPU = "1x NVIDIA H200 (simulated)"
+		m.Plan.Metadata.Engine = "vLLM-like simulator: servebench-sim 1.0 (profile h200-glm47-flash)"
 		res := servebench.Results{SchemaVersion: servebench.SchemaVersion}
+		// the run page's cells: the longest id a default use case makes, low-confidence, and a
+		// cell the time budget left unmeasured
+		why := "skipped: the run's time budget (--max-time) had no time left for this cell"
+		res.Cells = []servebench.CellResult{
+			{CellKey: servebench.CellKey{Scenario: "automated_coding_assistant", LoadMode: servebench.ModeSustained, ContextTokens: 98304, OutputTokens: 1024, Concurrency: 1},
+				RequestsTotal: 2, RequestsSucceeded: 2, SuccessRate: 1, SystemOutputThroughputTPS: 61.5,
+				Validity: servebench.Validity{Verdict: servebench.VerdictLowConfidence, Reasons: []servebench.Reason{servebench.ReasonTooFewSamples, servebench.ReasonClientBound}}},
+			{CellKey: servebench.CellKey{Scenario: "sweep", LoadMode: servebench.ModeSustained, ContextTokens: 32768, OutputTokens: 1024, Concurrency: 8},
+				Skipped: true, Note: why, Validity: servebench.NotMeasured(why)},
+		}
 		for j, title := range titles {
 			l := 100 + j
 			res.Capacity = append(res.Capacity, servebench.CapacityResult{UseCase: fmt.Sprintf("uc%d", j), Title: title, Limit: &l, LimitKind: servebench.LimitLowerBound, Ceiling: l})
@@ -47,7 +63,7 @@ func TestPagesFit1280(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		ix = append(ix, store.IndexEntry{ID: m.ID, Dir: dir, Label: m.Plan.Metadata.Label})
+		ix = append(ix, store.Entry(dir, m, res))
 	}
 	srv := httptest.NewServer((&Pages{Source: Source{Index: ix}}).Handler())
 	defer srv.Close()

@@ -407,7 +407,7 @@
         if (byUsers) tr.appendChild(el("td", { "class": "from" }, from));
         tr.appendChild(el("td", { "class": "num users-per-replica" }, before + num(u.users_per_replica, 0) + after));
         (u.targets || []).forEach(function (g) {
-          var txt = g.replicas + " replica" + (g.replicas > 1 ? "s" : "") + " · " + g.gpus + " GPU" + (g.gpus > 1 ? "s" : "");
+          var txt = num(g.replicas, 0) + " replica" + (g.replicas > 1 ? "s" : "") + " · " + num(g.gpus, 0) + " GPU" + (g.gpus > 1 ? "s" : "");
           if (g.monthly_usd !== null && g.monthly_usd !== undefined) txt += " · " + money(g.monthly_usd) + "/month";
           tr.appendChild(el("td", { "class": "num" }, (u.at_most ? "at most " : before) + txt));
         });
