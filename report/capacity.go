@@ -167,7 +167,7 @@ func (b *builder) capacityUseCase(cr servebench.CapacityResult) {
 	blocks = append(blocks, b.capacityCharts(cr, id, stat, ths, keys)...)
 	blocks = append(blocks, tableB(capacityTable(cr, ths, keys, hasRate)), verdictB(capacity.Headline(cr)))
 	if d := capacity.Detail(cr); d != "" {
-		if cr.LimitKind == servebench.LimitLowerBound && !cr.Interrupted {
+		if cr.LimitKind == servebench.LimitLowerBound && !cr.Interrupted && !stoppedBelowCeiling(cr) {
 			d += " Raise capacity.max_concurrency (--capacity-max) to search further."
 		}
 		blocks = append(blocks, para("%s", d))
@@ -212,6 +212,8 @@ func (b *builder) capacityCharts(cr servebench.CapacityResult, id, stat string, 
 	switch {
 	case cr.Interrupted && cr.Limit != nil && *cr.Limit > 0:
 		marker = []Marker{{Name: "at least " + strconv.Itoa(*cr.Limit) + " so far (search interrupted)", X: float64(*cr.Limit)}}
+	case cr.Limit != nil && cr.LimitKind == servebench.LimitLowerBound && stoppedBelowCeiling(cr):
+		marker = []Marker{{Name: fmt.Sprintf("limit %s (highest level tested passes)", capacity.LimitLabel(cr)), X: float64(*cr.Limit)}}
 	case cr.Limit != nil && cr.LimitKind == servebench.LimitLowerBound:
 		marker = []Marker{{Name: fmt.Sprintf("limit %s (ceiling passes)", capacity.LimitLabel(cr)), X: float64(*cr.Limit)}}
 	case cr.Limit != nil && *cr.Limit > 0:
@@ -322,6 +324,16 @@ func (b *builder) searchCost(cr servebench.CapacityResult) string {
 	}
 	if cr.DenseGridRequests <= 0 || len(pts) == 0 || cr.Interrupted {
 		return ""
+	}
+	if stoppedBelowCeiling(cr) {
+		// a search stopped below its ceiling (its run's time budget) is no dense grid's equal:
+		// what measuring every level up to the ceiling would have cost says nothing about it
+		spent := ""
+		if cr.ServerSecondsSpent > 0 {
+			spent = " (about " + fmtDur(cr.ServerSecondsSpent) + " of server time)"
+		}
+		return fmt.Sprintf("The search measured %s%s and spent %s%s before it stopped at %d, below its ceiling of %d.",
+			plural(len(pts), "concurrency level"), b.reusedText(pts), plural(cr.RequestsSpent, "request"), spent, *cr.Limit, cr.Ceiling)
 	}
 	top := cr.Ceiling
 	if cr.FirstFailing != nil {
@@ -434,4 +446,11 @@ func unitAxis(key string) string {
 		return "tok/s"
 	}
 	return "seconds"
+}
+
+// stoppedBelowCeiling reports whether a lower bound rests on a level below the search's ceiling:
+// the search stopped before it (its run's time budget, a level it could not afford), so the
+// ceiling was never tested and raising it is not what would search further.
+func stoppedBelowCeiling(cr servebench.CapacityResult) bool {
+	return cr.LimitKind == servebench.LimitLowerBound && cr.Limit != nil && cr.Ceiling > 0 && *cr.Limit < cr.Ceiling
 }
