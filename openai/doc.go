@@ -28,7 +28,7 @@
 // goroutine writes the request in one system call; where the kernel stamps reads, the response
 // is read and parsed by one reactor for every stream (rxreactor_linux.go), its first token by a
 // read that sleeps in the kernel instead while the reactor is seen to fall behind (a read of
-// its more than 0.5 ms after the bytes arrived, within the last second), on a socket the
+// its more than 1 ms after the bytes arrived, within the last second), on a socket the
 // runtime's poller no longer watches: a token costs one thread wake-up and one recvmsg, no
 // goroutine scheduling, so that every socket is read soon after its bytes arrive (a kernel stamp
 // is exact only when the socket is read before the next token arrives). The record splits what

@@ -455,6 +455,10 @@ func (r *h1Resp) ended() bool {
 	return false
 }
 
+// blockingReads counts the blocking reads (rxReader.wait) of first tokens, for the benchmarks
+// (BenchmarkPacedVsMinimal reports them per request).
+var blockingReads atomic.Int64
+
 // h1ProbeAfter: after a read that drained the socket, the next read waits for the poller to
 // report an arrival; a connection end that came with the bytes is not reported, so when nothing
 // arrives for this long the socket is asked once more (see rxReader.each).
@@ -494,6 +498,7 @@ func (hc *h1Conn) readResponse(r *h1Resp, book *stampBook, from time.Time, cance
 			if !ok {
 				break
 			}
+			blockingReads.Add(1)
 			if stop || perr != nil {
 				return perr
 			}

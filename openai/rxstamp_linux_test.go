@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -199,9 +200,43 @@ func TestWaitLowWater(t *testing.T) {
 	t.Skip("the server goroutine was held up past a sleep slice in every attempt")
 }
 
+// TestReactorJudge: first tokens go to blocking reads once more than 1% of the reactor's reads
+// within a second (and at least reactorLateMin) came more than reactorLagLimit late, for
+// reactorLateFor; a new second starts the count afresh.
+func TestReactorJudge(t *testing.T) {
+	rc := &reactor{}
+	now := int64(1e18)
+	onTime, late := now-int64(reactorLagLimit)/2, now-2*int64(reactorLagLimit)
+	for range 1000 {
+		rc.judge(onTime, now)
+	}
+	for i := range 11 {
+		if rc.lateUntil.Load() != 0 {
+			t.Fatalf("late after %d late reads of %d", i, rc.reads)
+		}
+		rc.judge(late, now)
+	}
+	if got := rc.lateUntil.Load(); got != now+int64(reactorLateFor) {
+		t.Fatalf("11 late reads of 1,011: lateUntil %d, want %d", got, now+int64(reactorLateFor))
+	}
+	rc = &reactor{}
+	for range reactorLateMin - 1 {
+		rc.judge(late, now)
+	}
+	if rc.lateUntil.Load() != 0 {
+		t.Errorf("%d late reads (of as many) sent first tokens to blocking reads; want at least %d", reactorLateMin-1, reactorLateMin)
+	}
+	now += int64(2 * time.Second) // a new second: the two late reads are forgotten
+	rc.judge(late+int64(2*time.Second), now)
+	if rc.reads != 1 || rc.late != 1 || rc.lateUntil.Load() != 0 {
+		t.Errorf("after a second: %d reads, %d late, lateUntil %d; want 1, 1, 0", rc.reads, rc.late, rc.lateUntil.Load())
+	}
+}
+
 // TestFirstTokenByReactorUntilLate: while the reactor keeps up, first tokens are left to it (no
-// blocking read); a read of bytes that waited more than reactorLagLimit in the socket sends first
-// tokens to blocking reads (firstByWait) for reactorLateFor.
+// blocking read); reads of bytes that waited in the watched socket for more than
+// reactorLagLimit send first tokens to blocking reads (firstByWait). Bytes that waited for the
+// watch itself (before the socket was given to the reactor) do not count.
 func TestFirstTokenByReactorUntilLate(t *testing.T) {
 	if s := stampsOn(); s != nil {
 		defer s.Close()
@@ -210,32 +245,82 @@ func TestFirstTokenByReactorUntilLate(t *testing.T) {
 	if rc == nil {
 		t.Skip("no reactor on this system")
 	}
+	rc.mu.Lock()
+	rc.epoch, rc.reads, rc.late = time.Now().UnixNano(), 0, 0
 	rc.lateUntil.Store(0)
+	rc.mu.Unlock()
 	t.Cleanup(func() { rc.lateUntil.Store(0) })
-	wrote := make(chan struct{})
+	next, wrote := make(chan string), make(chan struct{})
 	_, rx := rxPair(t, func(c net.Conn) {
-		_, _ = io.WriteString(c, "late")
-		close(wrote)
-		_, _ = io.Copy(io.Discard, c)
+		for s := range next {
+			_, _ = io.WriteString(c, s)
+			wrote <- struct{}{}
+		}
 	})
+	t.Cleanup(func() { close(next) })
 	if rx.firstByWait() {
 		t.Fatal("firstByWait before any late read: want the reactor")
 	}
-	<-wrote // a loopback write has delivered the bytes when it returns
-	time.Sleep(3 * reactorLagLimit)
-	var got string
-	err, ok := rx.watch(func(p []byte, ns int64) bool {
-		if ns == 0 {
-			t.Error("the reactor's read carried no kernel stamp")
-		}
-		got = string(p)
-		return true
-	}, nil)
-	if !ok || err != nil || got != "late" {
-		t.Fatalf("watch: %q, ok %v, err %v", got, ok, err)
+	watchOne := func() <-chan string {
+		got := make(chan string, 1)
+		go func() {
+			var s string
+			err, ok := rx.watch(func(p []byte, ns int64) bool {
+				if ns == 0 {
+					t.Error("the reactor's read carried no kernel stamp")
+				}
+				s = string(p)
+				return true
+			}, nil)
+			if !ok || err != nil {
+				t.Errorf("watch: ok %v, err %v", ok, err)
+			}
+			got <- s
+		}()
+		return got
 	}
-	if !rx.firstByWait() {
-		t.Errorf("a read %v behind its stamp left first tokens to the reactor; want blocking reads", 3*reactorLagLimit)
+	wait := 3 * reactorLagLimit / 2
+
+	// Bytes that arrived before the watch: read late, but not the reactor's lateness.
+	next <- "early"
+	<-wrote // a loopback write has delivered the bytes when it returns
+	time.Sleep(wait)
+	if got := <-watchOne(); got != "early" {
+		t.Fatalf("watch read %q, want early", got)
+	}
+	if rx.firstByWait() {
+		t.Error("bytes that waited for the watch counted as the reactor's lateness")
+	}
+
+	// Bytes that arrive while the reactor is held up (its lock taken here) and are read late.
+	watching := func() bool {
+		for _, w := range rc.watches {
+			if w.r == rx {
+				return true
+			}
+		}
+		return false
+	}
+	for i := range reactorLateMin {
+		got := watchOne()
+		for {
+			rc.mu.Lock()
+			if watching() {
+				break
+			}
+			rc.mu.Unlock()
+			runtime.Gosched()
+		}
+		next <- "late"
+		<-wrote
+		time.Sleep(wait)
+		rc.mu.Unlock()
+		if s := <-got; s != "late" {
+			t.Fatalf("watch read %q, want late", s)
+		}
+		if by, last := rx.firstByWait(), i == reactorLateMin-1; by != last {
+			t.Errorf("after %d reads %v behind their stamps: firstByWait %v, want %v", i+1, wait, by, last)
+		}
 	}
 	if left := time.Until(time.Unix(0, rc.lateUntil.Load())); left <= 0 || left > reactorLateFor {
 		t.Errorf("blocking reads for %v more; want up to %v", left, reactorLateFor)
