@@ -42,7 +42,7 @@ func TestBudgetCutSearchNamesWhatStoppedIt(t *testing.T) {
 	}{
 		// the budget stopped the search below its ceiling
 		{"below its ceiling", top * 16, []string{"the search's ceiling of", "was not reached", "below its ceiling of"},
-			[]string{"Raise capacity.max_concurrency", "saved"}, "(highest level tested passes)"},
+			[]string{"Raise capacity.max_concurrency", "saved"}, "(highest tested)"},
 		// the ceiling itself passed: raising it is what searches further
 		{"at its ceiling", top, []string{"Raise capacity.max_concurrency (--capacity-max) to search further."}, []string{"below its ceiling of"}, "(ceiling passes)"},
 	} {

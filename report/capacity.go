@@ -213,7 +213,7 @@ func (b *builder) capacityCharts(cr servebench.CapacityResult, id, stat string, 
 	case cr.Interrupted && cr.Limit != nil && *cr.Limit > 0:
 		marker = []Marker{{Name: "at least " + strconv.Itoa(*cr.Limit) + " so far (search interrupted)", X: float64(*cr.Limit)}}
 	case cr.Limit != nil && cr.LimitKind == servebench.LimitLowerBound && stoppedBelowCeiling(cr):
-		marker = []Marker{{Name: fmt.Sprintf("limit %s (highest level tested passes)", capacity.LimitLabel(cr)), X: float64(*cr.Limit)}}
+		marker = []Marker{{Name: fmt.Sprintf("limit %s (highest tested)", capacity.LimitLabel(cr)), X: float64(*cr.Limit)}}
 	case cr.Limit != nil && cr.LimitKind == servebench.LimitLowerBound:
 		marker = []Marker{{Name: fmt.Sprintf("limit %s (ceiling passes)", capacity.LimitLabel(cr)), X: float64(*cr.Limit)}}
 	case cr.Limit != nil && *cr.Limit > 0:
