@@ -176,7 +176,7 @@ Without --url it runs against the built-in simulated engine (every output is mar
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(newRunCmd(e), simWithValidate(e), newReportCmd(e), newCompareCmd(e), newRunsCmd(e), newGateCmd(e), newExportCmd(e), newImportCmd(e), newVersionCmd(e), newServeCmd(e), newSiteCmd(e), newSelfcheckCmd(e), newWorkerCmd(e), newK8sCmd(e))
+	root.AddCommand(newRunCmd(e), simWithValidate(e), newReportCmd(e), newCompareCmd(e), newRunsCmd(e), newGateCmd(e), newExportCmd(e), newImportCmd(e), newVersionCmd(e), newServeCmd(e), newSiteCmd(e), newSelfcheckCmd(e), newWorkerCmd(e), newK8sCmd(e), newSimProcessCmd(e))
 	return root
 }
 

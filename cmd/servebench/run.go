@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -303,7 +304,7 @@ func (s *session) openTarget(ctx context.Context) error {
 		if err != nil {
 			return withCode(exitUsage, fmt.Errorf("--sim-profile: %w", err))
 		}
-		base, stop, err := startSim(ctx, prof, s.e.listen)
+		base, stop, err := startSim(ctx, prof, s.e.listen, s.e.stderr)
 		if err != nil {
 			return withCode(exitError, fmt.Errorf("starting the built-in simulator: %w", err))
 		}
@@ -587,10 +588,20 @@ func redactArgs(args []string) []string {
 	return out
 }
 
-// startSim serves the simulated engine on a loopback port for the duration of the run (on what
-// listen returns when it is set).
-func startSim(ctx context.Context, prof sim.Profile, listen func() (net.Listener, error)) (base string, stop func(), err error) {
-	srv := sim.New(prof, sim.Options{Seed: time.Now().UnixNano()})
+// startSim serves the simulated engine on a loopback port for the duration of the run: from a
+// process of its own (startSimProcess: the client's scheduler latency, which decides whether a
+// cell is client-bound, is then the client's alone), or inside this one on what listen returns
+// when it is set (tests: in memory) or when its own process cannot start (said on stderr).
+func startSim(ctx context.Context, prof sim.Profile, listen func() (net.Listener, error), stderr io.Writer) (base string, stop func(), err error) {
+	seed := time.Now().UnixNano()
+	if listen == nil {
+		base, stop, err := startSimProcess(prof, seed)
+		if err == nil {
+			return base, stop, nil
+		}
+		fmt.Fprintf(stderr, "servebench: the built-in simulator runs inside this process (%v): its goroutines count in the client's scheduler latency, which may mark cells client-bound\n", err)
+	}
+	srv := sim.New(prof, sim.Options{Seed: seed})
 	srv.Start(ctx)
 	if listen == nil {
 		listen = func() (net.Listener, error) { return net.Listen("tcp", "127.0.0.1:0") }
