@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strconv"
 	"strings"
 	"sync"
@@ -127,6 +128,9 @@ func newSimProcessCmd(e *env) *cobra.Command {
 		Hidden: true,
 		Args:   noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// Ctrl-C in a terminal reaches the whole process group: the run's first one drains
+			// the requests in flight through this simulator, which goes on until the run ends it
+			signal.Ignore(os.Interrupt)
 			prof, err := sim.LookupProfile(profile)
 			if err != nil {
 				return withCode(exitUsage, err)
