@@ -18,6 +18,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/servebench/servebench/host"
 	"github.com/servebench/servebench/sim"
 )
 
@@ -29,7 +30,9 @@ import (
 // as the client's: on this 2-core machine at a load average of 9–11 (other work), the 32K cell at 4
 // users read a scheduler latency p99 of 0.52–1.31 ms with the simulator inside (one of four over
 // the 1 ms client-bound limit), 0.00–0.26 ms with the same simulator in a process of its own
-// (`servebench sim`), on the same client.
+// (`servebench sim`), on the same client. The client then reads as it reads a real server
+// (openai.Config.ServerInProcess false): a first token by a read that sleeps in the kernel, which
+// the kernel wakes as its bytes arrive, so it is not read late behind the next event.
 
 // simChildVerb is the hidden verb of the simulator's own process.
 const simChildVerb = "sim-process"
@@ -131,6 +134,11 @@ func newSimProcessCmd(e *env) *cobra.Command {
 			// Ctrl-C in a terminal reaches the whole process group: the run's first one drains
 			// the requests in flight through this simulator, which goes on until the run ends it
 			signal.Ignore(os.Interrupt)
+			// The simulator stands in for a server on other hardware: it must keep its
+			// profile's schedule on a busy machine, as it did inside the run at the client's
+			// priority (a stall that it then catches up in one write puts several events in
+			// one segment, read as a late first token by the client-bound rule).
+			host.PrepareClient()
 			prof, err := sim.LookupProfile(profile)
 			if err != nil {
 				return withCode(exitUsage, err)
