@@ -91,9 +91,10 @@ const demoMinValid = 0.8
 // within its time promise and still shows what it is for: a sweep, a dedicated scenario and
 // capacity searches, every use case decided (a limit, a lower bound at the ceiling, or not
 // viable for a reason other than the model's maximum length), every cell assessed, none
-// reporting throughput from too short a window, and the figures of a GPU: per-user speed at one
-// user within the range the reference report publishes for GLM-4.7-Flash on an H200. On
-// virtual time, so the figure is the plan's and the profile's, not this machine's. With -v it
+// reporting throughput from too short a window, and the figures of a GPU: every cell's per-user
+// speed, system throughput and TTFT within the ranges the reference report publishes for
+// GLM-4.7-Flash on an H200. On virtual time, so the figures are the plan's and the profile's, not
+// this machine's. With -v it
 // prints where the time goes (per cell: first request start to last end) and each verdict, the
 // table to read when tuning the demo's plan.
 func TestDemoPlan(t *testing.T) {
@@ -198,6 +199,27 @@ func TestDemoPlan(t *testing.T) {
 		if c.Kind == servebench.KindSweep && c.Concurrency == 1 && c.ContextTokens == 1024 {
 			if s := c.GenerationSpeedTPS.Mean; s < 150 || s > 230 {
 				t.Errorf("1K at one user streams %.0f tok/s, outside the published range of a GPU (about 190)", s)
+			}
+		}
+	}
+	// Every cell's figures lie within the ranges the reference report publishes for its 1K–200K
+	// contexts at 1–4 requests, widened by the profile's validated median error: per-user speed
+	// 15.2–196.7 tok/s, system throughput 18.8–458.3 tok/s, TTFT 0.066–35.9 s
+	// (report-glm-4.7-flash-1x-h200: Key Findings, Per-User Generation Speed, System Throughput).
+	tol := 1 + prof.Validation.MedianErrorPct/100
+	for _, c := range rec.res.Cells {
+		for _, f := range []struct {
+			name    string
+			v       float64
+			lo, hi  float64
+			present bool
+		}{
+			{"per-user speed (tok/s)", c.GenerationSpeedTPS.Mean, 15.2, 196.7, c.GenerationSpeedTPS.Count > 0},
+			{"system throughput (tok/s)", c.SystemOutputThroughputTPS, 18.8, 458.3, c.SystemOutputThroughputTPS > 0},
+			{"mean TTFT (s)", c.TTFTSeconds.Mean, 0.066, 35.9, c.TTFTSeconds.Count > 0},
+		} {
+			if f.present && (f.v < f.lo/tol || f.v > f.hi*tol) {
+				t.Errorf("%s: %s %.3f, outside the published %.3f–%.3f (±%.0f%%)", c.ID(), f.name, f.v, f.lo, f.hi, 100*(tol-1))
 			}
 		}
 	}
