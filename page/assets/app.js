@@ -129,8 +129,18 @@
   // drawChart plots the deciding metric (the limiting one, else the first threshold) at each
   // measured level, green where the level passes and red where it fails, and its threshold
   // as a dashed line.
-  function drawChart(inst, r) {
+  // A point's tooltip names its context as the report does (8K), its value with its 95%
+  // interval, its verdict and its cell's validity with the reasons.
+  function drawChart(inst, r, cells, ctx) {
     if (!inst) return;
+    var byId = {};
+    (cells || []).forEach(function (c) {
+      // CellKey.ID's form: scenario/load_mode/ctx=N/out=N/c=N[/rate=R][/turn=T]
+      var id = c.scenario + "/" + c.load_mode + "/ctx=" + c.context_tokens + "/out=" + c.output_tokens + "/c=" + c.concurrency;
+      if (c.rate_per_second > 0) id += "/rate=" + c.rate_per_second;
+      if (c.turn > 0) id += "/turn=" + c.turn;
+      byId[id] = c;
+    });
     var th = r.thresholds || {}, m = r.limiting_metric && vocab.units[r.limiting_metric] ? r.limiting_metric : "", limit = null;
     vocab.fields.forEach(function (f) {
       if (th[f.key] === undefined || th[f.key] === null) return;
@@ -139,12 +149,20 @@
     });
     if (!m) { inst.clear(); return; }
     var data = (r.points || []).filter(function (p) { return p.values && p.values[m] !== undefined; }).map(function (p) {
-      return { value: [p.concurrency, p.values[m]], itemStyle: { color: p.pass ? "#1a7f37" : "#b42318" } };
+      return { value: [p.concurrency, p.values[m]], pt: p, itemStyle: { color: p.pass ? "#1a7f37" : "#b42318" } };
     });
-    var unit = vocab.units[m];
+    var unit = vocab.units[m], digits = unit === "s" ? 3 : 1;
+    function tip(p) {
+      var pt = p.data.pt || {}, c = byId[pt.cell_id], iv = pt.ci95 && pt.ci95[m];
+      var s = (ctx ? tokensLabel(ctx) + " context, " : "") + pt.concurrency + " concurrent: " + num(p.value[1], digits) + " " + unit;
+      s += iv && iv[0] !== null && iv[1] !== null ? " (95% interval " + num(iv[0], digits) + "–" + num(iv[1], digits) + ")" : " (no 95% interval)";
+      s += "\n" + (pt.pass ? "passes" : "fails on " + (pt.failing || []).map(function (f) { return vocab.metrics[f] || f; }).join(", ")) + (pt.settled ? ", settled at 95%" : "");
+      if (c && c.validity && c.validity.verdict) s += "\ncell " + c.validity.verdict + ((c.validity.reasons || []).length ? ": " + c.validity.reasons.join(", ") : "");
+      return s.split("\n").map(function (line) { var d = document.createElement("div"); d.textContent = line; return d.outerHTML; }).join("");
+    }
     var name = (vocab.metrics[m] || m) + " (" + unit + ", " + (r.statistic || "mean") + ")";
     inst.setOption({ animation: false, grid: { left: 48, right: 12, top: 28, bottom: 28 },
-      tooltip: { trigger: "item", formatter: function (p) { return p.value[0] + " concurrent: " + num(p.value[1], unit === "s" ? 3 : 1) + " " + unit; } },
+      tooltip: { trigger: "item", formatter: tip },
       title: { text: name, textStyle: { fontSize: 12, fontWeight: "normal", color: "#5b6475" }, left: 0, top: 0 },
       xAxis: { type: "value", minInterval: 1, name: "concurrency", nameLocation: "middle", nameGap: 20, nameTextStyle: { fontSize: 11 } },
       yAxis: { type: "value", scale: true },
@@ -183,7 +201,7 @@
       var chartDiv = el("div", { "class": "chart small-chart" });
       card.insertBefore(chartDiv, card.querySelector(".verdict"));
       var chart = window.echarts ? echarts.init(chartDiv, null, { renderer: "svg" }) : null;
-      drawChart(chart, cap);
+      drawChart(chart, cap, doc.results.cells, cap.context_tokens);
       var reset = el("button", { "class": "plain reset", type: "button" }, "Back to the run's thresholds");
       reset.hidden = true;
       card.appendChild(reset);
@@ -239,7 +257,7 @@
         was.textContent = "As the run decided it: " + measured.label;
         reset.hidden = false;
         drawStrip(strip, out);
-        drawChart(chart, out);
+        drawChart(chart, out, doc.results.cells, cap.context_tokens);
         outcomes[cap.use_case] = out;
         onOutcome();
       }
@@ -253,7 +271,7 @@
         limit.classList.remove("changed"); limit.removeAttribute("data-limit");
         was.textContent = ""; reset.hidden = true;
         drawStrip(strip, cap);
-        drawChart(chart, cap);
+        drawChart(chart, cap, doc.results.cells, cap.context_tokens);
         outcomes[cap.use_case] = cap;
         usersReset();
         onOutcome();
