@@ -54,6 +54,7 @@ type Coordinator struct {
 	all     []*wconn
 	banned  map[string]bool // names of workers dropped for their records
 	joined  chan struct{}   // closed and replaced whenever a worker joins
+	joining chan struct{}   // a place (1) held while a worker is said to join and added to the pool
 	closed  bool
 	pingID  atomic.Int64
 	pending chan struct{} // a place per connection not yet authenticated
@@ -138,6 +139,7 @@ func (c *Coordinator) Serve(ctx context.Context, ln net.Listener) {
 	c.clk = clock{origin: c.Origin}
 	c.mu.Lock()
 	c.joined = make(chan struct{})
+	c.joining = make(chan struct{}, 1)
 	c.pending = make(chan struct{}, orDefault(c.MaxPending, 16))
 	c.mu.Unlock()
 	go func() {
@@ -257,14 +259,22 @@ func (c *Coordinator) admit(conn net.Conn) {
 		c.lose(w, "its clock could not be measured: "+err.Error())
 		return
 	}
+	// The join is said before the pool grows: WaitFor returns the moment it has grown, and the
+	// run's own output (its header, its first cell) must not come before the line that says its
+	// last worker is ready. Joins take turns (a place in joining: a channel, which a synctest
+	// bubble sees as durably blocked) so that each line counts the workers before it.
+	c.joining <- struct{}{}
+	defer func() { <-c.joining }()
+	c.mu.Lock()
+	n := len(c.liveLocked()) + 1
+	c.mu.Unlock()
+	cs := w.lastClock()
+	c.logf("worker %s (%s) joined: %d worker(s) ready; clock offset %+.3f ms ± %.3f ms", w.name, w.host, n, 1e3*cs.OffsetSeconds, 1e3*cs.UncertaintySeconds)
 	c.mu.Lock()
 	c.all = append(c.all, w)
 	close(c.joined)
 	c.joined = make(chan struct{})
-	n := len(c.liveLocked())
 	c.mu.Unlock()
-	cs := w.lastClock()
-	c.logf("worker %s (%s) joined: %d worker(s) ready; clock offset %+.3f ms ± %.3f ms", w.name, w.host, n, 1e3*cs.OffsetSeconds, 1e3*cs.UncertaintySeconds)
 }
 
 func errText(err error) string {
