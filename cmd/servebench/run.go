@@ -288,9 +288,6 @@ type target struct {
 	origin             time.Time
 	stop               func()
 	notes              []string // run-level facts for the report (the simulator's validated error)
-
-	// simInProcess: the built-in simulator serves from this process (startSim), not its own
-	simInProcess bool
 }
 
 // openTarget is step 2: the built-in simulator when the plan names no URL, then discovery, the
@@ -307,11 +304,11 @@ func (s *session) openTarget(ctx context.Context) error {
 		if err != nil {
 			return withCode(exitUsage, fmt.Errorf("--sim-profile: %w", err))
 		}
-		base, stop, inProcess, err := startSim(ctx, prof, s.e.listen, s.e.stderr)
+		base, stop, err := startSim(ctx, prof, s.e.listen, s.e.stderr)
 		if err != nil {
 			return withCode(exitError, fmt.Errorf("starting the built-in simulator: %w", err))
 		}
-		tg.stop, tg.simInProcess = stop, inProcess
+		tg.stop = stop
 		tg.spec = sim.Target(p.Target, base)
 		tg.metadata = prof.Metadata(p.Metadata)
 		tg.notes = append(tg.notes, simValidationNote(prof))
@@ -349,7 +346,7 @@ func (s *session) openTarget(ctx context.Context) error {
 	ccfg := openai.Config{BaseURL: tg.spec.URL, API: tg.spec.API, Model: tg.spec.Model, APIKey: apiKey, Origin: tg.origin,
 		TTFTTimeout: time.Duration(p.Sweep.TTFTTimeout), IdleTimeout: time.Duration(p.Sweep.IdleTimeout),
 		RequestTimeout: time.Duration(p.Sweep.RequestTimeout),
-		MaxConnections: plan.MaxConcurrency(*p), ExactOutput: p.Sweep.ExactOutput, ServerInProcess: tg.simInProcess, DialContext: s.e.dial}
+		MaxConnections: plan.MaxConcurrency(*p), ExactOutput: p.Sweep.ExactOutput, ServerInProcess: tg.builtIn, DialContext: s.e.dial}
 	if err := requestControl(&ccfg, p.Request, s.e.getenv, s.sec); err != nil {
 		return withCode(exitUsage, err)
 	}
@@ -595,12 +592,12 @@ func redactArgs(args []string) []string {
 // process of its own (startSimProcess: the client's scheduler latency, which decides whether a
 // cell is client-bound, is then the client's alone), or inside this one on what listen returns
 // when it is set (tests: in memory) or when its own process cannot start (said on stderr).
-func startSim(ctx context.Context, prof sim.Profile, listen func() (net.Listener, error), stderr io.Writer) (base string, stop func(), inProcess bool, err error) {
+func startSim(ctx context.Context, prof sim.Profile, listen func() (net.Listener, error), stderr io.Writer) (base string, stop func(), err error) {
 	seed := time.Now().UnixNano()
 	if listen == nil {
 		base, stop, err := startSimProcess(prof, seed)
 		if err == nil {
-			return base, stop, false, nil
+			return base, stop, nil
 		}
 		fmt.Fprintf(stderr, "servebench: the built-in simulator runs inside this process (%v): its goroutines count in the client's scheduler latency, which may mark cells client-bound\n", err)
 	}
@@ -612,14 +609,14 @@ func startSim(ctx context.Context, prof sim.Profile, listen func() (net.Listener
 	ln, err := listen()
 	if err != nil {
 		srv.Close()
-		return "", nil, false, err
+		return "", nil, err
 	}
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = hs.Serve(ln) }()
 	return "http://" + ln.Addr().String(), func() {
 		_ = hs.Close()
 		srv.Close()
-	}, true, nil
+	}, nil
 }
 
 // sampleTelemetry samples the server's gauges every second into telemetry.jsonl.
