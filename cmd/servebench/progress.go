@@ -167,7 +167,10 @@ func (p *progress) status() string {
 	case ev.CellEstimate > 0 && in <= ev.CellEstimate:
 		fmt.Fprintf(&b, " of ~%s", round(ev.CellEstimate))
 	case ev.CellEstimate > 0:
-		fmt.Fprintf(&b, " (estimated ~%s)", round(ev.CellEstimate))
+		// the overrun is said, not left to the reader's subtraction: a cell whose window rule
+		// outlasts its estimate (a settled capacity level completing its window) takes the time
+		// from the cells after it
+		fmt.Fprintf(&b, " (estimated ~%s, over by %s)", round(ev.CellEstimate), round(in-ev.CellEstimate))
 	}
 	if ev.Left > 0 {
 		left := max(ev.Left-since, 0)
@@ -175,10 +178,11 @@ func (p *progress) status() string {
 		if ev.CellCount > 0 {
 			what = "sweep"
 		}
-		if left < time.Second {
-			fmt.Fprintf(&b, " · %s overrunning its estimate", what)
-		} else {
+		switch saidAbove := what == "cell" && ev.CellEstimate > 0 && in > ev.CellEstimate; {
+		case left >= time.Second:
 			fmt.Fprintf(&b, " · %s ~%s left", what, round(left))
+		case !saidAbove:
+			fmt.Fprintf(&b, " · %s overrunning its estimate", what)
 		}
 	}
 	b.WriteString(rest(ev, since))

@@ -104,3 +104,31 @@ func TestProgressNeverPrintsZeroOrSmallSampleIntervals(t *testing.T) {
 		}
 	}
 }
+
+// A cell that outlasts its estimate says by how much, with or without a time left to count
+// down: the 10-minute GLM-4.7-Flash run's General Chatbot level at 8 read "in cell 1m31s
+// (estimated ~40s)", its 51 s overrun left to the reader's subtraction.
+func TestProgressSaysACellsOverrun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var buf bytes.Buffer
+		p := newProgress(&buf, false)
+		p.start()
+		defer p.finish()
+		key := servebench.CellKey{Scenario: "general_chatbot", LoadMode: servebench.ModeSustained, ContextTokens: 32768, OutputTokens: 1024, Concurrency: 8}
+		p.handle(runner.Event{Kind: "cell-start", Phase: "capacity general_chatbot", Cell: key, Planned: 24,
+			CellEstimate: 40 * time.Second, Left: 40 * time.Second, SearchesAfter: 2, Budget: 10 * time.Minute, BudgetLeft: 4 * time.Minute})
+		time.Sleep(91 * time.Second)
+		synctest.Wait()
+		p.mu.Lock()
+		got := buf.String()
+		p.mu.Unlock()
+		lines := strings.Split(strings.TrimSpace(got), "\n")
+		last := lines[len(lines)-1]
+		if !strings.Contains(last, "in cell 1m30s (estimated ~40s, over by 50s)") {
+			t.Errorf("status line:\n%s\nwant it to say the cell's 50 s overrun", last)
+		}
+		if strings.Contains(last, "overrunning its estimate") {
+			t.Errorf("status line says the overrun twice:\n%s", last)
+		}
+	})
+}
