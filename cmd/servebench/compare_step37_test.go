@@ -53,6 +53,34 @@ func runStep37(t *testing.T, profile, label, dir string, more ...string) (serveb
 	return man, res
 }
 
+// step37Runs is one run of the example plan per machine of the post.
+type step37Runs struct {
+	dirs []string
+	man  []servebench.Manifest
+	res  []servebench.Results
+}
+
+// runStep37All runs the example plan, with more flags, once per machine of the post (each
+// labelled with its machine and suffix) into folders under tmp, the three at once.
+func runStep37All(t *testing.T, tmp, suffix string, more ...string) step37Runs {
+	t.Helper()
+	n := len(step37Machines)
+	r := step37Runs{dirs: make([]string, n), man: make([]servebench.Manifest, n), res: make([]servebench.Results, n)}
+	t.Run("runs", func(t *testing.T) {
+		for i, m := range step37Machines {
+			t.Run(m.label, func(t *testing.T) {
+				t.Parallel()
+				r.dirs[i] = filepath.Join(tmp, m.label)
+				r.man[i], r.res[i] = runStep37(t, m.profile, m.label+suffix, r.dirs[i], more...)
+			})
+		}
+	})
+	if t.Failed() {
+		t.FailNow()
+	}
+	return r
+}
+
 // step37Figure reads the published metric m of the post from a cell measured the post's way,
 // and from the simulator's own estimate of that workload. vLLM's names and servebench's differ:
 // vLLM's TPOT is servebench's ITL (decode time ÷ (output tokens − 1)), and vLLM's ITL is the
@@ -87,8 +115,8 @@ func TestStep37PostFiguresWithinValidation(t *testing.T) {
 		t.Fatal(err)
 	}
 	tmp := t.TempDir()
-	var dirs []string
-	for _, m := range step37Machines {
+	runs := runStep37All(t, tmp, " post", "--mode", "fixed", "--requests", "512", "--concurrency", "32")
+	for i, m := range step37Machines {
 		prof, err := sim.LookupProfile(m.profile)
 		if err != nil {
 			t.Fatal(err)
@@ -98,9 +126,7 @@ func TestStep37PostFiguresWithinValidation(t *testing.T) {
 		if prof.Validation.Reference != m.config || prof.Validation.Points == 0 {
 			t.Fatalf("%s: validated against %q (%d points), want %s", m.profile, prof.Validation.Reference, prof.Validation.Points, m.config)
 		}
-		dir := filepath.Join(tmp, m.label)
-		dirs = append(dirs, dir)
-		_, res := runStep37(t, m.profile, m.label+" post", dir, "--mode", "fixed", "--requests", "512", "--concurrency", "32")
+		res := runs.res[i]
 		if len(res.Cells) != 1 {
 			t.Fatalf("%s: %d cells, want the post's one", m.label, len(res.Cells))
 		}
@@ -136,7 +162,7 @@ func TestStep37PostFiguresWithinValidation(t *testing.T) {
 			t.Errorf("%s: %d of the post's figures checked, want 6", m.label, checked)
 		}
 	}
-	code, stdout, stderr := runCLI(t, append(append([]string{"compare"}, dirs...), "--gpu-price", "A100 post=1.49", "--out", filepath.Join(tmp, "post.html"))...)
+	code, stdout, stderr := runCLI(t, append(append([]string{"compare"}, runs.dirs...), "--gpu-price", "A100 post=1.49", "--out", filepath.Join(tmp, "post.html"))...)
 	if code != 0 {
 		t.Fatalf("compare: exit %d\n%s", code, stderr)
 	}
@@ -181,7 +207,9 @@ func mustConfig(t *testing.T, id string) validation.Config {
 func TestStep37CompareStatement(t *testing.T) {
 	const target, users, a100Price = 50.0, 2000, 1.49
 	tmp := t.TempDir()
-	var dirs []string
+	// the statement is under test, not the cells' precision: 3-minute cells take half the CPU
+	// of the plan's 10 (the fixed runs of the test above are the costly ones)
+	runs := runStep37All(t, tmp, "", "--max-duration", "3m")
 	type expect struct {
 		label        string
 		tokensPerUSD float64
@@ -189,10 +217,8 @@ func TestStep37CompareStatement(t *testing.T) {
 		interpolated bool
 	}
 	var want []expect
-	for _, m := range step37Machines {
-		dir := filepath.Join(tmp, m.label)
-		man, res := runStep37(t, m.profile, m.label, dir)
-		dirs = append(dirs, dir)
+	for i, m := range step37Machines {
+		man, res := runs.man[i], runs.res[i]
 		sz := man.Plan.Sizing
 		if m.label == "A100" {
 			sz.GPUUSDPerHour = a100Price // compare --gpu-price A100=1.49: no public default
@@ -217,7 +243,7 @@ func TestStep37CompareStatement(t *testing.T) {
 		want = append(want, expect{m.label, r.OutputTPSPerGPU * 3600 / p.USDPerGPUHour, replicas * gpus, r.Kind == frontier.ReadInterpolated})
 	}
 	out := filepath.Join(tmp, "comparison.html")
-	args := append(append([]string{"compare"}, dirs...), "--target-speed", "50", "--users", "2000", "--gpu-price", "A100=1.49", "--out", out)
+	args := append(append([]string{"compare"}, runs.dirs...), "--target-speed", "50", "--users", "2000", "--gpu-price", "A100=1.49", "--out", out)
 	code, stdout, stderr := runCLI(t, args...)
 	if code != 0 {
 		t.Fatalf("compare: exit %d\n%s", code, stderr)
