@@ -22,6 +22,11 @@ func TestUsageErrorsSayWhatIsMissing(t *testing.T) {
 		{[]string{"report"}, "report needs 1 run folder, got none: usage servebench report RUN_DIR"},
 		{[]string{"report", "a", "b"}, "report needs 1 run folder, got 2 (a b)"},
 		{[]string{"run", "runs/demo"}, `run takes no arguments, got "runs/demo": its settings are flags, e.g. --url`},
+		{[]string{"gate", "runs/a"}, "gate needs BASELINE and CANDIDATE (a run folder, run id or label each), got 1 argument"},
+		{[]string{"import"}, "import needs 1 result file, got none: usage servebench import --from"},
+		{[]string{"export"}, "export needs one RUN (a run folder, run id or label), got 0"},
+		{[]string{"site"}, "site needs OUT_DIR, the folder to write the pages into"},
+		{[]string{"runs", "extra"}, `runs takes no arguments, got "extra"`},
 	} {
 		code, _, stderr := runCLI(t, tt.args...)
 		if code != exitUsage || !strings.Contains(stderr, tt.want) {
