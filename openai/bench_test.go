@@ -41,9 +41,8 @@ func benchBody(n int) []byte {
 // allocs/event counts every allocation in the process. Sub-benchmarks: clock=kernel (receive
 // stamps through recvmsg, where the system has them) and clock=user (the time each read
 // returned); server=process runs the server in a child process, as a real server runs (the
-// figures are the client's alone), server=goroutine in this process as the built-in simulator
-// and selfcheck do (Config.ServerInProcess), sharing its scheduler, collector and CPU time with
-// the client (the figures include the server's work).
+// figures are the client's alone), server=goroutine in this process as selfcheck does, sharing
+// its scheduler, collector and CPU time with the client (the figures include the server's work).
 func BenchmarkStreamEvents(b *testing.B) {
 	for _, user := range []bool{false, true} {
 		for _, own := range []bool{true, false} {
@@ -101,7 +100,7 @@ func streamServer(b *testing.B, own bool) string {
 
 func benchStream(b *testing.B, userClock, own bool) {
 	base := streamServer(b, own)
-	c, err := New(Config{BaseURL: base + "/v1", Model: "m", MaxConnections: 1, UserClock: userClock, ServerInProcess: !own})
+	c, err := New(Config{BaseURL: base + "/v1", Model: "m", MaxConnections: 1, UserClock: userClock})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -97,11 +97,6 @@ type Config struct {
 	// UserClock stamps every read with the time it returned in user space, even where the
 	// kernel's receive stamps are available (to compare the two clocks).
 	UserClock bool
-	// ServerInProcess says the server runs in this process (the built-in simulator, selfcheck):
-	// reads then never sleep in the kernel for a first token (see rxReader.wait) and go through
-	// the network poller, which the server's own goroutines share; a sleeping read costs two
-	// thread hand-overs per request that such a server would wait behind.
-	ServerInProcess bool
 }
 
 // Client is the measuring client. It is safe for concurrent use.

@@ -26,14 +26,16 @@
 //
 // An http:// target is spoken to by the package's own HTTP/1.1 code (h1.go): the request's
 // goroutine writes the request in one system call; where the kernel stamps reads, the response
-// is read and parsed by one reactor for every stream (rxreactor_linux.go), its first token by a
-// read that sleeps in the kernel instead while the reactor is seen to fall behind (a read of
-// its more than 1 ms after the bytes arrived, within the last second), on a socket the
-// runtime's poller no longer watches: a token costs one thread wake-up and one recvmsg, no
-// goroutine scheduling, so that every socket is read soon after its bytes arrive (a kernel stamp
-// is exact only when the socket is read before the next token arrives). The record splits what
-// came before the server could read the request: connect_seconds (outside TTFT) and
-// write_seconds (inside it). An https:// target goes through net/http.
+// is read and parsed by one reactor for every stream (rxreactor_linux.go), first token included,
+// on a socket the runtime's poller no longer watches: a token costs one thread wake-up and one
+// recvmsg, no goroutine scheduling, so that every socket is read soon after its bytes arrive (a
+// kernel stamp is exact only when the socket is read before the next token arrives). Every
+// server is read this way, the built-in simulator as a real one. (First tokens used to go to a
+// read that slept in the kernel, SO_RCVLOWAT set to the last head's length, while the reactor
+// was judged late: it cost a fifth of the client's CPU per event, a second read path, and a
+// stamp taken only once the low-water mark was met, and whole demo runs measured no better
+// with it.) The record splits what came before the server could read the request:
+// connect_seconds (outside TTFT) and write_seconds (inside it). An https:// target goes through net/http.
 //
 // A token event carries a non-empty content, reasoning_content, reasoning or tool-call delta
 // (chat), a non-empty text (completions), or a non-empty message.content / thinking /

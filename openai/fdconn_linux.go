@@ -242,7 +242,7 @@ type pollFd struct {
 }
 
 // ppollBlocking is one ppoll(2) of one descriptor with a timeout, between entersyscallblock and
-// exitsyscall (see recvmsgBlocking): the sleeping thread holds no P.
+// exitsyscall (see entersyscallblock): the sleeping thread holds no P.
 //
 //go:nosplit
 func ppollBlocking(pfd *pollFd, ts *syscall.Timespec) (uintptr, syscall.Errno) {

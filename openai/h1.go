@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/servebench/servebench"
@@ -39,12 +38,8 @@ type h1Client struct {
 	path    string // request target, e.g. /v1/chat/completions
 	head    []byte // the request's header lines up to Content-Length, which each request adds
 	maxIdle int
-	// headLen is the length of the latest response head (bytes up to its blank line): servers
-	// send the same head every time, bar a digit or two (see readResponse).
-	headLen atomic.Int64
-
-	mu   sync.Mutex
-	idle []h1Idle // newest last
+	mu      sync.Mutex
+	idle    []h1Idle // newest last
 }
 
 type h1Idle struct {
@@ -300,7 +295,6 @@ type h1Resp struct {
 	cstate   int
 	cleft    int64
 	cline    []byte // a chunk-size or trailer line not ended yet
-	headLen  int64  // bytes of the response up to its final head's blank line (interim heads included)
 }
 
 // push takes the bytes of one read. It returns stop when the response is complete or body
@@ -328,9 +322,6 @@ func (r *h1Resp) push(p []byte) (stop bool, err error) {
 		r.hdr = nil
 		if err := r.header(block); err != nil {
 			return true, err
-		}
-		if r.haveHead {
-			r.headLen = r.got - int64(len(p))
 		}
 	}
 	if r.head.length == 0 && !r.head.chunked {
@@ -455,10 +446,6 @@ func (r *h1Resp) ended() bool {
 	return false
 }
 
-// blockingReads counts the blocking reads (rxReader.wait) of first tokens, for the benchmarks
-// (BenchmarkPacedVsMinimal reports them per request).
-var blockingReads atomic.Int64
-
 // h1ProbeAfter: after a read that drained the socket, the next read waits for the poller to
 // report an arrival; a connection end that came with the bytes is not reported, so when nothing
 // arrives for this long the socket is asked once more (see rxReader.each).
@@ -467,16 +454,11 @@ const h1ProbeAfter = 20 * time.Millisecond
 // readResponse reads the connection, pushing each read's bytes to r with its stamp noted in
 // book, until r stops or the connection fails. A read error, the connection's end (io.EOF)
 // or r's error is returned; nil when r stopped. canceled reports whether the request was
-// canceled (its deadline then ends any wait). While first reports true (the response's first
-// token has no stamp yet) a kernel-stamped connection is read by blocking reads (rxReader.wait)
-// when the reactor has lately read late (rxReader.firstByWait); otherwise the reactor reads it
-// from the start, as it reads the rest.
-// headLen is the length of the previous response's head (0: none yet): the first blocking read
-// returns only once more bytes than that have come, so a head sent ahead of the first event (as
-// vLLM does) is taken together with the event, under the event's stamp, in one read that never
-// leaves the kernel in between (a goroutine that had to come back for the event could be late
-// for it when the client is busy).
-func (hc *h1Conn) readResponse(r *h1Resp, book *stampBook, from time.Time, canceled func() bool, stop <-chan struct{}, first func() bool, headLen int64) error {
+// canceled (its deadline then ends any wait). A kernel-stamped connection is read by the reactor
+// (rxReader.watch) from its first byte, first token included, whatever the server (see the
+// package doc); without a reactor, or one that cannot take the socket, it reads the socket
+// itself (rxReader.each).
+func (hc *h1Conn) readResponse(r *h1Resp, book *stampBook, from time.Time, canceled func() bool, stop <-chan struct{}) error {
 	var perr error
 	var last time.Time
 	take := func(p []byte, ns int64) bool {
@@ -489,23 +471,6 @@ func (hc *h1Conn) readResponse(r *h1Resp, book *stampBook, from time.Time, cance
 		return stop
 	}
 	if hc.c.rx != nil {
-		for first() && hc.c.rx.firstByWait() {
-			low := 0
-			if r.got == 0 && headLen > 0 {
-				low = int(min(headLen+1, readBufferBytes))
-			}
-			stop, ok, err := hc.c.rx.wait(canceled, take, low)
-			if !ok {
-				break
-			}
-			blockingReads.Add(1)
-			if stop || perr != nil {
-				return perr
-			}
-			if err != nil {
-				return err
-			}
-		}
 		if err, ok := hc.c.rx.watch(take, stop); ok {
 			if perr != nil {
 				return perr
@@ -639,11 +604,7 @@ func (a *exchange) runH1(fresh bool, body []byte) (retry bool) {
 	// whole request): read what it sent; without an answer the write's error stands.
 	rerr := werr
 	canceled := func() bool { return a.ctx.Err() != nil }
-	first := func() bool { return st.firstToken.IsZero() && !st.done && f == nil && !c.cfg.ServerInProcess }
-	err = hc.readResponse(resp, book, a.start, canceled, a.ctx.Done(), first, c.h1.headLen.Load())
-	if resp.haveHead {
-		c.h1.headLen.Store(resp.headLen)
-	}
+	err = hc.readResponse(resp, book, a.start, canceled, a.ctx.Done())
 	if err != nil {
 		switch {
 		case err != io.EOF:

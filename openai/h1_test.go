@@ -254,20 +254,3 @@ func TestPlainHTTPSkipsConnectionsClosedWhileIdle(t *testing.T) {
 		t.Errorf("%d connections, want 3", n)
 	}
 }
-
-// TestH1HeadLength: the head's length counts every byte up to the final head's blank line,
-// interim heads included, however the bytes are split across reads.
-func TestH1HeadLength(t *testing.T) {
-	interim := "HTTP/1.1 100 Continue\r\n\r\n"
-	head := "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
-	body := "5\r\nhello\r\n0\r\n\r\n"
-	for _, raw := range []string{head + body, interim + head + body} {
-		want := int64(len(raw) - len(body))
-		for cut := 1; cut < len(raw); cut++ {
-			r, got, err := h1Decode(raw, []int{cut})
-			if err != nil || got != "hello" || r.headLen != want {
-				t.Fatalf("cut at %d: head %d bytes, body %q, %v; want %d bytes and hello", cut, r.headLen, got, err, want)
-			}
-		}
-	}
-}

@@ -201,7 +201,6 @@ func BenchmarkPacedVsMinimal(b *testing.B) {
 			ours()
 			theirs()
 			var a, m usage
-			waits0 := blockingReads.Load()
 			b.ResetTimer()
 			for range b.N {
 				u := ours()
@@ -210,9 +209,6 @@ func BenchmarkPacedVsMinimal(b *testing.B) {
 				m.cpu, m.csw, m.flts = m.cpu+u.cpu, m.csw+u.csw, m.flts+u.flts
 			}
 			b.StopTimer()
-			// The first tokens read by blocking reads rather than by the reactor (firstByWait):
-			// 1 per request where the reactor fell behind, 0 where it kept up.
-			b.ReportMetric(float64(blockingReads.Load()-waits0)/float64(b.N*pacedStreams), "blocking-reads/request")
 			events := float64(b.N * pacedStreams * pacedEvents)
 			b.ReportMetric(float64(a.cpu)/events, "servebench-cpu-ns/event")
 			b.ReportMetric(float64(m.cpu)/events, "minimal-cpu-ns/event")

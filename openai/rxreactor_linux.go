@@ -10,12 +10,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
-	"time"
 	"unsafe"
 )
 
-// The reactor reads the kernel-stamped sockets of every plain-HTTP stream in flight (from the
-// first token on, unless it was lately late: firstByWait) on one goroutine, through an epoll instance of its own, and hands each read's bytes and stamp to the
+// The reactor reads the kernel-stamped sockets of every plain-HTTP stream in flight (the whole
+// response, first token included) on one goroutine, through an epoll instance of its own, and
+// hands each read's bytes and stamp to the
 // stream's consumer there (rxReader.watch; the request's goroutine sleeps until its response
 // ends). A token that arrives costs one wake-up of the reactor's goroutine (shared by every
 // socket that became readable meanwhile) and one recvmsg, and nothing else:
@@ -64,75 +64,14 @@ type reactor struct {
 	// readied says the latest reads ended a response, readying its request's goroutine on the
 	// reactor's P (under mu; read by loop).
 	readied bool
-	// The reads of the current second (from epoch, Unix ns; under mu), and how many of them
-	// came more than reactorLagLimit after their bytes' kernel stamp; lateUntil (Unix ns) is
-	// reactorLateFor past the moment late reads passed reactorLateShare of them (firstByWait).
-	epoch       int64
-	reads, late int
-	lateUntil   atomic.Int64
-}
-
-// While the reactor keeps up with the sockets it reads first tokens too; once more than
-// reactorLateShare of its reads within a second (and at least reactorLateMin) came more than
-// reactorLagLimit after their bytes arrived, first tokens go to blocking reads (rxReader.wait)
-// for reactorLateFor (see firstByWait).
-const (
-	reactorLagLimit  = time.Millisecond
-	reactorLateShare = 0.01
-	reactorLateMin   = 3
-	reactorLateFor   = time.Second
-)
-
-// judge counts one read of bytes stamped ns (Unix ns), read at now, toward the reactor's
-// lateness (see firstByWait); rc.mu held.
-func (rc *reactor) judge(ns, now int64) {
-	if now-rc.epoch > int64(time.Second) {
-		rc.epoch, rc.reads, rc.late = now, 0, 0
-	}
-	rc.reads++
-	if now-ns > int64(reactorLagLimit) {
-		rc.late++
-		if rc.late >= reactorLateMin && float64(rc.late) > reactorLateShare*float64(rc.reads) {
-			rc.lateUntil.Store(now + int64(reactorLateFor))
-		}
-	}
-}
-
-// firstByWait says whether a response's first token is to be read by blocking reads
-// (rxReader.wait) rather than by the reactor: when there is no reactor, or when, within the last
-// second or so, more than 1% of its reads came more than reactorLagLimit after their bytes
-// arrived (bytes that arrived before the socket was given to the reactor do not count): the
-// reactor's read lag at p99 over 1 ms. A blocking read needs no P: the
-// kernel copies the bytes, with their stamp, as soon as it runs the thread, while the reactor's
-// goroutine waits for a P behind whatever the process runs, and a first token read after the
-// stream's next event arrived is stamped with that later arrival. But a blocking read costs its
-// request a handoff of its P, a wake-up of the sleeping thread and a wake-up or a stop of
-// another (four futex calls per request, and as many context switches), where a read by the
-// reactor shares one wake-up with every socket that became readable with it: at 64 streams one
-// event per packet 5 ms apart (BenchmarkPacedVsMinimal) the blocking reads were a fifth of the
-// client's CPU and a third of its context switches. So they are kept for when the reactor is
-// seen to fall behind. reactorLagLimit is the 1 ms that the stamps' precision promises: a first
-// token stamped late took the stamp of a later event of its stream read with it, so its error is
-// at most the time its read came after it arrived; a reactor whose reads come within 1 ms of
-// their bytes keeps first tokens within 1 ms; at p99, as selfcheck judges a load. (The lag seen
-// is the read's time after the newest bytes it took, a lower bound of that.) At 64 streams
-// one event per packet on this 2-core machine at a load average of 6 from other work, 3.9% of
-// the reactor's reads came more than 1 ms late (0.2% more than 5 ms): first tokens went to
-// blocking reads there.
-func (r *rxReader) firstByWait() bool {
-	rc := reactorFor()
-	return rc == nil || time.Now().UnixNano() < rc.lateUntil.Load()
 }
 
 // rxWatch is one response read by the reactor.
 type rxWatch struct {
-	fd int
-	// since is when the socket was added (Unix ns): bytes stamped before it waited for the
-	// watch, not for the reactor (they do not count as the reactor's lateness).
-	since int64
-	r     *rxReader
-	fn    func(p []byte, ns int64) bool
-	done  chan error // gets the reading's outcome once: nil when fn stopped it
+	fd   int
+	r    *rxReader
+	fn   func(p []byte, ns int64) bool
+	done chan error // gets the reading's outcome once: nil when fn stopped it
 }
 
 // theReactor is started on first use and lives as long as the process.
@@ -258,11 +197,7 @@ func (rc *reactor) serve(w *rxWatch, buf []byte) {
 			return
 		}
 		raceIOSync(uintptr(w.fd))
-		ns := rxStamp(w.r.oob[:oobn])
-		if ns > w.since {
-			rc.judge(ns, time.Now().UnixNano())
-		}
-		if w.fn(buf[:n], ns) {
+		if w.fn(buf[:n], rxStamp(w.r.oob[:oobn])) {
 			rc.end(w, nil)
 			return
 		}
@@ -299,7 +234,6 @@ func (r *rxReader) watch(fn func(p []byte, ns int64) bool, stop <-chan struct{})
 		defer rc.mu.Unlock()
 		rc.watches[int32(fd)] = w
 		ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP, Fd: int32(fd)}
-		w.since = time.Now().UnixNano()
 		if aerr = epollCtl(rc.epfd, syscall.EPOLL_CTL_ADD, int(fd), &ev); aerr != nil {
 			delete(rc.watches, int32(fd))
 			return
@@ -363,7 +297,7 @@ func epollCtl(epfd, op, fd int, ev *syscall.EpollEvent) error {
 }
 
 // epollWaitBlocking is one epoll_wait(2) without a timeout into evs, between entersyscallblock
-// and exitsyscall (see recvmsgBlocking): the sleeping thread holds no P.
+// and exitsyscall (see entersyscallblock): the sleeping thread holds no P.
 //
 //go:nosplit
 func epollWaitBlocking(epfd int, evs *[256]syscall.EpollEvent) (uintptr, syscall.Errno) {

@@ -5,7 +5,6 @@ package openai
 import (
 	"io"
 	"net"
-	"os"
 	"sync"
 	"syscall"
 	"time"
@@ -46,10 +45,6 @@ func enableRx(nc net.Conn) *rxReader {
 	var serr error
 	if err := raw.Control(func(fd uintptr) {
 		serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_TIMESTAMPNS, 1)
-		if serr == nil { // bounds the sleeps of blocking reads only (wait)
-			tv := syscall.NsecToTimeval(int64(waitSlice))
-			serr = syscall.SetsockoptTimeval(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &tv)
-		}
 	}); err != nil || serr != nil {
 		return nil
 	}
@@ -239,120 +234,12 @@ func (r *rxReader) each(fn func(p []byte, ns int64) bool, short func() bool) err
 
 // rxBufs lends kernel-stamped reads their buffers (readBufferBytes each) for one read and its
 // handling: a connection waiting for bytes holds none, so thousands of open streams cost a buffer
-// per read in progress (and per blocking read, wait), not one per connection.
+// per read in progress, not one per connection.
 var rxBufs = sync.Pool{New: func() any { b := make([]byte, readBufferBytes); return &b }}
 
-// maxWaiters is the most blocking reads (wait) in progress at once: each holds an OS thread
-// (about 16 KiB of stack) while it sleeps.
-const maxWaiters = 256
-
-// waitSlice bounds one sleep of a blocking read (wait): a canceled request is noticed within it.
+// waitSlice bounds one sleep of a detached connection's wait for readiness (fdConn.waitFor): a
+// deadline or a close is noticed within it.
 const waitSlice = 50 * time.Millisecond
-
-// waiters counts the blocking reads in progress, up to maxWaiters.
-var waiters = make(chan struct{}, maxWaiters)
-
-// wait reads the socket once as a blocking read: the thread sleeps in the kernel until bytes
-// arrive, and the kernel copies them, with their receive stamp, as soon as it runs the thread
-// again, whether or not the Go scheduler has a P free for the goroutine. A read through the
-// network poller is issued only once a P runs the woken goroutine; on a busy client that can
-// take longer than the gap to the next event, and meanwhile the kernel merges the segments that
-// arrive into the one waiting, keeping the newest stamp: the first token would be stamped with
-// the arrival of a later one. The sleeping read gives its P up (recvBlocking), so the other
-// goroutines run meanwhile. The kernel wakes the thread at once only if its slice is shorter than
-// the running task's (host.ShortSlices asks for that): at 256 streams on one CPU beside a busy loop,
-// 1 of 35 runs had more than 1% of first tokens read late, against 11 of 26 with the default
-// slices (a plain blocking read, which keeps its P, had none late but delayed every other
-// goroutine, and with them the next requests, by up to 13 ms; starting the threads these reads
-// need ahead of the measured phase did not help).
-//
-// lowat, when above 1, is the fewest bytes the sleeping read waits for (SO_RCVLOWAT; at most
-// readBufferBytes): the bytes that arrive meanwhile are taken by the one read, with the stamp of
-// the newest. The sleep still ends after waitSlice with what has come.
-//
-// wait hands the bytes and their kernel stamp to fn (a buffer of rxBufs: fn must not keep them)
-// and returns what fn returned; err is io.EOF at the connection's end, the read's error, or
-// os.ErrDeadlineExceeded once canceled() reports true (asked before the read and after each
-// waitSlice without bytes). ok is false, and nothing was read, when maxWaiters reads already
-// wait: the caller then reads through the poller.
-func (r *rxReader) wait(canceled func() bool, fn func(p []byte, ns int64) bool, lowat int) (stop, ok bool, err error) {
-	select {
-	case waiters <- struct{}{}:
-	default:
-		return false, false, nil
-	}
-	defer func() { <-waiters }()
-	bp := rxBufs.Get().(*[]byte)
-	defer rxBufs.Put(bp)
-	p := *bp
-	var rerr error
-	var n, oobn int
-	cerr := r.raw.Control(func(fd uintptr) {
-		// Bytes already there need no sleep (nor the mode switches), unless fewer than lowat
-		// may be there (a read that does not wait takes them whatever lowat says).
-		rerr = syscall.EAGAIN
-		if lowat <= 1 {
-			n, oobn, rerr = r.recvmsg(fd, p, 0)
-		}
-		if rerr != syscall.EAGAIN {
-			if rerr == nil && n > 0 {
-				raceIOSync(fd)
-			}
-			return
-		}
-		if rerr = setBlocking(fd, true); rerr != nil {
-			return
-		}
-		// The poller's reads expect a non-blocking socket again; F_SETFL on an open descriptor
-		// cannot fail.
-		defer func() { _ = setBlocking(fd, false) }()
-		if lowat > 1 {
-			if rerr = setsockoptNow(fd, syscall.SOL_SOCKET, syscall.SO_RCVLOWAT, lowat); rerr != nil {
-				return
-			}
-			// The poller's readiness (and later reads) must not wait for lowat bytes.
-			defer func() { _ = setsockoptNow(fd, syscall.SOL_SOCKET, syscall.SO_RCVLOWAT, 1) }()
-		}
-		for {
-			if canceled() {
-				rerr = os.ErrDeadlineExceeded
-				return
-			}
-			// SO_RCVTIMEO (enableRx) ends the sleep after waitSlice with EAGAIN.
-			if n, oobn, rerr = r.recvBlocking(fd, p); rerr != syscall.EAGAIN {
-				break
-			}
-		}
-		if rerr == nil && n > 0 {
-			raceIOSync(fd)
-		}
-	})
-	switch {
-	case cerr != nil:
-		return false, true, cerr
-	case rerr == os.ErrDeadlineExceeded:
-		return false, true, rerr
-	case rerr != nil:
-		return false, true, &net.OpError{Op: "read", Net: "tcp", Err: rerr}
-	case n == 0:
-		return false, true, io.EOF
-	}
-	return fn(p[:n], rxStamp(r.oob[:oobn])), true, nil
-}
-
-// setBlocking switches the socket between blocking and non-blocking mode with one fcntl: the
-// file status flags F_SETFL may change are O_NONBLOCK and four a socket of ours never has. The
-// call cannot block: it is a raw system call (see recvNow).
-func setBlocking(fd uintptr, on bool) error {
-	fl := uintptr(syscall.O_NONBLOCK)
-	if on {
-		fl = 0
-	}
-	if _, _, e := syscall.RawSyscall(syscall.SYS_FCNTL, fd, syscall.F_SETFL, fl); e != 0 {
-		return e
-	}
-	return nil
-}
 
 // peerClosed reports whether a kept-alive TCP connection was closed (or written to) by the
 // server while it sat idle: a peek that does not wait finds its end or stray bytes. false when

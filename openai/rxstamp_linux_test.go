@@ -3,14 +3,18 @@
 package openai
 
 import (
+	"context"
+	"fmt"
 	"io"
 	"net"
-	"os"
-	"runtime"
+	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/servebench/servebench"
 )
 
 // cmsg renders one control message as the kernel lays it out.
@@ -87,242 +91,68 @@ func rxPair(t *testing.T, serve func(net.Conn)) (net.Conn, *rxReader) {
 // outside.
 const stampSlack = int64(time.Millisecond)
 
-// TestWaitReadsAndStamps: a reader 20 ms late gets the bytes that waited for it from wait with
-// the kernel stamp of their arrival (within the server's write), not the time it read them;
-// then io.EOF at the connection's end; and the socket is left non-blocking for the poller's
-// reads. (TestWaitEnds and TestWaitLowWater take the sleeping path.)
-func TestWaitReadsAndStamps(t *testing.T) {
+// TestFirstTokenStampedAtItsArrival: a first token is stamped with its own arrival, not a later
+// event's, after a response whose head was longer. The server answers two requests on one
+// kept-alive connection: first with a head padded to 2 KiB, then with a short head and the
+// role-only chunk at once, the first token 10 ms later and five more events 20 ms apart. The
+// first token's kernel stamp must fall within its write (the loopback write has delivered the
+// bytes when it returns) and its gap to the next event must not be zero. A first-token read that
+// slept with SO_RCVLOWAT at the previous head's length + 1 woke only once that many unread bytes
+// had come, or after its 50 ms SO_RCVTIMEO slice, so it took the first token with the later
+// events under the newest one's stamp (33 ms late here; 31 events, 0.5 s late, in a demo run).
+// Only a reader held up for more than the 20 ms gap could merge the two now.
+func TestFirstTokenStampedAtItsArrival(t *testing.T) {
 	if s := stampsOn(); s != nil {
 		defer s.Close()
 	}
-	ev := chatChunk(`{"content":"a"}`)
-	var pre, post int64
-	wrote := make(chan struct{})
-	nc, rx := rxPair(t, func(c net.Conn) {
-		pre = time.Now().UnixNano()
-		_, _ = io.WriteString(c, ev)
-		post = time.Now().UnixNano()
-		close(wrote)
+	const gap = 20 * time.Millisecond
+	events := 6
+	var pre, post atomic.Int64 // the first token's write, Unix ns
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	chunk := func(s string) string { return fmt.Sprintf("%x\r\n%s\r\n", len(s), s) }
+	acceptRequests(ln, func(c net.Conn, _ int32, i int) bool {
+		if i == 0 {
+			body := chatChunk(`{"content":"a"}`) + fmt.Sprintf(usageEvent, 9, 1) + doneEvent
+			_, _ = io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nX-Pad: "+strings.Repeat("x", 2048)+
+				"\r\nTransfer-Encoding: chunked\r\n\r\n"+chunk(body)+"0\r\n\r\n")
+			return true
+		}
+		_, _ = io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"+
+			chunk(chatChunk(`{"role":"assistant","content":""}`)))
+		time.Sleep(gap / 2)
+		pre.Store(time.Now().UnixNano())
+		_, _ = io.WriteString(c, chunk(chatChunk(`{"content":"a"}`)))
+		post.Store(time.Now().UnixNano())
+		for range events - 1 {
+			time.Sleep(gap)
+			_, _ = io.WriteString(c, chunk(chatChunk(`{"content":"b"}`)))
+		}
+		_, _ = io.WriteString(c, chunk(fmt.Sprintf(usageEvent, 9, events)+doneEvent)+"0\r\n\r\n")
+		return true
 	})
-	var got string
-	var ns int64
-	keep := func(p []byte, at int64) bool { got, ns = string(p), at; return true }
-	<-wrote
-	time.Sleep(20 * time.Millisecond) // a late reader
-	stop, ok, err := rx.wait(func() bool { return false }, keep, 0)
-	if !ok || err != nil || !stop || got != ev {
-		t.Fatalf("wait: %q, stop %v, ok %v, err %v; want the event, and fn's answer", got, stop, ok, err)
+	base := "http://" + ln.Addr().String() + "/v1"
+	c := newClient(t, base, nil)
+	req := testRequest()
+	if rec := c.Do(context.Background(), req); !rec.OK() {
+		t.Fatalf("first request: %s %s", rec.ErrorClass, rec.Error)
 	}
-	if ns < pre-stampSlack || ns > post+stampSlack {
-		t.Errorf("stamped %d ns after the write returned; want within the write", ns-post)
+	rec := c.Do(context.Background(), req)
+	if !rec.OK() || rec.Retries != 0 {
+		t.Fatalf("second request: %s %s retries %d", rec.ErrorClass, rec.Error, rec.Retries)
 	}
-	called := false
-	if _, ok, err = rx.wait(func() bool { return false }, func([]byte, int64) bool { called = true; return false }, 0); !ok || err != io.EOF || called {
-		t.Errorf("after the server closed: ok %v, err %v, fn called %v; want io.EOF and no call", ok, err, called)
+	if rec.ClockSource != servebench.ClockKernel {
+		t.Skipf("clock %q: no kernel stamps here", rec.ClockSource)
 	}
-	raw, _ := nc.(*net.TCPConn).SyscallConn()
-	_ = raw.Control(func(fd uintptr) {
-		fl, _, e := syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_GETFL, 0)
-		if e != 0 || fl&syscall.O_NONBLOCK == 0 {
-			t.Errorf("socket flags %#x (%v) after wait: not non-blocking", fl, e)
-		}
-	})
-}
-
-// TestWaitEnds: a wait with nothing arriving ends once the request is canceled (within a
-// slice), and when every wait slot is taken wait reads nothing and says so.
-func TestWaitEnds(t *testing.T) {
-	_, rx := rxPair(t, func(c net.Conn) { _, _ = io.Copy(io.Discard, c) })
-	asked := 0
-	none := func([]byte, int64) bool { t.Error("fn called without bytes"); return true }
-	stop, ok, err := rx.wait(func() bool { asked++; return asked > 2 }, none, 0)
-	if !ok || stop || err != os.ErrDeadlineExceeded || asked != 3 {
-		t.Errorf("canceled wait: stop %v, ok %v, err %v after %d questions; want the deadline error after 3", stop, ok, err, asked)
+	first := rec.StartUnixNano + int64(rec.TTFTSeconds*1e9)
+	if first < pre.Load()-stampSlack || first > post.Load()+stampSlack {
+		t.Errorf("first token stamped %v after its write returned; want within the write (±%v)",
+			time.Duration(first-post.Load()), time.Duration(stampSlack))
 	}
-	for range maxWaiters {
-		waiters <- struct{}{}
-	}
-	stop, ok, err = rx.wait(func() bool { t.Error("asked while no slot was free"); return true }, none, 0)
-	for range maxWaiters {
-		<-waiters
-	}
-	if ok || stop || err != nil {
-		t.Errorf("no free slot: stop %v, ok %v, err %v; want nothing read and ok false", stop, ok, err)
-	}
-}
-
-// TestWaitLowWater: with a low-water mark above the response head, a head sent ahead of the
-// first event is taken with the event in one read stamped at the event's arrival, and the socket
-// is left waking for any byte again. The head waits alone in the socket for 5 ms; a sleep ends
-// with what has come after waitSlice (50 ms), so an attempt whose server goroutine was held up
-// longer than that between its two writes proves nothing and is tried again.
-func TestWaitLowWater(t *testing.T) {
-	if s := stampsOn(); s != nil {
-		defer s.Close()
-	}
-	head := "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n"
-	ev := chatChunk(`{"content":"a"}`)
-	for range 3 {
-		var headDone, pre, post int64
-		wrote := make(chan struct{})
-		nc, rx := rxPair(t, func(c net.Conn) {
-			_, _ = io.WriteString(c, head)
-			headDone = time.Now().UnixNano()
-			time.Sleep(5 * time.Millisecond)
-			pre = time.Now().UnixNano()
-			_, _ = io.WriteString(c, ev)
-			post = time.Now().UnixNano()
-			close(wrote)
-			_, _ = io.Copy(io.Discard, c)
-		})
-		var got string
-		var ns int64
-		_, ok, err := rx.wait(func() bool { return false }, func(p []byte, at int64) bool { got, ns = string(p), at; return true }, len(head)+1)
-		<-wrote
-		if time.Duration(pre-headDone) >= waitSlice {
-			t.Logf("the event was written %v after the head, past one sleep: again", time.Duration(pre-headDone))
-			continue
-		}
-		if !ok || err != nil || got != head+ev {
-			t.Fatalf("wait: %q, ok %v, err %v; want the head and the event in one read", got, ok, err)
-		}
-		if ns < pre-stampSlack || ns > post+stampSlack {
-			t.Errorf("stamped %d ns after the event's write returned; want within it", ns-post)
-		}
-		raw, _ := nc.(*net.TCPConn).SyscallConn()
-		_ = raw.Control(func(fd uintptr) {
-			if v, err := syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVLOWAT); err != nil || v != 1 {
-				t.Errorf("SO_RCVLOWAT %d (%v) after wait; want 1", v, err)
-			}
-		})
-		return
-	}
-	t.Skip("the server goroutine was held up past a sleep slice in every attempt")
-}
-
-// TestReactorJudge: first tokens go to blocking reads once more than 1% of the reactor's reads
-// within a second (and at least reactorLateMin) came more than reactorLagLimit late, for
-// reactorLateFor; a new second starts the count afresh.
-func TestReactorJudge(t *testing.T) {
-	rc := &reactor{}
-	now := int64(1e18)
-	onTime, late := now-int64(reactorLagLimit)/2, now-2*int64(reactorLagLimit)
-	for range 1000 {
-		rc.judge(onTime, now)
-	}
-	for i := range 11 {
-		if rc.lateUntil.Load() != 0 {
-			t.Fatalf("late after %d late reads of %d", i, rc.reads)
-		}
-		rc.judge(late, now)
-	}
-	if got := rc.lateUntil.Load(); got != now+int64(reactorLateFor) {
-		t.Fatalf("11 late reads of 1,011: lateUntil %d, want %d", got, now+int64(reactorLateFor))
-	}
-	rc = &reactor{}
-	for range reactorLateMin - 1 {
-		rc.judge(late, now)
-	}
-	if rc.lateUntil.Load() != 0 {
-		t.Errorf("%d late reads (of as many) sent first tokens to blocking reads; want at least %d", reactorLateMin-1, reactorLateMin)
-	}
-	now += int64(2 * time.Second) // a new second: the two late reads are forgotten
-	rc.judge(late+int64(2*time.Second), now)
-	if rc.reads != 1 || rc.late != 1 || rc.lateUntil.Load() != 0 {
-		t.Errorf("after a second: %d reads, %d late, lateUntil %d; want 1, 1, 0", rc.reads, rc.late, rc.lateUntil.Load())
-	}
-}
-
-// TestFirstTokenByReactorUntilLate: while the reactor keeps up, first tokens are left to it (no
-// blocking read); reads of bytes that waited in the watched socket for more than
-// reactorLagLimit send first tokens to blocking reads (firstByWait). Bytes that waited for the
-// watch itself (before the socket was given to the reactor) do not count.
-func TestFirstTokenByReactorUntilLate(t *testing.T) {
-	if s := stampsOn(); s != nil {
-		defer s.Close()
-	}
-	rc := reactorFor()
-	if rc == nil {
-		t.Skip("no reactor on this system")
-	}
-	rc.mu.Lock()
-	rc.epoch, rc.reads, rc.late = time.Now().UnixNano(), 0, 0
-	rc.lateUntil.Store(0)
-	rc.mu.Unlock()
-	t.Cleanup(func() { rc.lateUntil.Store(0) })
-	next, wrote := make(chan string), make(chan struct{})
-	_, rx := rxPair(t, func(c net.Conn) {
-		for s := range next {
-			_, _ = io.WriteString(c, s)
-			wrote <- struct{}{}
-		}
-	})
-	t.Cleanup(func() { close(next) })
-	if rx.firstByWait() {
-		t.Fatal("firstByWait before any late read: want the reactor")
-	}
-	watchOne := func() <-chan string {
-		got := make(chan string, 1)
-		go func() {
-			var s string
-			err, ok := rx.watch(func(p []byte, ns int64) bool {
-				if ns == 0 {
-					t.Error("the reactor's read carried no kernel stamp")
-				}
-				s = string(p)
-				return true
-			}, nil)
-			if !ok || err != nil {
-				t.Errorf("watch: ok %v, err %v", ok, err)
-			}
-			got <- s
-		}()
-		return got
-	}
-	wait := 3 * reactorLagLimit / 2
-
-	// Bytes that arrived before the watch: read late, but not the reactor's lateness.
-	next <- "early"
-	<-wrote // a loopback write has delivered the bytes when it returns
-	time.Sleep(wait)
-	if got := <-watchOne(); got != "early" {
-		t.Fatalf("watch read %q, want early", got)
-	}
-	if rx.firstByWait() {
-		t.Error("bytes that waited for the watch counted as the reactor's lateness")
-	}
-
-	// Bytes that arrive while the reactor is held up (its lock taken here) and are read late.
-	watching := func() bool {
-		for _, w := range rc.watches {
-			if w.r == rx {
-				return true
-			}
-		}
-		return false
-	}
-	for i := range reactorLateMin {
-		got := watchOne()
-		for {
-			rc.mu.Lock()
-			if watching() {
-				break
-			}
-			rc.mu.Unlock()
-			runtime.Gosched()
-		}
-		next <- "late"
-		<-wrote
-		time.Sleep(wait)
-		rc.mu.Unlock()
-		if s := <-got; s != "late" {
-			t.Fatalf("watch read %q, want late", s)
-		}
-		if by, last := rx.firstByWait(), i == reactorLateMin-1; by != last {
-			t.Errorf("after %d reads %v behind their stamps: firstByWait %v, want %v", i+1, wait, by, last)
-		}
-	}
-	if left := time.Until(time.Unix(0, rc.lateUntil.Load())); left <= 0 || left > reactorLateFor {
-		t.Errorf("blocking reads for %v more; want up to %v", left, reactorLateFor)
+	if len(rec.ChunkGapsSeconds) != events-1 || rec.ChunkGapsSeconds[0] == 0 {
+		t.Errorf("chunk gaps %v: want %d, the first not zero (the first token under a later event's stamp)", rec.ChunkGapsSeconds, events-1)
 	}
 }

@@ -16,17 +16,11 @@ func (r *rxReader) read(p []byte) (int, int64, error) { panic("unreachable") }
 
 func (r *rxReader) each(func([]byte, int64) bool, func() bool) error { panic("unreachable") }
 
-func (r *rxReader) wait(func() bool, func([]byte, int64) bool, int) (bool, bool, error) {
-	panic("unreachable")
-}
-
 const rxSupported = false
 
 func stampsOn() io.Closer { return nil }
 
 func peerClosed(net.Conn) bool { return false }
-
-func (r *rxReader) firstByWait() bool { return true }
 
 func (r *rxReader) watch(func([]byte, int64) bool, <-chan struct{}) (error, bool) { return nil, false }
 

@@ -306,7 +306,7 @@ func open(ctx context.Context, gap time.Duration, streams int) (*harness, error)
 	h := &harness{srv: &server{gap: gap, written: map[string]int64{}}, start: time.Now()}
 	h.hs = &http.Server{Handler: h.srv}
 	go func() { _ = h.hs.Serve(ln) }()
-	h.c, err = openai.New(openai.Config{BaseURL: "http://" + ln.Addr().String() + "/v1", Model: "selfcheck", MaxConnections: streams, ServerInProcess: true})
+	h.c, err = openai.New(openai.Config{BaseURL: "http://" + ln.Addr().String() + "/v1", Model: "selfcheck", MaxConnections: streams})
 	if err == nil {
 		_, err = h.c.Prewarm(ctx, streams)
 	}

@@ -346,7 +346,7 @@ func (s *session) openTarget(ctx context.Context) error {
 	ccfg := openai.Config{BaseURL: tg.spec.URL, API: tg.spec.API, Model: tg.spec.Model, APIKey: apiKey, Origin: tg.origin,
 		TTFTTimeout: time.Duration(p.Sweep.TTFTTimeout), IdleTimeout: time.Duration(p.Sweep.IdleTimeout),
 		RequestTimeout: time.Duration(p.Sweep.RequestTimeout),
-		MaxConnections: plan.MaxConcurrency(*p), ExactOutput: p.Sweep.ExactOutput, ServerInProcess: tg.builtIn, DialContext: s.e.dial}
+		MaxConnections: plan.MaxConcurrency(*p), ExactOutput: p.Sweep.ExactOutput, DialContext: s.e.dial}
 	if err := requestControl(&ccfg, p.Request, s.e.getenv, s.sec); err != nil {
 		return withCode(exitUsage, err)
 	}

@@ -32,13 +32,8 @@ import (
 // the 1 ms client-bound limit), 0.00–0.26 ms with the same simulator in a process of its own
 // (`servebench sim`), on the same client.
 //
-// The client still reads the built-in simulator's first tokens as it did with the simulator
-// inside (openai.Config.ServerInProcess, set for every built-in simulator): by the reactor, never
-// by the blocking reads a real server's run turns to when the reactor reads late. With those
-// reads the whole demo on a quiet machine (load average 0.75–1.3) had 8 of 12 cells valid, three
-// client-bound by the client's own scheduler latency (p99 1.05–1.57 ms); without them, 10 of 12
-// twice (load 0.75–1.4), none client-bound. Either way the same client-bound rules judge
-// every cell.
+// The client reads the built-in simulator exactly as it reads a real server (openai has one way
+// to read a response): the demo measures as a real run does.
 
 // simChildVerb is the hidden verb of the simulator's own process.
 const simChildVerb = "sim-process"
