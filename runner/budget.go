@@ -3,6 +3,7 @@ package runner
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,8 +19,12 @@ import (
 var errBudget = errors.New("the run's time budget leaves no time for this level")
 
 // capacityShare is the part of a time budget the sweep leaves to the capacity searches when
-// the plan has use cases: the sweep's cells share the rest.
-const capacityShare = 0.5
+// the plan has use cases: the sweep's cells share the rest. Three quarters: on GLM-4.7-Flash /
+// H200 (the reference report's grid, --max-time 10m, on virtual time) half left the long-context
+// searches one level each (Long Document 1+, Coding Assistant 1+); three quarters, with the
+// sweep's search levels first (levelsFirst) and the level costs calibrated (budget.overrun),
+// brackets Coding Assistant (1: 2 fails) and takes Long Document to 2+ (TestBudgetKeepsMaxTime).
+const capacityShare = 0.75
 
 // budget is the plan's total time budget (sweep.max_time) and how the run keeps it. It measures
 // less precisely rather than less: every sustained cell drops the plan's count floors
@@ -34,14 +39,17 @@ const capacityShare = 0.5
 //	capacity reserve          = capacityShare × budget while any use case is left to search,
 //	                            never more than the time left
 //	share of a use case       = time left / use cases left to search (itself included)
-//	share of a capacity level = share of its use case / 2; a level whose least cost
-//	                            (minLevelCost) is more than its use case's share is not measured
+//	share of a capacity level = share of its use case / 2; a level whose expected cost
+//	                            (levelCost: minLevelCost × the largest overrun of it seen so
+//	                            far) is more than its use case's share is not measured
 //	w(cell)                   = its expected mean end-to-end latency (estimateCell's e2e; 1 s
 //	                            when nothing measured can tell)
 //
 // A cell's precision window is capped at its share less one expected end-to-end latency (the
 // warm-up), never below 0: the floors of the window rule still hold, so a cell past its share
-// overruns it and the later shares shrink.
+// overruns it and the later shares shrink. The sweep measures first its cells that are also a
+// use case's capacity level (levelsFirst), so the cells the budget leaves out are the ones no
+// search reuses.
 type budget struct {
 	total    time.Duration
 	deadline time.Time // the shares' end: end less budgetReserve × total
@@ -53,6 +61,19 @@ type budget struct {
 	capped  int
 	cut     []string
 	skipped int
+	// levelEst and levelStart are the capacity level in progress's least cost (minLevelCost of
+	// its expected latency) and its start; overrun is the largest ratio of a measured level's
+	// wall time to its least cost so far (at least 1): a level's expected latency comes from the
+	// levels below it, and a level's latency grows with its concurrency
+	levelEst   time.Duration
+	levelStart time.Time
+	overrun    float64
+}
+
+// levelCost is what the budget counts on a capacity level of expected mean end-to-end latency
+// e2e to cost: minLevelCost, times the largest overrun of that estimate seen so far.
+func (b *budget) levelCost(e2e float64) time.Duration {
+	return time.Duration(float64(minLevelCost(e2e)) * max(b.overrun, 1))
 }
 
 // budgetReserve is the part of a time budget kept back from the shares: cells overrun their
@@ -131,12 +152,13 @@ func (r *Runner) budgetLevel(key servebench.CellKey, hasPoints bool, useCasesLef
 	}
 	share := b.left() / time.Duration(max(useCasesLeft, 1))
 	e := r.expected(key)
-	if hasPoints && (share <= 0 || (e > 0 && minLevelCost(e) > share)) {
+	if hasPoints && (share <= 0 || (e > 0 && b.levelCost(e) > share)) {
 		return errBudget
 	}
 	if !hasPoints && b.left() <= 0 {
 		return errBudget
 	}
+	b.levelEst, b.levelStart = minLevelCost(e), time.Now()
 	b.cap = max(share/2-seconds(e), time.Millisecond)
 	return nil
 }
@@ -150,7 +172,10 @@ func (b *budget) cellStopped(c servebench.CellResult) {
 	if c.WindowSeconds >= b.cap.Seconds()*0.99 && hasReason(c.Validity, servebench.ReasonTooFewSamples) {
 		b.capped++
 	}
-	b.cap = 0
+	if b.levelEst > 0 {
+		b.overrun = max(b.overrun, float64(time.Since(b.levelStart))/float64(b.levelEst))
+	}
+	b.cap, b.levelEst = 0, 0
 }
 
 func hasReason(v servebench.Validity, r servebench.Reason) bool {
@@ -183,7 +208,7 @@ func (b *budget) note(plan servebench.Sweep) string {
 		fmt.Fprintf(&s, "; %d cells stopped at their share before they were that precise (marked low-confidence: too-few-samples).", b.capped)
 	}
 	if b.skipped > 0 {
-		fmt.Fprintf(&s, " %d sweep cell(s) were not measured: the budget had no time left for them.", b.skipped)
+		fmt.Fprintf(&s, " %d sweep cell(s) were not measured: the budget had no time left for them (the sweep measured first the cells that are also a use case's capacity level).", b.skipped)
 	}
 	if len(b.cut) > 0 {
 		fmt.Fprintf(&s, " The budget ended the capacity search of %s before its limit was bracketed: each is decided on the levels it measured (a lower bound where every level passed); a longer --max-time measures further.", strings.Join(b.cut, ", "))
@@ -229,4 +254,41 @@ func budgetDecide(uc servebench.UseCase, ceiling int, points []servebench.Capaci
 		res.Note = fmt.Sprintf("the run's time budget (--max-time) ended this search after level %d, before its limit was bracketed; a longer budget measures further", top)
 	}
 	return res
+}
+
+// levelsFirst orders a budgeted run's sweep so that the cells that are also a use case's
+// capacity level (sustained, at its context and output length: its search reuses them) come
+// first, by concurrency (the levels every search starts with, 1 and 2, before the ones it may
+// jump over), then the other sweep cells and the dedicated scenarios' cells in the plan's order:
+// when the budget leaves no time for every cell, the ones it leaves out decide no use case, and
+// the time a search level costs buys a sweep cell too.
+func levelsFirst(sweep []cells.Cell, ucs []servebench.UseCase) []cells.Cell {
+	level := func(k servebench.CellKey) bool {
+		if k.Kind != servebench.KindSweep || k.LoadMode != servebench.ModeSustained {
+			return false
+		}
+		for _, uc := range ucs {
+			if k.ContextTokens == int(uc.ContextTokens) && k.OutputTokens == int(uc.OutputTokens) {
+				return true
+			}
+		}
+		return false
+	}
+	rank := func(c cells.Cell) int {
+		switch {
+		case level(c.Key):
+			return 0
+		case c.Key.Kind == servebench.KindSweep:
+			return 1
+		}
+		return 2
+	}
+	out := slices.Clone(sweep)
+	slices.SortStableFunc(out, func(a, b cells.Cell) int {
+		if ra, rb := rank(a), rank(b); ra != rb || ra != 0 {
+			return ra - rb
+		}
+		return a.Key.Concurrency - b.Key.Concurrency
+	})
+	return out
 }

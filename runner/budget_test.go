@@ -1,6 +1,7 @@
 package runner_test
 
 import (
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +31,7 @@ func TestBudgetKeepsMaxTime(t *testing.T) {
 		r.Target.URL = p.Target.URL
 		*p = r
 	})
+	logSpans(t, rec)
 	for _, c := range rec.res.Capacity {
 		limit := -1
 		if c.Limit != nil {
@@ -38,6 +40,22 @@ func TestBudgetKeepsMaxTime(t *testing.T) {
 		t.Logf("%s: %s %d (levels %v) %s", c.UseCase, c.LimitKind, limit, levels(c.Points), c.Note)
 		if c.Skipped || (c.LimitKind != servebench.LimitNotViable && limit < 1) {
 			t.Errorf("%s undecided: %s %d %s", c.UseCase, c.LimitKind, limit, c.Note)
+		}
+	}
+	// the levers' effect, measured on this clock: with half the budget reserved for the searches
+	// and the sweep in the plan's order, Coding Assistant and Long Document got one level each
+	// (1+, 1+); now Coding Assistant is bracketed like the reference's (1: 2 fails) and Long
+	// Document gets at least two levels
+	for _, c := range rec.res.Capacity {
+		switch c.UseCase {
+		case "automated_coding_assistant":
+			if c.LimitKind != servebench.LimitMeasured || c.Limit == nil || *c.Limit != 1 {
+				t.Errorf("%s: %s %v (levels %v), want measured 1 (the reference's; 2 fails)", c.UseCase, c.LimitKind, deref(c.Limit), levels(c.Points))
+			}
+		case "long_document_processing", "general_chatbot":
+			if len(c.Points) < 2 {
+				t.Errorf("%s: levels %v, want at least 2", c.UseCase, levels(c.Points))
+			}
 		}
 	}
 	if len(rec.res.Capacity) != 5 {
@@ -62,5 +80,39 @@ func TestBudgetKeepsMaxTime(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no note says how the budget was kept: %q", rec.res.Notes)
+	}
+}
+
+// logSpans logs, in the order they ran, each cell's span on the simulated clock (first request
+// start to last end), its requests, window and validity: where a budgeted run's time went.
+func logSpans(t *testing.T, rec *memRecorder) {
+	t.Helper()
+	type span struct {
+		id         string
+		start, end float64
+		n          int
+	}
+	spans := map[string]*span{}
+	var order []*span
+	for _, r := range rec.recs {
+		id := r.CellKey.ID()
+		s := spans[id]
+		if s == nil {
+			s = &span{id: id, start: r.StartOffsetSeconds, end: r.EndOffsetSeconds}
+			spans[id] = s
+			order = append(order, s)
+		}
+		s.start, s.end = min(s.start, r.StartOffsetSeconds), max(s.end, r.EndOffsetSeconds)
+		s.n++
+	}
+	sort.Slice(order, func(i, j int) bool { return order[i].start < order[j].start })
+	cells := map[string]servebench.CellResult{}
+	for _, c := range rec.res.Cells {
+		cells[c.ID()] = c
+	}
+	for _, s := range order {
+		c := cells[s.id]
+		t.Logf("%-48s %6.1f–%6.1f s %6.1f s %4d req  window %6.2f s  e2e %5.1f s  %s %v", s.id, s.start, s.end, s.end-s.start, s.n,
+			c.WindowSeconds, c.E2ELatencySeconds.Mean, c.Validity.Verdict, c.Validity.Reasons)
 	}
 }

@@ -367,6 +367,9 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 		keys[i] = c.Key
 	}
 	r.emit(Event{Kind: EventPhase, Phase: servebench.PhaseSweep, Title: r.sweepTitle(keys), CellCount: len(sweep)})
+	if r.bud != nil {
+		sweep = levelsFirst(sweep, r.Plan.UseCases)
+	}
 	scenario := servebench.SweepScenario
 	for i, c := range sweep {
 		key := c.Key
