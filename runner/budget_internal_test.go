@@ -69,3 +69,32 @@ func TestBudgetLevelCostLearnsOverrun(t *testing.T) {
 		}
 	})
 }
+
+// Under a time budget, the live view's estimate of a capacity level is at least what the budget
+// counts it to cost: 4 × the expected latency (here 20 s, from the level below) × the largest
+// overrun seen (1.5), 2 minutes; the cell estimate alone, from the level below's requests and
+// latency, said far less.
+func TestBudgetLevelEstimate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		uc := servebench.UseCase{Name: "long", ContextTokens: 65536, OutputTokens: 1024}
+		key := func(n int) servebench.CellKey {
+			return servebench.CellKey{Kind: servebench.KindCapacity, Scenario: uc.Name, LoadMode: servebench.ModeSustained, ContextTokens: 65536, OutputTokens: 1024, Concurrency: n}
+		}
+		r := &Runner{Plan: servebench.Plan{UseCases: []servebench.UseCase{uc}}}
+		r.bud = newBudget(10*time.Minute, time.Now())
+		r.bud.overrun = 1.5
+		r.costs = []cellCost{{key: key(1), wall: 60, planned: 3, ttft: 8, e2e: 20}}
+		if err := r.budgetLevel(key(2), true, 1); err != nil {
+			t.Fatal(err)
+		}
+		r.startLevel(key(2))
+		c := r.clock.Load()
+		if c == nil {
+			t.Fatal("no clock")
+		}
+		cell, _ := estimateCell(key(2), r.planned(key(2)), r.family(key(2)))
+		if want := 2 * time.Minute; c.estimate != max(want, cell) || cell >= want {
+			t.Errorf("level estimate %s (the cell estimate alone %s), want %s", c.estimate, cell, want)
+		}
+	})
+}
