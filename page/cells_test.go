@@ -3,8 +3,6 @@ package page
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -32,15 +30,7 @@ func TestRunPageCellsShowValidityAndNotMeasured(t *testing.T) {
 			Skipped: true, Note: why, Validity: servebench.NotMeasured(why)},
 	}}
 	dir := filepath.Join(tmp, m.ID)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, v := range map[string]any{store.ManifestFile: m, store.ResultsFile: res} {
-		b, _ := json.Marshal(v)
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeRunFolder(t, dir, m, res)
 	p := &Pages{Source: Source{Index: fakeIndex{store.Entry(dir, m, res)}}}
 	var buf bytes.Buffer
 	if err := p.RunHTML(context.Background(), &buf, m.ID); err != nil {

@@ -25,17 +25,26 @@ var limit3 = 3
 // writeRun writes a minimal run folder: run.json and results.json with one cell and one capacity limit.
 func writeRun(t *testing.T, dir string, m servebench.Manifest) {
 	t.Helper()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	res := servebench.Results{SchemaVersion: servebench.SchemaVersion, Cells: []servebench.CellResult{{
 		CellKey:       servebench.CellKey{Scenario: "sweep", LoadMode: servebench.ModeSustained, ContextTokens: 1024, OutputTokens: 64, Concurrency: 1},
 		RequestsTotal: 4, RequestsSucceeded: 3, SystemOutputThroughputTPS: 50,
 		SystemOutputThroughputCI95: &servebench.Interval{Low: 45, High: 55}}},
 		Capacity: []servebench.CapacityResult{{UseCase: "general_chatbot", Title: "General Chatbot", ContextTokens: 32768,
 			Limit: &limit3, LimitKind: servebench.LimitMeasured, LimitRange: &[2]int{2, 4}}}}
+	writeRunFolder(t, dir, m, res)
+}
+
+// writeRunFolder writes a run folder at dir: its run.json (m) and results.json (res).
+func writeRunFolder(t *testing.T, dir string, m servebench.Manifest, res servebench.Results) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for name, v := range map[string]any{store.ManifestFile: m, store.ResultsFile: res} {
-		b, _ := json.Marshal(v)
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -63,18 +63,7 @@ func TestFrontierCalculatorInBrowser(t *testing.T) {
 		t.Fatal("the fixture has no 1K/128 cell at 8 requests")
 	}
 	runDir := filepath.Join(t.TempDir(), man.ID)
-	if err := os.MkdirAll(runDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, v := range map[string]any{store.ManifestFile: man, store.ResultsFile: res} {
-		b, err := json.Marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(runDir, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeRunFolder(t, runDir, man, res)
 	const speed, users = 60.0, 2000
 	rep := report.Build(report.Input{Manifest: man, Results: res})
 	if rep.Frontier == nil {

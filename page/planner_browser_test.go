@@ -2,10 +2,8 @@ package page
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -44,15 +42,7 @@ func TestPlannerSizesAWhatIfBracketAsALowerBound(t *testing.T) {
 	run.CapacityResult.Title = uc.Title
 	res := servebench.Results{SchemaVersion: servebench.SchemaVersion, Cells: cells, Capacity: []servebench.CapacityResult{run.CapacityResult}}
 	dir := filepath.Join(tmp, m.ID)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, v := range map[string]any{store.ManifestFile: m, store.ResultsFile: res} {
-		b, _ := json.Marshal(v)
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeRunFolder(t, dir, m, res)
 	srv := httptest.NewServer((&Pages{Source: Source{Index: fakeIndex{store.Entry(dir, m, res)}}}).Handler())
 	defer srv.Close()
 	tctx := browser(t, 1280, 1000, 2*time.Minute)

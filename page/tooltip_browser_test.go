@@ -2,10 +2,8 @@ package page
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -35,15 +33,7 @@ func TestWhatIfChartTooltipNamesContextIntervalAndValidity(t *testing.T) {
 			Points: []servebench.CapacityPoint{{Concurrency: 8, Pass: true, Settled: true, CellID: key.ID(), Reused: true,
 				Values: map[string]float64{"ttft_seconds": 1.265}, CI95: map[string]servebench.Interval{"ttft_seconds": {Low: 1.05, High: 1.48}}}}}}}
 	dir := filepath.Join(tmp, m.ID)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, v := range map[string]any{store.ManifestFile: m, store.ResultsFile: res} {
-		b, _ := json.Marshal(v)
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeRunFolder(t, dir, m, res)
 	srv := httptest.NewServer((&Pages{Source: Source{Index: fakeIndex{store.Entry(dir, m, res)}}}).Handler())
 	defer srv.Close()
 	tctx := browser(t, 1280, 900, 90*time.Second)

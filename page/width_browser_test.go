@@ -2,10 +2,8 @@ package page
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -54,15 +52,7 @@ func TestPagesFit1280(t *testing.T) {
 			res.Capacity = append(res.Capacity, servebench.CapacityResult{UseCase: fmt.Sprintf("uc%d", j), Title: title, Limit: &l, LimitKind: servebench.LimitLowerBound, Ceiling: l})
 		}
 		dir := filepath.Join(tmp, m.ID)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		for name, v := range map[string]any{store.ManifestFile: m, store.ResultsFile: res} {
-			b, _ := json.Marshal(v)
-			if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
+		writeRunFolder(t, dir, m, res)
 		ix = append(ix, store.Entry(dir, m, res))
 	}
 	srv := httptest.NewServer((&Pages{Source: Source{Index: ix}}).Handler())
