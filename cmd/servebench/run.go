@@ -130,6 +130,9 @@ func runRun(ctx context.Context, e *env, f runFlags, ov plan.Overrides) error {
 	if err := s.openTelemetry(ctx); err != nil {
 		return err
 	}
+	if c, ok := s.tel.gpu.(io.Closer); ok {
+		defer c.Close() // a looping nvidia-smi
+	}
 	if err := s.checkDistributed(); err != nil {
 		return err
 	}

@@ -97,7 +97,10 @@ func (m *Meter) read() {
 		return
 	}
 	m.mu.Lock()
-	m.readings = append(m.readings, r)
+	// a source that keeps its latest sample (a looping nvidia-smi) may give the same one twice
+	if n := len(m.readings); n == 0 || r.Time.After(m.readings[n-1].Time) {
+		m.readings = append(m.readings, r)
+	}
 	m.mu.Unlock()
 }
 
