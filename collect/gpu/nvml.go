@@ -14,7 +14,12 @@ import (
 var nvmlInit = sync.OnceValue(func() nvml.Return { return nvml.Init() })
 
 // NVML reads local GPUs through the NVIDIA Management Library, with the total-energy counter.
-type NVML struct{ devices []nvml.Device }
+// Each device's name and UUID are read once, when it is opened: a reading asks only for what
+// changes (five calls per GPU).
+type NVML struct {
+	devices     []nvml.Device
+	names, uuid []string
+}
 
 func openNVML() (Source, error) {
 	if ret := nvmlInit(); ret != nvml.SUCCESS {
@@ -30,7 +35,10 @@ func openNVML() (Source, error) {
 		if ret != nvml.SUCCESS {
 			return nil, fmt.Errorf("NVML device %d: %s", i, nvml.ErrorString(ret))
 		}
+		name, _ := d.GetName()
+		uuid, _ := d.GetUUID()
 		src.devices = append(src.devices, d)
+		src.names, src.uuid = append(src.names, name), append(src.uuid, uuid)
 	}
 	return src, nil
 }
@@ -42,9 +50,7 @@ func (s *NVML) Name() string { return "nvml" }
 func (s *NVML) Read(ctx context.Context) (Reading, error) {
 	r := Reading{Time: time.Now()}
 	for i, d := range s.devices {
-		g := GPUReading{Index: i}
-		g.Name, _ = d.GetName()
-		g.UUID, _ = d.GetUUID()
+		g := GPUReading{Index: i, Name: s.names[i], UUID: s.uuid[i]}
 		if mw, ret := d.GetPowerUsage(); ret == nvml.SUCCESS {
 			g.PowerWatts = float64(mw) / 1000
 		}

@@ -24,8 +24,12 @@ const smiLoop = 250 * time.Millisecond
 const smiStale = 4 * smiLoop
 
 // NvidiaSMI samples `nvidia-smi --query-gpu=… --format=csv,noheader,nounits`. It has no energy
-// counter, so energy is integrated from sampled power (power.draw: on current drivers a 1 s
-// average, the same figure NVML's power reading gives).
+// counter, so energy is integrated from sampled power. On current drivers power.draw is a 1 s
+// average (driver 580 on an H100: power.draw equals power.draw.average, while
+// power.draw.instant follows a load's steps at once), the same figure NVML's power reading
+// gives: the integral lags the load by about half a second. Against NVML's energy counter on
+// that H100, under a load stepping between 120 and 325 W (6 s on, 4 s off), the integral of
+// 250 ms samples was within -2.1%, -0.2% and +2.7% over windows of 22, 31 and 17 s.
 //
 // The first Read runs nvidia-smi once, then starts one nvidia-smi that loops (-lms 250) for the
 // rest of the run and prints every GPU's line each period; later reads return its latest complete
