@@ -49,7 +49,7 @@ func (b *builder) noCapacityWhy() string {
 	if len(b.man.Plan.UseCases) > 0 && b.man.Status != "completed" {
 		return fmt.Sprintf("the run stopped before its capacity searches (%s planned; servebench run --resume RUN_DIR runs them)", plural(len(b.man.Plan.UseCases), "use case"))
 	}
-	return "no use case was analysed (--use-cases default)"
+	return "no use case was analysed (pass --use-cases default to search the built-in ones)"
 }
 
 // measuredAny reports whether any cell of the sweep (its grid or its request rates) sent
