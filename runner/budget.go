@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -30,26 +31,28 @@ const capacityShare = 0.75
 // less precisely rather than less: every sustained cell drops the plan's count floors
 // (min_requests, rounds) to the window rule's (a window of 2 × the mean end-to-end latency and
 // 2 × N requests after a warm-up of N), which no budget cuts, and stops aiming for its
-// precision at its share of the time left (share below); a capacity search stops before a level
-// whose least cost (minLevelCost) does not fit its use case's share, and is decided on the
-// levels it measured. What it did is written in the run's notes (Notes).
+// precision at its share of the time left (share below). The run measures, in this order: the
+// sweep's cells that are also a use case's capacity level (levelsFirst), within the time the
+// capacity reserve leaves; the capacity searches, interleaved one level at a time, cheapest
+// first (decider.searchInterleaved), until the next level's expected cost (levelCost) does not
+// fit the time left, when every search still running is decided on the levels it measured; then
+// the other sweep and scenario cells (deferSweep, sweepLater) with what the searches left. What
+// it did is written in the run's notes (Notes).
 //
 //	share of a sweep cell     = (time left − capacity reserve) × w(cell) / Σ w(remaining sweep cells)
 //	time left                 = the budget's end less budgetReserve × budget, less now
 //	capacity reserve          = capacityShare × budget while any use case is left to search,
 //	                            never more than the time left
-//	share of a use case       = time left / use cases left to search (itself included)
-//	share of a capacity level = share of its use case / 2; a level whose expected cost
-//	                            (levelCost: minLevelCost × the largest overrun of it seen so
-//	                            far) is more than its use case's share is not measured
+//	cost of a capacity level  = levelCost: minLevelCost of its expected latency × the largest
+//	                            overrun of that estimate seen so far; measured when within the
+//	                            time left (a search's first level: when any time is left)
+//	share of a capacity level = time left / searches still running / 2
 //	w(cell)                   = its expected mean end-to-end latency (estimateCell's e2e; 1 s
 //	                            when nothing measured can tell)
 //
 // A cell's precision window is capped at its share less one expected end-to-end latency (the
 // warm-up), never below 0: the floors of the window rule still hold, so a cell past its share
-// overruns it and the later shares shrink. The sweep measures first its cells that are also a
-// use case's capacity level (levelsFirst), so the cells the budget leaves out are the ones no
-// search reuses.
+// overruns it and the later shares shrink.
 type budget struct {
 	total    time.Duration
 	deadline time.Time // the shares' end: end less budgetReserve × total
@@ -70,10 +73,11 @@ type budget struct {
 	overrun    float64
 }
 
-// levelCost is what the budget counts on a capacity level of expected mean end-to-end latency
-// e2e to cost: minLevelCost, times the largest overrun of that estimate seen so far.
-func (b *budget) levelCost(e2e float64) time.Duration {
-	return time.Duration(float64(minLevelCost(e2e)) * max(b.overrun, 1))
+// levelCost is what the budget counts on a capacity level of concurrency n and expected mean
+// end-to-end latency e2e to cost: minLevelCost, times the largest overrun of that estimate seen
+// so far.
+func (b *budget) levelCost(e2e float64, n int) time.Duration {
+	return time.Duration(float64(minLevelCost(e2e, n)) * max(b.overrun, 1))
 }
 
 // budgetReserve is the part of a time budget kept back from the shares: cells overrun their
@@ -91,11 +95,18 @@ func newBudget(total time.Duration, start time.Time) *budget {
 // left is the time until the deadline (negative when past it).
 func (b *budget) left() time.Duration { return time.Until(b.deadline) }
 
-// minLevelCost is the least wall time a sustained cell with mean end-to-end latency e2e (s) can
-// be counted on to take under the window rule: a warm-up of one latency, a window of two, and
-// one more for the requests still running when the window closes and the first round's
-// longer latencies (all N prompts arrive together).
-func minLevelCost(e2e float64) time.Duration { return seconds(4 * e2e) }
+// minLevelCost is the least wall time a sustained cell of concurrency n with mean end-to-end
+// latency e2e (s) can be counted on to take under the window rule: a warm-up of one latency, a
+// window of two, and one more for the requests still running when the window closes and the
+// first round's longer latencies (all N prompts arrive together); at one request in flight
+// there is neither (the warm-up request and the two measured ones, one after another: 3 × e2e,
+// as every level at 1 took on GLM-4.7-Flash, TestBudgetKeepsMaxTime's log).
+func minLevelCost(e2e float64, n int) time.Duration {
+	if n == 1 {
+		return seconds(3 * e2e)
+	}
+	return seconds(4 * e2e)
+}
 
 // expected is the mean end-to-end latency the runner expects of k from the cells measured so
 // far, 0 when nothing measured can tell.
@@ -143,22 +154,23 @@ func (r *Runner) budgetSweepCell(key servebench.CellKey, rest []cells.Cell, useC
 }
 
 // budgetLevel decides whether the capacity level key of a search that already has points (or
-// not) fits the budget and sets its cap; useCasesLeft counts the use cases still to search,
-// this one included.
+// not) fits the budget and sets its cap; useCasesLeft counts the searches still running, this
+// one included. A level fits when its expected cost (levelCost) is within the time left; a
+// search's first level, when any time is left at all. Its precision window is capped at half
+// an equal share of the time left less its expected latency (the window rule's floors are
+// never cut: a level near its threshold does not hold the others' time to be more precise).
 func (r *Runner) budgetLevel(key servebench.CellKey, hasPoints bool, useCasesLeft int) error {
 	b := r.bud
 	if b == nil {
 		return nil
 	}
-	share := b.left() / time.Duration(max(useCasesLeft, 1))
+	left := b.left()
 	e := r.expected(key)
-	if hasPoints && (share <= 0 || (e > 0 && b.levelCost(e) > share)) {
+	if left <= 0 || (hasPoints && e > 0 && b.levelCost(e, key.Concurrency) > left) {
 		return errBudget
 	}
-	if !hasPoints && b.left() <= 0 {
-		return errBudget
-	}
-	b.levelEst, b.levelStart = minLevelCost(e), time.Now()
+	share := left / time.Duration(max(useCasesLeft, 1))
+	b.levelEst, b.levelStart = minLevelCost(e, key.Concurrency), time.Now()
 	b.cap = max(share/2-seconds(e), time.Millisecond)
 	return nil
 }
@@ -208,10 +220,10 @@ func (b *budget) note(plan servebench.Sweep) string {
 		fmt.Fprintf(&s, "; %d cells stopped at their share before they were that precise (marked low-confidence: too-few-samples).", b.capped)
 	}
 	if b.skipped > 0 {
-		fmt.Fprintf(&s, " %d sweep cell(s) were not measured: the budget had no time left for them (the sweep measured first the cells that are also a use case's capacity level).", b.skipped)
+		fmt.Fprintf(&s, " %d sweep cell(s) were not measured: the budget had no time left for them (the run measured first the cells that are also a use case's capacity level, then the capacity searches, then the others with the time left).", b.skipped)
 	}
 	if len(b.cut) > 0 {
-		fmt.Fprintf(&s, " The budget ended the capacity search of %s before its limit was bracketed: each is decided on the levels it measured (a lower bound where every level passed); a longer --max-time measures further.", strings.Join(b.cut, ", "))
+		fmt.Fprintf(&s, " The budget ended the capacity search of %s before its limit was bracketed (the searches were measured together, the cheapest level first, until the next level's expected cost did not fit the time left): each is decided on the levels it measured (a lower bound where every level passed); a longer --max-time measures further.", strings.Join(b.cut, ", "))
 	}
 	return s.String()
 }
@@ -263,20 +275,9 @@ func budgetDecide(uc servebench.UseCase, ceiling int, points []servebench.Capaci
 // when the budget leaves no time for every cell, the ones it leaves out decide no use case, and
 // the time a search level costs buys a sweep cell too.
 func levelsFirst(sweep []cells.Cell, ucs []servebench.UseCase) []cells.Cell {
-	level := func(k servebench.CellKey) bool {
-		if k.Kind != servebench.KindSweep || k.LoadMode != servebench.ModeSustained {
-			return false
-		}
-		for _, uc := range ucs {
-			if k.ContextTokens == int(uc.ContextTokens) && k.OutputTokens == int(uc.OutputTokens) {
-				return true
-			}
-		}
-		return false
-	}
 	rank := func(c cells.Cell) int {
 		switch {
-		case level(c.Key):
+		case isLevel(c.Key, ucs):
 			return 0
 		case c.Key.Kind == servebench.KindSweep:
 			return 1
@@ -291,4 +292,92 @@ func levelsFirst(sweep []cells.Cell, ucs []servebench.UseCase) []cells.Cell {
 		return a.Key.Concurrency - b.Key.Concurrency
 	})
 	return out
+}
+
+// isLevel reports whether the sweep cell k is also a capacity level of one of ucs (sustained,
+// at its context and output length: the search reuses it).
+func isLevel(k servebench.CellKey, ucs []servebench.UseCase) bool {
+	if k.Kind != servebench.KindSweep || k.LoadMode != servebench.ModeSustained {
+		return false
+	}
+	for _, uc := range ucs {
+		if k.ContextTokens == int(uc.ContextTokens) && k.OutputTokens == int(uc.OutputTokens) {
+			return true
+		}
+	}
+	return false
+}
+
+// deferSweep reports whether a budgeted run with use cases measures the sweep (or dedicated
+// scenario) cell c after its capacity searches instead of before (sweepLater): a cell no search
+// reuses, not yet measured and not skipped for another reason. The searches' levels come first,
+// then these cells with the time the searches left.
+func (r *Runner) deferSweep(c cells.Cell, done map[servebench.CellKey]servebench.CellResult) bool {
+	if r.bud == nil || len(r.Plan.UseCases) == 0 || c.Skip != "" || isLevel(c.Key, r.Plan.UseCases) {
+		return false
+	}
+	_, measured := done[c.Key]
+	return !measured
+}
+
+// sweepLater measures, after a budgeted run's capacity searches, the sweep cells it deferred
+// (deferSweep), in order, each within its share of the time left (budgetSweepCell, no capacity
+// reserve any more) and only when its expected cost fits the time left (levelCost, as a
+// capacity level's: the window rule's floors are never cut, so a cell started with less time
+// left runs past the budget); a cell the budget has no time for is skipped and said so, as in
+// the sweep.
+// They are no use case's level, so no search's decision depends on whether they were measured
+// before it or after (Recompute reads them with the sweep).
+func (r *Runner) sweepLater(ctx context.Context, later []cells.Cell, done map[servebench.CellKey]servebench.CellResult) error {
+	phase := ""
+	for i, c := range later {
+		key := c.Key
+		rest := later[i+1:]
+		if !r.fitsLater(key) || !r.budgetSweepCell(key, rest, 0) {
+			note := "skipped: the run's time budget (--max-time) had no time left for this cell"
+			if err := r.keep(servebench.CellLog{Event: servebench.LogSkipped, Phase: servebench.PhaseSweep, Cell: key, Note: note}); err != nil {
+				return err
+			}
+			r.addCell(skippedCell(key, note))
+			continue
+		}
+		if p := sweepPhase(key); p != phase {
+			phase = p
+			title := r.sweepTitle([]servebench.CellKey{key})
+			if key.Kind == servebench.KindScenario {
+				title = r.scenarioTitle(key.Scenario)
+			}
+			r.emit(Event{Kind: EventPhase, Phase: p, Title: title, CellCount: len(later)})
+		}
+		r.startCell(c, rest)
+		r.emit(Event{Kind: EventCellStart, Phase: servebench.PhaseSweep, Cell: key, CellIndex: i + 1, CellCount: len(later), Planned: c.Requests})
+		res, _, err := r.measure(ctx, key, servebench.PhaseSweep, i+1, len(later), nil)
+		r.bud.cellStopped(res)
+		r.endCell(key, res)
+		if err != nil {
+			return err
+		}
+		done[key] = res
+		r.addCell(res)
+	}
+	return nil
+}
+
+// fitsLater reports whether a deferred sweep cell's expected cost (levelCost of its expected
+// latency; any cost when nothing measured can tell) fits the time left, and counts it skipped
+// when not.
+func (r *Runner) fitsLater(key servebench.CellKey) bool {
+	if e := r.expected(key); e > 0 && r.bud.levelCost(e, key.Concurrency) > r.bud.left() {
+		r.bud.skipped++
+		return false
+	}
+	return true
+}
+
+// sweepPhase is the live view's phase of a sweep or dedicated scenario cell.
+func sweepPhase(k servebench.CellKey) string {
+	if k.Kind == servebench.KindScenario {
+		return "scenario " + k.Scenario
+	}
+	return servebench.PhaseSweep
 }

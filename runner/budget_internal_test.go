@@ -1,12 +1,18 @@
 package runner
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/servebench/servebench"
 	"github.com/servebench/servebench/cells"
+	"github.com/servebench/servebench/results"
 )
 
 // A budgeted sweep measures first its cells that are also a use case's capacity level (8K and
@@ -48,23 +54,23 @@ func TestLevelsFirst(t *testing.T) {
 func TestBudgetLevelCostLearnsOverrun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := newBudget(10*time.Minute, time.Now())
-		if got := b.levelCost(5); got != 20*time.Second {
+		if got := b.levelCost(5, 2); got != 20*time.Second {
 			t.Fatalf("before any level: %s, want minLevelCost 20s", got)
 		}
-		b.levelEst, b.levelStart = minLevelCost(2), time.Now()
+		b.levelEst, b.levelStart = minLevelCost(2, 2), time.Now()
 		time.Sleep(12 * time.Second)
 		b.cellStopped(servebench.CellResult{})
-		if got := b.levelCost(5); got != 30*time.Second {
+		if got := b.levelCost(5, 2); got != 30*time.Second {
 			t.Errorf("after a level 1.5 × over: %s, want 30s", got)
 		}
-		b.levelEst, b.levelStart = minLevelCost(10), time.Now()
+		b.levelEst, b.levelStart = minLevelCost(10, 2), time.Now()
 		time.Sleep(5 * time.Second)
 		b.cellStopped(servebench.CellResult{})
-		if got := b.levelCost(5); got != 30*time.Second {
+		if got := b.levelCost(5, 2); got != 30*time.Second {
 			t.Errorf("after a level under its estimate: %s, want 30s still", got)
 		}
 		b.cellStopped(servebench.CellResult{}) // a sweep cell: no level in progress
-		if got := b.levelCost(5); got != 30*time.Second {
+		if got := b.levelCost(5, 2); got != 30*time.Second {
 			t.Errorf("after a sweep cell: %s, want 30s still", got)
 		}
 	})
@@ -97,4 +103,108 @@ func TestBudgetLevelEstimate(t *testing.T) {
 			t.Errorf("level estimate %s (the cell estimate alone %s), want %s", c.estimate, cell, want)
 		}
 	})
+}
+
+// Under a time budget the capacity searches are interleaved: each use case's first level (the
+// one expected cheaper first, from a sweep cell), then always the proposed level of least
+// expected latency. A cheap search (Code Completion-like:
+// 1K in, end-to-end 1 + 0.1 n s, TTFT 0.1 n s ≤ 2 s) is measured to its limit (20) while an
+// expensive one (64K: 20 + 5 n s, TTFT 2 n s ≤ 12 s) waits; when the expensive one's next level
+// does not fit what is left (here 300 s of 4 × its latency, 3 × at one request), the budget
+// ends it and it is decided on the levels it has (a lower bound, with the budget's note).
+// Reading the same levels back (as Recompute does, errNotMeasured past the last) walks them in
+// the same order to the same decisions.
+func TestInterleavedSearchesCheapestFirst(t *testing.T) {
+	cheap := servebench.UseCase{Name: "cheap", Title: "Cheap", ContextTokens: 1024, OutputTokens: 128, Statistic: servebench.StatMean,
+		Thresholds: servebench.Thresholds{TTFTSecondsMax: servebench.Float(2)}}
+	dear := servebench.UseCase{Name: "dear", Title: "Dear", ContextTokens: 65536, OutputTokens: 1024, Statistic: servebench.StatMean,
+		Thresholds: servebench.Thresholds{TTFTSecondsMax: servebench.Float(12)}}
+	plan := servebench.Plan{UseCases: []servebench.UseCase{dear, cheap}} // the expensive one first in the plan
+	plan.Sweep.MaxTime = servebench.Duration(10 * time.Minute)
+	plan.Capacity.MaxConcurrency = 64
+	flat := func(v float64) servebench.Summary {
+		return servebench.Summary{Count: 10, Mean: v, CI95: &servebench.Interval{Low: v, High: v}}
+	}
+	cell := func(key servebench.CellKey) servebench.CellResult {
+		n := float64(key.Concurrency)
+		e2e, ttft := 1+0.1*n, 0.1*n
+		if key.Scenario == dear.Name {
+			e2e, ttft = 20+5*n, 2*n
+		}
+		return servebench.CellResult{CellKey: key, RequestsTotal: 10, RequestsSucceeded: 10, SuccessRate: 1,
+			E2ELatencySeconds: flat(e2e), TTFTSeconds: flat(ttft)}
+	}
+	run := func(level levelFunc) ([]string, []servebench.CapacityResult) {
+		var res results.Builder
+		d := &decider{plan: plan, res: &res}
+		var order []string
+		// a sweep cell measured before the searches (1K in, 1,024 out: no use case's shape) is
+		// all the first levels' estimates have
+		sweep := servebench.CellKey{Kind: servebench.KindSweep, Scenario: SweepScenario, LoadMode: servebench.ModeSustained, ContextTokens: 1024, OutputTokens: 1024, Concurrency: 1}
+		done := map[servebench.CellKey]servebench.CellResult{sweep: {CellKey: sweep, RequestsTotal: 2, RequestsSucceeded: 2, SuccessRate: 1,
+			E2ELatencySeconds: flat(6), TTFTSeconds: flat(0.1)}}
+		if err := d.searchCapacity(context.Background(), done, func(_ context.Context, _ servebench.UseCase, key servebench.CellKey) (servebench.CellResult, int, error) {
+			c, sent, err := level(context.Background(), servebench.UseCase{}, key)
+			if err == nil {
+				order = append(order, fmt.Sprintf("%s@%d", key.Scenario, key.Concurrency))
+			}
+			return c, sent, err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return order, res.Results(results.Run{Plan: plan}).Capacity
+	}
+	spent, measured := 0.0, map[servebench.CellKey]servebench.CellResult{}
+	order, caps := run(func(_ context.Context, _ servebench.UseCase, key servebench.CellKey) (servebench.CellResult, int, error) {
+		c := cell(key)
+		cost := minLevelCost(c.E2ELatencySeconds.Mean, key.Concurrency).Seconds()
+		if spent+cost > 300 {
+			return servebench.CellResult{}, 0, errBudget
+		}
+		spent += cost
+		measured[key] = c
+		return c, 30, nil
+	})
+	t.Logf("levels in order: %v (%.0f s)", order, spent)
+	if len(order) < 3 || order[0] != "cheap@1" || order[1] != "dear@1" {
+		t.Fatalf("order %v: want each search's first level first, the cheaper first", order)
+	}
+	last := slices.IndexFunc(order, func(s string) bool { return strings.HasPrefix(s, "dear@") && s != "dear@1" })
+	for i, s := range order {
+		if strings.HasPrefix(s, "cheap@") && last >= 0 && i > last {
+			t.Errorf("order %v: the cheap search's %s came after the expensive one's second level", order, s)
+		}
+	}
+	if len(caps) != 2 || caps[0].UseCase != "dear" || caps[1].UseCase != "cheap" {
+		t.Fatalf("capacity results %+v: want both, in the plan's order", caps)
+	}
+	if c := caps[1]; c.LimitKind != servebench.LimitMeasured || c.Limit == nil || *c.Limit != 20 {
+		t.Errorf("cheap: %s %v, want measured 20", c.LimitKind, deref(c.Limit))
+	}
+	if c := caps[0]; c.LimitKind != servebench.LimitLowerBound || c.Limit == nil || *c.Limit < 1 || !strings.Contains(c.Note, "time budget") {
+		t.Errorf("dear: %s %v %q, want a lower bound the budget ended", c.LimitKind, deref(c.Limit), c.Note)
+	}
+	// the same levels read back: the same order, the same decisions
+	again, recaps := run(func(_ context.Context, _ servebench.UseCase, key servebench.CellKey) (servebench.CellResult, int, error) {
+		c, ok := measured[key]
+		if !ok {
+			return servebench.CellResult{}, 0, errNotMeasured
+		}
+		return c, 30, nil
+	})
+	if !slices.Equal(again, order) {
+		t.Errorf("read back in the order %v, measured in %v", again, order)
+	}
+	g, _ := json.Marshal(recaps)
+	w, _ := json.Marshal(caps)
+	if string(g) != string(w) {
+		t.Errorf("read back:\n%s\nmeasured:\n%s", g, w)
+	}
+}
+
+func deref(p *int) any {
+	if p == nil {
+		return nil
+	}
+	return *p
 }

@@ -22,6 +22,7 @@ func TestBudgetKeepsMaxTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	budget := 10 * time.Minute
+	var resolved servebench.Plan
 	rec, took := demoRun(t, prof, func(p *servebench.Plan) {
 		r, err := plan.Resolve(nil, plan.Overrides{"sim-profile": "h200-glm47-flash", "contexts": "1k,8k,32k", "concurrency": "1,2,4,8",
 			"max-time": budget.String()})
@@ -30,8 +31,12 @@ func TestBudgetKeepsMaxTime(t *testing.T) {
 		}
 		r.Target.URL = p.Target.URL
 		*p = r
+		resolved = r
 	})
 	logSpans(t, rec)
+	// the run folder gives the same results again (Recompute walks the interleaved searches in
+	// the order the run measured them, a search the budget ended to the same decision)
+	sameResults(t, servebench.Manifest{Plan: resolved, Server: servebench.ServerInfo{MaxModelLen: prof.Engine.MaxModelLen}}, rec.recs, rec.logs, rec.res)
 	for _, c := range rec.res.Capacity {
 		limit := -1
 		if c.Limit != nil {
@@ -110,9 +115,16 @@ func logSpans(t *testing.T, rec *memRecorder) {
 	for _, c := range rec.res.Cells {
 		cells[c.ID()] = c
 	}
+	windows := map[string]servebench.CellLog{}
+	for _, l := range rec.logs {
+		if l.Event == servebench.LogCell {
+			windows[l.Cell.ID()] = l
+		}
+	}
 	for _, s := range order {
-		c := cells[s.id]
-		t.Logf("%-48s %6.1f–%6.1f s %6.1f s %4d req  window %6.2f s  e2e %5.1f s  %s %v", s.id, s.start, s.end, s.end-s.start, s.n,
-			c.WindowSeconds, c.E2ELatencySeconds.Mean, c.Validity.Verdict, c.Validity.Reasons)
+		c, l := cells[s.id], windows[s.id]
+		t.Logf("%-48s %6.1f–%6.1f s %6.1f s (warm-up %5.1f, window %5.1f, drain %5.1f) %4d req  e2e %5.1f s  %s %v", s.id, s.start, s.end, s.end-s.start,
+			l.WindowStartSeconds-s.start, l.WindowEndSeconds-l.WindowStartSeconds, s.end-l.WindowEndSeconds, s.n,
+			c.E2ELatencySeconds.Mean, c.Validity.Verdict, c.Validity.Reasons)
 	}
 }

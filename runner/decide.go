@@ -104,42 +104,29 @@ func (d *decider) budgetCut(uc servebench.UseCase) {
 // cell and the requests it sent.
 type levelFunc func(ctx context.Context, uc servebench.UseCase, key servebench.CellKey) (servebench.CellResult, int, error)
 
-// searchCapacity runs each use case's capacity search in the plan's order, reusing every cell
-// in done (the sweep's and the earlier searches') and measuring a level with level; the cells
-// it measures join done. Run measures the levels; Recompute reads them back from the run folder.
-// A search the time budget ended (or, recomputed, one the run did not measure further) is
-// decided on the levels it has.
+// searchCapacity runs each use case's capacity search, reusing every cell in done (the
+// sweep's and the earlier searches') and measuring a level with level; the cells it measures
+// join done. Run measures the levels; Recompute reads them back from the run folder. Without a
+// time budget the searches run one after the other in the plan's order; under one they are
+// interleaved (searchInterleaved). A search the time budget ended (or, recomputed, one the run
+// did not measure further) is decided on the levels it has.
 func (d *decider) searchCapacity(ctx context.Context, done map[servebench.CellKey]servebench.CellResult, level levelFunc) error {
-	maxLen := d.server.MaxModelLen
+	if d.plan.Sweep.MaxTime > 0 {
+		return d.searchInterleaved(ctx, done, level)
+	}
 	for i, uc := range d.plan.UseCases {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		ctxTok, outTok := int(uc.ContextTokens), int(uc.OutputTokens)
 		d.emit(Event{Kind: EventPhase, Phase: servebench.CapacityPhase(uc.Name), Title: capacityTitle(d.plan, uc)})
-		if maxLen > 0 && ctxTok+outTok > maxLen {
-			d.addCapacity(servebench.CapacityResult{UseCase: uc.Name, Title: uc.Title, ContextTokens: ctxTok,
-				OutputTokens: outTok, Statistic: uc.Statistic, Thresholds: uc.Thresholds, LimitKind: servebench.LimitNotViable,
-				LimitingMetric: capacity.MetricContextTokens, Ceiling: d.plan.Capacity.MaxConcurrency, Skipped: true,
-				Note: fmt.Sprintf("does not fit this target: its maximum model length (%d tokens) is below this use case's %d context + %d output tokens", maxLen, uc.ContextTokens, uc.OutputTokens)})
-			d.emit(Event{Kind: EventNote, Phase: servebench.CapacityPhase(uc.Name), Message: fmt.Sprintf("not searched: %d context + %d output tokens exceed the target's maximum model length of %d tokens", uc.ContextTokens, uc.OutputTokens, maxLen)})
+		if d.notViable(uc) {
 			continue
 		}
-		// Known levels are cells measured for something else at this use case's shape (the
-		// sweep's, another use case's search): reused, costing nothing. This use case's own
-		// levels from an earlier attempt of the run are not reuse: the search asks for them
-		// again and gets them back below, with what they cost.
-		measured := make([]servebench.CellResult, 0, len(done))
-		for _, c := range done {
-			if !ownLevel(c.CellKey, uc) {
-				measured = append(measured, c)
-			}
-		}
-		cfg := capacity.SearchConfig{Ceiling: d.plan.Capacity.MaxConcurrency, Known: capacity.KnownCells(measured, uc), RequestsAt: d.levelCost}
+		cfg := d.searchConfig(uc, done)
 		d.searching(searchState{useCasesLeft: len(d.plan.UseCases) - i, points: len(cfg.Known)})
 		uc := uc
 		res, err := capacity.Search(ctx, uc, cfg, func(ctx context.Context, n int) (servebench.CellResult, int, error) {
-			key := servebench.CellKey{Kind: servebench.KindCapacity, Scenario: uc.Name, LoadMode: servebench.ModeSustained, ContextTokens: ctxTok, OutputTokens: outTok, Concurrency: n}
+			key := capacityKey(uc, n)
 			if c, ok := done[key]; ok {
 				// measured by an earlier attempt of this run: it cost what it sent then
 				return c, c.RequestsTotal + c.WarmupRequests, nil
@@ -153,21 +140,238 @@ func (d *decider) searchCapacity(ctx context.Context, done map[servebench.CellKe
 			d.searched()
 			return c, sent, nil
 		})
-		if budgeted := d.plan.Sweep.MaxTime > 0 && (errors.Is(err, errBudget) || errors.Is(err, errNotMeasured)); budgeted {
-			// the time budget ended the search (or, recomputed, the run did not measure further):
-			// decided on the levels it has
-			res = budgetDecide(uc, cfg.Ceiling, res.Points, d.levelCost)
-			d.budgetCut(uc)
-			err = nil
-		}
-		d.markResumed(&res)
+		res, err = d.ended(uc, cfg, res, err)
+		d.addCapacity(res) // when err is set, marked Interrupted: the levels so far and the limit so far
 		if err != nil {
-			d.addCapacity(res) // marked Interrupted: the levels so far and the limit so far
 			return err
 		}
-		d.addCapacity(res)
 	}
 	return nil
+}
+
+// notViable adds, for a use case whose context and output do not fit the target's maximum model
+// length, its result saying so (not searched), and reports whether it did.
+func (d *decider) notViable(uc servebench.UseCase) bool {
+	maxLen := d.server.MaxModelLen
+	ctxTok, outTok := int(uc.ContextTokens), int(uc.OutputTokens)
+	if maxLen <= 0 || ctxTok+outTok <= maxLen {
+		return false
+	}
+	d.addCapacity(servebench.CapacityResult{UseCase: uc.Name, Title: uc.Title, ContextTokens: ctxTok,
+		OutputTokens: outTok, Statistic: uc.Statistic, Thresholds: uc.Thresholds, LimitKind: servebench.LimitNotViable,
+		LimitingMetric: capacity.MetricContextTokens, Ceiling: d.plan.Capacity.MaxConcurrency, Skipped: true,
+		Note: fmt.Sprintf("does not fit this target: its maximum model length (%d tokens) is below this use case's %d context + %d output tokens", maxLen, uc.ContextTokens, uc.OutputTokens)})
+	d.emit(Event{Kind: EventNote, Phase: servebench.CapacityPhase(uc.Name), Message: fmt.Sprintf("not searched: %d context + %d output tokens exceed the target's maximum model length of %d tokens", uc.ContextTokens, uc.OutputTokens, maxLen)})
+	return true
+}
+
+// searchConfig is uc's search over the cells in done. Known levels are cells measured for
+// something else at this use case's shape (the sweep's, another use case's search): reused,
+// costing nothing. This use case's own levels from an earlier attempt of the run are not
+// reuse: the search asks for them again and gets them back, with what they cost.
+func (d *decider) searchConfig(uc servebench.UseCase, done map[servebench.CellKey]servebench.CellResult) capacity.SearchConfig {
+	measured := make([]servebench.CellResult, 0, len(done))
+	for _, c := range done {
+		if !ownLevel(c.CellKey, uc) {
+			measured = append(measured, c)
+		}
+	}
+	return capacity.SearchConfig{Ceiling: d.plan.Capacity.MaxConcurrency, Known: capacity.KnownCells(measured, uc), RequestsAt: d.levelCost}
+}
+
+// capacityKey is the cell of uc's capacity search at concurrency n.
+func capacityKey(uc servebench.UseCase, n int) servebench.CellKey {
+	return servebench.CellKey{Kind: servebench.KindCapacity, Scenario: uc.Name, LoadMode: servebench.ModeSustained,
+		ContextTokens: int(uc.ContextTokens), OutputTokens: int(uc.OutputTokens), Concurrency: n}
+}
+
+// ended is uc's search result once capacity.Search returned res and err: a search the time
+// budget ended (errBudget) or, recomputed, one the run did not measure further (errNotMeasured)
+// is decided on the levels it has (budgetDecide) and err cleared; the points an earlier attempt
+// measured are marked resumed.
+func (d *decider) ended(uc servebench.UseCase, cfg capacity.SearchConfig, res servebench.CapacityResult, err error) (servebench.CapacityResult, error) {
+	if d.plan.Sweep.MaxTime > 0 && (errors.Is(err, errBudget) || errors.Is(err, errNotMeasured)) {
+		res = budgetDecide(uc, cfg.Ceiling, res.Points, d.levelCost)
+		d.budgetCut(uc)
+		err = nil
+	}
+	d.markResumed(&res)
+	return res, err
+}
+
+// levelAsk is a search's request for one level (key), answered on reply.
+type levelAsk struct {
+	search int // the use case's index in the plan
+	key    servebench.CellKey
+	reply  chan levelReply
+}
+
+type levelReply struct {
+	cell servebench.CellResult
+	sent int
+	err  error
+}
+
+// searchEnd is a search's outcome (capacity.Search's result and error).
+type searchEnd struct {
+	search int
+	cfg    capacity.SearchConfig
+	res    servebench.CapacityResult
+	err    error
+}
+
+// searchInterleaved runs a time-budgeted run's capacity searches together, one level at a time:
+// each search proposes its next level (capacity.Search's rule, unchanged), and of the levels
+// proposed the run measures next
+//
+//  1. a level of a search that has no point yet (every use case gets decided on at least one
+//     level before any search goes further), then
+//  2. the cheapest: the least expected mean end-to-end latency (levelOrder: estimateCell's
+//     e2e over the cells measured so far; a level's cost is 4 × that, times the budget's
+//     calibrated overrun, the same factor for every level), ties in the plan's order,
+//
+// so a cheap search is never starved by an expensive one's equal share, and an expensive level
+// is measured only once the cheaper questions are answered. The budget (budgetLevel) refuses a
+// level whose expected cost does not fit the time left; as every other proposed level is
+// expected to cost at least as much, every search still running is then ended, each decided on
+// the levels it measured (budgetDecide; the run's notes name them).
+//
+// The order is a function of the cells measured (their results in done) only, never of the
+// wall clock: Recompute, whose level reads a level back from the run folder (errNotMeasured
+// for one the run did not measure), walks the same levels in the same order, and a search the
+// budget ended is recomputed to the same decision. Each search's Known cells are those in done
+// before any search starts (the sweep's, an earlier attempt's): one search never reuses
+// another's levels, so no decision depends on the order either. Results are added in the
+// plan's order (each as soon as those before it are decided).
+func (d *decider) searchInterleaved(ctx context.Context, done map[servebench.CellKey]servebench.CellResult, level levelFunc) error {
+	ucs := d.plan.UseCases
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	asks := make(chan levelAsk)
+	ends := make(chan searchEnd, len(ucs))
+	results := make([]*servebench.CapacityResult, len(ucs))
+	points := make([]int, len(ucs))
+	running := 0
+	for i, uc := range ucs {
+		if d.notViable(uc) {
+			results[i] = &servebench.CapacityResult{} // added by notViable
+			continue
+		}
+		cfg := d.searchConfig(uc, done)
+		points[i] = len(cfg.Known)
+		running++
+		go func() {
+			res, err := capacity.Search(sctx, uc, cfg, func(ctx context.Context, n int) (servebench.CellResult, int, error) {
+				reply := make(chan levelReply, 1)
+				select {
+				case asks <- levelAsk{search: i, key: capacityKey(uc, n), reply: reply}:
+				case <-ctx.Done():
+					return servebench.CellResult{}, 0, ctx.Err()
+				}
+				r := <-reply
+				return r.cell, r.sent, r.err
+			})
+			ends <- searchEnd{search: i, cfg: cfg, res: res, err: err}
+		}()
+	}
+	added := 0
+	addReady := func() {
+		for ; added < len(ucs) && results[added] != nil; added++ {
+			if results[added].UseCase != "" {
+				d.addCapacity(*results[added])
+			}
+		}
+	}
+	addReady()
+	var firstErr error
+	waiting := map[int]levelAsk{}
+	answerAll := func(err error) {
+		for i, a := range waiting {
+			a.reply <- levelReply{err: err}
+			delete(waiting, i)
+		}
+	}
+	phase := -1
+	for running > 0 {
+		// wait until every search still running has proposed its next level (or ended): the
+		// choice below then sees all of them, whatever the goroutines' timing
+		for len(waiting) < running {
+			select {
+			case a := <-asks:
+				if c, ok := done[a.key]; ok {
+					// measured by an earlier attempt of this run: it cost what it sent then
+					a.reply <- levelReply{cell: c, sent: c.RequestsTotal + c.WarmupRequests}
+					continue
+				}
+				if firstErr != nil {
+					a.reply <- levelReply{err: firstErr}
+					continue
+				}
+				waiting[a.search] = a
+			case e := <-ends:
+				running--
+				res, err := d.ended(ucs[e.search], e.cfg, e.res, e.err)
+				results[e.search] = &res
+				if err != nil && firstErr == nil {
+					firstErr = err
+					answerAll(err)
+				}
+				addReady()
+			}
+		}
+		if running == 0 {
+			break
+		}
+		a := d.nextAsk(waiting, points, done)
+		delete(waiting, a.search)
+		uc := ucs[a.search]
+		if a.search != phase {
+			phase = a.search
+			d.emit(Event{Kind: EventPhase, Phase: servebench.CapacityPhase(uc.Name), Title: capacityTitle(d.plan, uc)})
+		}
+		d.searching(searchState{useCasesLeft: running, points: points[a.search]})
+		c, sent, err := level(sctx, uc, a.key)
+		if err == nil {
+			done[a.key] = c
+			d.addCell(c)
+			points[a.search]++
+		}
+		a.reply <- levelReply{cell: c, sent: sent, err: err}
+		if errors.Is(err, errBudget) {
+			// the cheapest level proposed does not fit: none of the others does
+			answerAll(errBudget)
+		}
+	}
+	addReady()
+	return firstErr
+}
+
+// nextAsk is the proposed level searchInterleaved measures next: of a search with no point yet
+// first, else the one of least expected latency (levelOrder), ties in the plan's order.
+func (d *decider) nextAsk(waiting map[int]levelAsk, points []int, done map[servebench.CellKey]servebench.CellResult) levelAsk {
+	costs := doneCosts(done)
+	var best levelAsk
+	var bestE float64
+	found := false
+	for i := range points {
+		a, ok := waiting[i]
+		if !ok {
+			continue
+		}
+		e := levelOrder(a.key, costs)
+		better := !found
+		if found {
+			if fresh, bestFresh := points[i] == 0, points[best.search] == 0; fresh != bestFresh {
+				better = fresh
+			} else {
+				better = e < bestE
+			}
+		}
+		if better {
+			best, bestE, found = a, e, true
+		}
+	}
+	return best
 }
 
 // ownLevel reports whether cell k is a level of uc's own capacity search.

@@ -2,6 +2,8 @@ package runner
 
 import (
 	"math"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/servebench/servebench"
@@ -162,3 +164,58 @@ func absInt(v int) int {
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// familyOf is Runner.family over the finished cells costs.
+func familyOf(costs []cellCost, k servebench.CellKey) []cellCost {
+	var same, mode []cellCost
+	for _, c := range costs {
+		if c.key.LoadMode != k.LoadMode {
+			continue
+		}
+		if c.key.Scenario == k.Scenario && c.key.OutputTokens == k.OutputTokens {
+			same = append(same, c)
+		}
+		if c.key.OutputTokens > 0 {
+			c.e2e = c.ttft + (c.e2e-c.ttft)*float64(k.OutputTokens)/float64(c.key.OutputTokens)
+		}
+		c.key.Scenario = k.Scenario
+		mode = append(mode, c)
+	}
+	if len(same) > 0 {
+		return same
+	}
+	return mode
+}
+
+// doneCosts are the measured cells of done as the estimates see them (their mean latencies;
+// wall 1, as nothing kept in the run folder's results says what a cell took on the wall), in
+// the order of their IDs: what a time-budgeted run's search order (levelOrder) is a function of.
+func doneCosts(done map[servebench.CellKey]servebench.CellResult) []cellCost {
+	var out []cellCost
+	for k, c := range done {
+		if c.Skipped || c.RequestsSucceeded == 0 || c.E2ELatencySeconds.Mean <= 0 {
+			continue
+		}
+		out = append(out, cellCost{key: k, wall: 1, planned: c.RequestsTotal, ttft: c.TTFTSeconds.Mean, e2e: c.E2ELatencySeconds.Mean})
+	}
+	slices.SortFunc(out, func(a, b cellCost) int { return strings.Compare(a.key.ID(), b.key.ID()) })
+	return out
+}
+
+// levelOrder is what orders a time-budgeted run's capacity levels (decider.searchInterleaved):
+// the mean end-to-end latency expected at k (expectedE2E) from costs (doneCosts), 0 when
+// nothing measured can tell. A level's cost under the budget is 4 × that × the calibrated
+// overrun (budget.levelCost), the same factor for every level, so the cheapest level is the
+// one of least expected latency.
+func levelOrder(k servebench.CellKey, costs []cellCost) float64 {
+	var usable []cellCost
+	for _, d := range familyOf(costs, k) {
+		if d.e2e > 0 && d.wall > 0 {
+			usable = append(usable, d)
+		}
+	}
+	if len(usable) == 0 {
+		return 0
+	}
+	return expectedE2E(k, usable)
+}

@@ -287,26 +287,7 @@ func (r *Runner) endCell(key servebench.CellKey, res servebench.CellResult) {
 // family returns the finished cells that can teach k's estimate: those of k's scenario, load
 // mode and output length; when there are none yet, every finished cell of k's load mode with
 // its decode time scaled to k's output length (e2e' = ttft + (e2e − ttft) × out_k / out).
-func (r *Runner) family(k servebench.CellKey) []cellCost {
-	var same, mode []cellCost
-	for _, c := range r.costs {
-		if c.key.LoadMode != k.LoadMode {
-			continue
-		}
-		if c.key.Scenario == k.Scenario && c.key.OutputTokens == k.OutputTokens {
-			same = append(same, c)
-		}
-		if c.key.OutputTokens > 0 {
-			c.e2e = c.ttft + (c.e2e-c.ttft)*float64(k.OutputTokens)/float64(c.key.OutputTokens)
-		}
-		c.key.Scenario = k.Scenario
-		mode = append(mode, c)
-	}
-	if len(same) > 0 {
-		return same
-	}
-	return mode
-}
+func (r *Runner) family(k servebench.CellKey) []cellCost { return familyOf(r.costs, k) }
 
 // Results returns what has been computed so far (also after an interrupted Run).
 func (r *Runner) Results() servebench.Results {
@@ -379,8 +360,13 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 		sweep = levelsFirst(sweep, r.Plan.UseCases)
 	}
 	scenario := servebench.SweepScenario
+	var later []cells.Cell // a budgeted run's cells measured after its searches (sweepLater)
 	for i, c := range sweep {
 		key := c.Key
+		if r.deferSweep(c, done) {
+			later = append(later, c)
+			continue
+		}
 		if key.Scenario != scenario && key.Kind == servebench.KindScenario {
 			scenario = key.Scenario
 			r.emit(Event{Kind: EventPhase, Phase: "scenario " + key.Scenario, Title: r.scenarioTitle(key.Scenario), CellCount: len(sweep)})
@@ -442,6 +428,9 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 		r.endCell(key, c)
 		return c, sent, err
 	}); err != nil {
+		return err
+	}
+	if err := r.sweepLater(ctx, later, done); err != nil {
 		return err
 	}
 	return d.searchUsers(ctx, done)
