@@ -228,6 +228,19 @@ func (b *budget) note(plan servebench.Sweep) string {
 	return s.String()
 }
 
+// budgetCutName is how the budget's note names a search it ended: its title, with the level it
+// did not measure and that level's expected cost when known ("Long Document Processing (next: 4
+// in flight, ~2m)").
+func budgetCutName(title string, next int, cost time.Duration) string {
+	switch {
+	case next > 0 && cost > 0:
+		return fmt.Sprintf("%s (next: %d in flight, ~%s)", title, next, shortDur(cost))
+	case next > 0:
+		return fmt.Sprintf("%s (next: %d in flight)", title, next)
+	}
+	return title
+}
+
 // precisionOr is the precision p aimed for (cells.Precision: stats.DefaultRelHalfWidth when p is
 // unset).
 func precisionOr(p float64) float64 { return cells.Precision(servebench.Sweep{Precision: p}) }

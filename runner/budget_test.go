@@ -81,6 +81,13 @@ func TestBudgetKeepsMaxTime(t *testing.T) {
 		if strings.Contains(n, "Time budget 10m") {
 			found = true
 			t.Log(n)
+			// every search the budget ended is named with the level it did not measure and
+			// what that level was expected to cost
+			for _, c := range rec.res.Capacity {
+				if c.LimitKind == servebench.LimitLowerBound && !strings.Contains(n, c.Title+" (next: ") {
+					t.Errorf("the note does not name %s's next level: %s", c.Title, n)
+				}
+			}
 		}
 	}
 	if !found {

@@ -93,11 +93,21 @@ func (d *decider) searched() {
 	}
 }
 
-// budgetCut tells the live run's budget that it ended uc's search.
-func (d *decider) budgetCut(uc servebench.UseCase) {
-	if d.live != nil && d.live.bud != nil {
-		d.live.bud.cut = append(d.live.bud.cut, uc.Title)
+// budgetCut tells the live run's budget that it ended uc's search before its level next (0:
+// unknown), and what that level was expected to cost.
+func (d *decider) budgetCut(uc servebench.UseCase, next int) {
+	r := d.live
+	if r == nil || r.bud == nil {
+		return
 	}
+	c := budgetCutName(uc.Title, next, 0)
+	if next > 0 {
+		key := capacityKey(uc, next)
+		if e := r.expected(key); e > 0 {
+			c = budgetCutName(uc.Title, next, r.bud.levelCost(e, next))
+		}
+	}
+	r.bud.cut = append(r.bud.cut, c)
 }
 
 // levelFunc measures one level of a use case's capacity search (the cell key) and returns the
@@ -140,7 +150,7 @@ func (d *decider) searchCapacity(ctx context.Context, done map[servebench.CellKe
 			d.searched()
 			return c, sent, nil
 		})
-		res, err = d.ended(uc, cfg, res, err)
+		res, _, err = d.ended(uc, cfg, res, err)
 		d.addCapacity(res) // when err is set, marked Interrupted: the levels so far and the limit so far
 		if err != nil {
 			return err
@@ -187,16 +197,15 @@ func capacityKey(uc servebench.UseCase, n int) servebench.CellKey {
 
 // ended is uc's search result once capacity.Search returned res and err: a search the time
 // budget ended (errBudget) or, recomputed, one the run did not measure further (errNotMeasured)
-// is decided on the levels it has (budgetDecide) and err cleared; the points an earlier attempt
-// measured are marked resumed.
-func (d *decider) ended(uc servebench.UseCase, cfg capacity.SearchConfig, res servebench.CapacityResult, err error) (servebench.CapacityResult, error) {
+// is decided on the levels it has (budgetDecide), err cleared and cut set; the points an
+// earlier attempt measured are marked resumed.
+func (d *decider) ended(uc servebench.UseCase, cfg capacity.SearchConfig, res servebench.CapacityResult, err error) (_ servebench.CapacityResult, cut bool, _ error) {
 	if d.plan.Sweep.MaxTime > 0 && (errors.Is(err, errBudget) || errors.Is(err, errNotMeasured)) {
 		res = budgetDecide(uc, cfg.Ceiling, res.Points, d.levelCost)
-		d.budgetCut(uc)
-		err = nil
+		cut, err = true, nil
 	}
 	d.markResumed(&res)
-	return res, err
+	return res, cut, err
 }
 
 // levelAsk is a search's request for one level (key), answered on reply.
@@ -251,6 +260,8 @@ func (d *decider) searchInterleaved(ctx context.Context, done map[servebench.Cel
 	ends := make(chan searchEnd, len(ucs))
 	results := make([]*servebench.CapacityResult, len(ucs))
 	points := make([]int, len(ucs))
+	cut := make([]bool, len(ucs))
+	refused := make([]int, len(ucs)) // the level the budget refused a search, when it did
 	running := 0
 	for i, uc := range ucs {
 		if d.notViable(uc) {
@@ -277,6 +288,9 @@ func (d *decider) searchInterleaved(ctx context.Context, done map[servebench.Cel
 	added := 0
 	addReady := func() {
 		for ; added < len(ucs) && results[added] != nil; added++ {
+			if cut[added] {
+				d.budgetCut(ucs[added], refused[added])
+			}
 			if results[added].UseCase != "" {
 				d.addCapacity(*results[added])
 			}
@@ -287,6 +301,9 @@ func (d *decider) searchInterleaved(ctx context.Context, done map[servebench.Cel
 	waiting := map[int]levelAsk{}
 	answerAll := func(err error) {
 		for i, a := range waiting {
+			if errors.Is(err, errBudget) {
+				refused[i] = a.key.Concurrency
+			}
 			a.reply <- levelReply{err: err}
 			delete(waiting, i)
 		}
@@ -310,8 +327,8 @@ func (d *decider) searchInterleaved(ctx context.Context, done map[servebench.Cel
 				waiting[a.search] = a
 			case e := <-ends:
 				running--
-				res, err := d.ended(ucs[e.search], e.cfg, e.res, e.err)
-				results[e.search] = &res
+				res, c, err := d.ended(ucs[e.search], e.cfg, e.res, e.err)
+				results[e.search], cut[e.search] = &res, c
 				if err != nil && firstErr == nil {
 					firstErr = err
 					answerAll(err)
@@ -335,6 +352,9 @@ func (d *decider) searchInterleaved(ctx context.Context, done map[servebench.Cel
 			done[a.key] = c
 			d.addCell(c)
 			points[a.search]++
+		}
+		if errors.Is(err, errBudget) {
+			refused[a.search] = a.key.Concurrency
 		}
 		a.reply <- levelReply{cell: c, sent: sent, err: err}
 		if errors.Is(err, errBudget) {
