@@ -115,15 +115,19 @@ func approxTokens(v float64) string {
 // minTexter is a PromptBuilder that says the shortest prompt it can build.
 type minTexter interface{ MinTokens() int }
 
-// population is the load.Population of the users of uc's cell key, all of them on this machine
-// (workload.NewPopulation; a distributed run's workers each build their own users').
-func (r *Runner) population(uc servebench.UseCase, key servebench.CellKey) *load.Population {
+// population is the load.Population of up to n users of uc's cell key, all of them on this
+// machine (workload.NewPopulation; a distributed run's workers each build their own users'
+// for each level). It is resident (load.Population.Resident) in a local run: the levels of one
+// use case's search share it, each resuming the users the level before left running.
+func (r *Runner) population(uc servebench.UseCase, key servebench.CellKey, n int) *load.Population {
 	least := 1
 	if m, ok := r.Prompts.(minTexter); ok {
 		least = m.MinTokens()
 	}
-	return workload.NewPopulation(workload.PopulationConfig{Users: r.Plan.Users, Profile: r.UserFiles.ProfileFor(r.Plan.Users, uc.Name),
-		Window: key.ContextTokens, N: key.Concurrency, Prompts: r.Prompts, MinTokens: least, Stride: 1})
+	pop := workload.NewPopulation(workload.PopulationConfig{Users: r.Plan.Users, Profile: r.UserFiles.ProfileFor(r.Plan.Users, uc.Name),
+		Window: key.ContextTokens, N: n, Prompts: r.Prompts, MinTokens: least, Stride: 1})
+	pop.Resident = r.Load == nil
+	return pop
 }
 
 // serverLoad is what the server's metrics showed while a population ran: its KV-cache usage
@@ -215,6 +219,9 @@ func (d *decider) searchUsers(ctx context.Context, done map[servebench.CellKey]s
 		window := usersWindow(d.server, uc)
 		phase := servebench.UsersPhase(uc.Name)
 		d.emit(Event{Kind: EventPhase, Phase: phase, Title: fmt.Sprintf("users of %s: %s, up to %s of conversation", uc.Name, prof.Title, tokensLabel(window))})
+		if d.live != nil {
+			d.live.pop = nil // this use case's users, built at its first level (measurePopulation)
+		}
 		cells := map[int]servebench.CellResult{}
 		loads := map[int]serverLoad{} // a resumed run's populations have none
 		measure := func(ctx context.Context, n int) (servebench.CellResult, int, error) {
@@ -258,15 +265,15 @@ func (d *decider) searchUsers(ctx context.Context, done map[servebench.CellKey]s
 			// levels 1, 2, 8, … below it. It is measured like any level (if it fails, the search
 			// goes down from it). Where the server says its KV cache's size, the climb heeds how
 			// many users' histories it holds (fit): it goes to fit, not past it, while every level
-			// passes, and past it in small steps (capacity.SearchConfig.Fit); and it starts no
-			// higher than fit.
+			// passes, and past it in small steps (capacity.SearchConfig.Fit); and it starts at fit,
+			// where the populations below it, their histories all cached, would pass and say
+			// nothing more (15 chat users and 1 coding agent, from the cold limits, took a minute
+			// on the H200 simulator before the search went to 229 and 46).
 			start := d.cold[uc.Name]
 			fit, perUser := usersFit(d.server, up, prof, window, up.MaxUsers)
 			if fit > 0 {
-				if start > fit {
-					start = fit
-				}
-				d.emit(Event{Kind: EventNote, Phase: phase, Message: fmt.Sprintf("the server's KV cache holds %s tokens: the histories of about %d of these users (%s tokens each on average); the search climbs to %d users, then past it in small steps",
+				start = fit
+				d.emit(Event{Kind: EventNote, Phase: phase, Message: fmt.Sprintf("the server's KV cache holds %s tokens: the histories of about %d of these users (%s tokens each on average); the search starts at %d users, then climbs past it in small steps",
 					approxTokens(float64(d.server.KVCacheTokens)), fit, approxTokens(perUser), fit)})
 			}
 			// A bracket within a sixteenth of the limit whose verdict did not settle at one end is
@@ -277,6 +284,9 @@ func (d *decider) searchUsers(ctx context.Context, done map[servebench.CellKey]s
 				return err
 			}
 			res.ContextTokens = window
+		}
+		if d.live != nil {
+			d.live.pop = nil
 		}
 		out := servebench.UsersCapacity{CapacityResult: res, Profile: prof.Name, ProfileText: prof.Text()}
 		for _, p := range res.Points {
@@ -295,15 +305,23 @@ func (d *decider) searchUsers(ctx context.Context, done map[servebench.CellKey]s
 }
 
 // measurePopulation measures a population of n users of uc (the cell key), and what the
-// server's metrics showed while it ran.
+// server's metrics showed while it ran. Its users are r.pop's, built for the use case's first
+// level and kept for the next (searchUsers drops it when the use case is done): in a local run
+// a level resumes the users the one before left.
 func (r *Runner) measurePopulation(ctx context.Context, uc servebench.UseCase, n int, key servebench.CellKey, phase string) (servebench.CellResult, int, serverLoad, error) {
 	r.startLevel(key)
 	r.emit(Event{Kind: EventCellStart, Phase: phase, Cell: key, Planned: r.planned(key)})
-	r.pop = r.population(uc, key)
+	if r.pop == nil {
+		// every level of this use case's users: the search's ceiling, or its largest fixed population
+		size := max(n, r.Plan.Users.MaxUsers)
+		for _, p := range r.Plan.Users.Populations {
+			size = max(size, p)
+		}
+		r.pop = r.population(uc, key, size)
+	}
 	stop := r.watchServer(ctx)
 	c, sent, err := r.measure(ctx, key, phase, 0, 0, func(c servebench.CellResult) bool { return capacity.Settled(uc, c) })
 	sl := stop()
-	r.pop = nil
 	r.endCell(key, c)
 	return c, sent, sl, err
 }
