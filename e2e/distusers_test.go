@@ -3,7 +3,6 @@ package e2e
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -144,21 +143,13 @@ users:
 	// Each user says in the distributed run what it says in the local run, as far as both ran:
 	// the same turns with prompts of the same tokens and the same answer lengths asked (a turn
 	// re-sends the history, the simulator's answers included, so the prompts agree while every
-	// answer has its asked length, as the simulator's do). Compared at the local search's first
-	// population: its later ones resume the users where the level before left them
-	// (load.Population.Resident), where a distributed run's workers start each level afresh.
-	first := servebench.Record{Seq: math.MaxInt64}
-	for _, r := range lrecs {
-		if r.Kind == servebench.KindUsers && r.Seq < first.Seq {
-			first = r
-		}
-	}
+	// answer has its asked length, as the simulator's do).
 	lc, dc := conversations(lrecs), conversations(drecs)
 	compared := 0
 	for k, d := range dc {
 		l, ok := lc[k]
-		if !ok || k.users != first.Concurrency {
-			continue // a population only one of the searches measured, or one the local run resumed
+		if !ok {
+			continue // a population only one of the searches measured
 		}
 		n := min(len(l), len(d))
 		if !slices.Equal(l[:n], d[:n]) {

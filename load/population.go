@@ -35,56 +35,8 @@ type Population struct {
 	// Text builds new text of tokens tokens; key distinguishes the texts of one request (0 its
 	// new text, k > 0 the k-th text of a joining user's history).
 	Text func(ctx context.Context, seq int64, key, tokens int) (string, error)
-	// Stagger spreads the joining users' first sends evenly over [0, Stagger).
+	// Stagger spreads the users' first sends evenly over [0, Stagger).
 	Stagger time.Duration
-	// Resident keeps the users between cells: a cell of N users run with this Population
-	// after another resumes users 0 … N − 1 where the earlier cell left them (each its
-	// conversation, its history, its next turn), and only the users no earlier cell ran join
-	// (a larger population is the smaller one plus its joiners, as Session draws them). A
-	// capacity search in users then climbs from N to N + k with k cold joining turns instead
-	// of N + k, and the N users' histories are still in the server's prefix cache. Users
-	// beyond N wait where they stopped. Without it every cell starts its users afresh.
-	Resident bool
-
-	mu      sync.Mutex
-	members []*member // Resident: where each user stopped, kept between cells
-}
-
-// member is where one user of a population stands: its conversation (nil before it joined),
-// the turn it joined that conversation at, its next turn to send, and the conversation so far
-// as sent and answered (nil until a turn of this conversation was answered).
-type member struct {
-	turns      []UserTurn
-	join, next int
-	hist       []servebench.Message
-}
-
-// member is user u's place: the kept one of a resident population (a new one the first time),
-// else a new one (the user joins).
-func (p *Population) member(u int) *member {
-	if !p.Resident {
-		return &member{}
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for len(p.members) <= u {
-		p.members = append(p.members, &member{})
-	}
-	return p.members[u]
-}
-
-// joined is how many of users 0 … n − 1 have joined a conversation in an earlier cell (0
-// unless Resident).
-func (p *Population) joined(n int) int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	k := 0
-	for u := range min(n, len(p.members)) {
-		if p.members[u].turns != nil {
-			k++
-		}
-	}
-	return k
 }
 
 // population runs a population of users (see Population). Each user loops: send a turn (the
@@ -95,39 +47,29 @@ func (p *Population) joined(n int) int {
 // The users join conversations already in progress at mixed depths (Population.Session), at
 // staggered times, so the mix of depths is steady from the start; what the warm-up waits for is
 // the server's prefix cache: the joining turn is a cold prompt. The measured window opens when
-// every user's first turn of the cell has been answered, or at the 2N-th completion if that
-// comes first (in practice the 2N-th: a joining turn with a long answer); requests sent before
-// are warm-up. (It does not open at each joining turn's first token, when every history has
-// been prefilled: past the KV cache the population is then still in a transient, half its
-// prompt tokens still served from the cache, and only a round later thrashes. On the H200
-// simulator 244 chat users measured 17.6 tok/s per user from there, 15.4 from the 2N-th
-// completion.) The 2N completions are a round of cold joining turns and a round at the
-// population's size. In a resident population's later cell (Population.Resident), where k of
-// the N users join and the others resume with their histories cached, they are N + k: the k
-// joining turns and a round of the N users at the new size (a chat answer of a few thousand
-// tokens held "every user's first turn answered" 187 s at 244 users resumed from 229; the
-// (N + k)-th completion came at 64 s, the 2N-th at 111 s).
-//
-// From then on each send asks the same rule as a sustained cell (Spec.Sizing with Spec.Judge,
-// or Spec.Until) whether more is needed, with N the number of users; the window ends the first
-// time a user is told no. Once it has ended and every measured request has too, warm-up
-// requests still running (a joining turn's long answer) are canceled: they are not measured,
-// and a straggler held the level open 20–25 s past its last measured request at 46–52 coding
-// agents; a resident user sends that turn again in the next cell. A user thinking when the
-// window ends returns at once (its think time held a level of 229 chat users 23 s past its last
-// request); a resident one sends its next turn at once in the next cell (the pause between
-// cells counts as its think time).
+// every user's joining turn has been answered, or at the 2N-th completion if that comes first
+// (in practice the 2N-th: a joining turn with a long answer); requests sent before are warm-up.
+// (It does not open at each joining turn's first token, when every history has been prefilled:
+// past the KV cache the population is then still in a transient, half its prompt tokens still
+// served from the cache, and only a round later thrashes. On the H200 simulator 244 chat users
+// measured 17.6 tok/s per user from there, 15.4 from the 2N-th completion.) From then on each
+// send asks the same rule as a sustained cell (Spec.Sizing with Spec.Judge, or Spec.Until)
+// whether more is needed, with N the number of users; the window ends the first time a user is
+// told no. Once it has ended and every measured request has too, warm-up requests still running
+// (a joining turn's long answer) are canceled: they are not measured, and a straggler held the
+// level open 20–25 s past its last measured request at 46–52 coding agents; and a user thinking
+// when the window ends returns at once (its think time held a level of 229 chat users 23 s past
+// its last request).
 func (d *driver) population(ctx context.Context) (Outcome, error) {
 	n := d.spec.Key.Concurrency
 	pop := d.spec.Population
 	if pop == nil || pop.Session == nil || pop.Text == nil {
 		return Outcome{}, errors.New("load: users mode needs a Population with Session and Text")
 	}
-	base := pop.joined(n) // users 0 … base − 1 resume where an earlier cell left them; the others join
 	var mu sync.Mutex
 	var windowStart, windowEnd atomic.Value // float64
 	completions := 0                        // requests finished, warm-up included
-	joined := 0                             // users whose first turn of the cell has been answered
+	joined := 0                             // users whose joining turn has been answered
 	measured := 0
 	running := 0 // measured requests sent and not yet ended
 	// warmCtx carries the warm-up requests: canceled once the window has ended and its measured
@@ -192,7 +134,7 @@ func (d *driver) population(ctx context.Context) (Outcome, error) {
 			joined++
 		}
 		completions++
-		if _, open := windowStart.Load().(float64); !open && (joined == n || completions == n+(n-base)) {
+		if _, open := windowStart.Load().(float64); !open && (joined == n || completions == 2*n) {
 			at := d.now()
 			windowStart.Store(at)
 			if d.spec.WindowOpened != nil {
@@ -217,32 +159,26 @@ func (d *driver) population(ctx context.Context) (Outcome, error) {
 	}
 	user := func(u int) {
 		defer func() { windowEnd.CompareAndSwap(nil, d.now()) }()
-		m := pop.member(u)
-		resumed := m.turns != nil
-		if !resumed {
-			if !sleep(time.Duration(int64(pop.Stagger) * int64(max(u-base, 0)) / int64(n-base))) {
-				return
-			}
-			m.turns, m.join = pop.Session(u, true)
-			if m.join < 0 || m.join >= len(m.turns) {
-				m.join = 0
-			}
-			m.next, m.hist = m.join, nil
+		if !sleep(time.Duration(int64(pop.Stagger) * int64(u) / int64(n))) {
+			return
 		}
-		first := true // the user's first turn of the cell, until answered
-		for {
-			for m.next < len(m.turns) {
-				t := m.next
-				if t > m.join && !resumed && !sleep(m.turns[t].Think) {
+		first := true // the user's joining turn, until answered
+		for joining := true; ; joining = false {
+			turns, join := pop.Session(u, joining)
+			if !joining || join < 0 || join >= len(turns) {
+				join = 0
+			}
+			var hist []servebench.Message
+			for t := join; t < len(turns); t++ {
+				if t > join && !sleep(turns[t].Think) {
 					return
 				}
-				resumed = false
 				warm, ok := more()
 				if !ok {
 					return
 				}
 				seq := d.spec.NextSeq.Add(1) - 1
-				msgs, err := d.turnMessages(ctx, seq, m.hist, m.turns, m.join, t)
+				msgs, err := d.turnMessages(ctx, seq, hist, turns, join, t)
 				if err != nil {
 					if ctx.Err() == nil {
 						d.fail(err)
@@ -252,7 +188,7 @@ func (d *driver) population(ctx context.Context) (Outcome, error) {
 				answer := new(strings.Builder)
 				key := d.spec.Key
 				key.Turn = t + 1
-				req := &servebench.Request{Cell: key, Seq: seq, Warmup: warm, Messages: msgs, MaxOutputTokens: m.turns[t].OutputTokens, Answer: answer}
+				req := &servebench.Request{Cell: key, Seq: seq, Warmup: warm, Messages: msgs, MaxOutputTokens: turns[t].OutputTokens, Answer: answer}
 				rctx := ctx
 				if warm {
 					rctx = warmCtx
@@ -261,16 +197,10 @@ func (d *driver) population(ctx context.Context) (Outcome, error) {
 				finished(rec, first)
 				first = false
 				if !rec.OK() {
-					if pop.Resident && rctx.Err() != nil {
-						return // stopped with its cell: the next cell sends this turn again
-					}
 					break // the user gives up this conversation; a new one takes its place
 				}
-				m.hist = append(msgs, servebench.Message{Role: "assistant", Content: answer.String()})
-				m.next++
+				hist = append(msgs, servebench.Message{Role: "assistant", Content: answer.String()})
 			}
-			m.turns, _ = pop.Session(u, false)
-			m.join, m.next, m.hist = 0, 0, nil
 		}
 	}
 	var wg sync.WaitGroup

@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -182,18 +181,15 @@ func TestPopulationMixesDepths(t *testing.T) {
 	})
 }
 
-// straggler answers like talker (1 s plus 1 ms per message), except request seq slow (0: the
-// first sent, a user's joining turn): its answer takes 1,000 s.
-type straggler struct {
-	talker
-	slow int64
-}
+// straggler answers like talker (1 s plus 1 ms per message), except the joining turn of the
+// user whose first request is seq 0 (the first sent): its answer takes 1,000 s.
+type straggler struct{ talker }
 
 func (f *straggler) Do(ctx context.Context, req *servebench.Request) servebench.Record {
 	start := time.Since(f.origin)
 	rec := servebench.Record{CellKey: req.Cell, Seq: req.Seq, Warmup: req.Warmup, StartOffsetSeconds: start.Seconds(), OutputTokens: 10}
 	answer := time.Second + time.Duration(len(req.Messages))*time.Millisecond
-	if req.Seq == f.slow {
+	if req.Seq == 0 {
 		answer = 1000 * time.Second
 	}
 	select {
@@ -214,7 +210,7 @@ func (f *straggler) Do(ctx context.Context, req *servebench.Request) servebench.
 func TestPopulationStragglersHoldNothing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const users = 8
-		f := &straggler{talker: talker{origin: time.Now()}}
+		f := &straggler{talker{origin: time.Now()}}
 		var c collector
 		out, err := Run(context.Background(), populationSpec(f.origin, users, 40, &Population{Session: conversations(users), Text: text, Stagger: 2 * time.Second}), f, nil, c.sink)
 		if err != nil {
@@ -244,95 +240,6 @@ func TestPopulationStragglersHoldNothing(t *testing.T) {
 		// users thinking when the window ended (0.5–3 s) returned at once
 		if last := ends[len(ends)-1]; returned > last+1e-6 {
 			t.Errorf("the cell returned at %.2f s, after its last request ended at %.2f s: users still thinking held it", returned, last)
-		}
-	})
-}
-
-// A resident population carries its users from one cell to the next: in a cell of 12 users
-// after one of 8 (whose joining turn of seq 0 straggled and was canceled), users 1–8 go on
-// with their conversations from where they stopped (the next turn, the whole history with the
-// last answer; the straggler sends its canceled joining turn again), only users 9–12 join, and
-// the window opens at the (N + k)-th completion, 12 + 4: the joining turns and a round at the
-// new size, while a straggling first turn holds "every user answered" shut; not at the 2N-th,
-// as a population starting afresh. Every request is one record, and no
-// user's requests overlap across the cells.
-func TestPopulationResident(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		const small, large = 8, 12
-		f := &straggler{talker: talker{origin: time.Now()}}
-		pop := &Population{Session: conversations(large), Text: text, Stagger: 2 * time.Second, Resident: true}
-		var c1, c2 collector
-		out1, err := Run(context.Background(), populationSpec(f.origin, small, 40, pop), f, nil, c1.sink)
-		if err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(5 * time.Second) // the search decides between its levels
-		seq := &atomic.Int64{}
-		seq.Store(int64(len(c1.recs)))
-		f.slow = seq.Load() // the second cell's first request, a resumed user's turn, straggles
-		sp := populationSpec(f.origin, large, 60, pop)
-		sp.NextSeq = seq
-		out2, err := Run(context.Background(), sp, f, nil, c2.sink)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(f.bad) > 0 {
-			t.Fatalf("%d bad requests, first: %s", len(f.bad), f.bad[0])
-		}
-		if out1.Sent != len(c1.recs) || out2.Sent != len(c2.recs) {
-			t.Fatalf("sent %d and %d, records %d and %d", out1.Sent, out2.Sent, len(c1.recs), len(c2.recs))
-		}
-		byUser := func(recs []servebench.Record) map[int][]servebench.Record {
-			m := map[int][]servebench.Record{}
-			for _, r := range recs {
-				m[r.User] = append(m[r.User], r)
-			}
-			for _, rs := range m {
-				sort.Slice(rs, func(i, j int) bool { return rs[i].StartOffsetSeconds < rs[j].StartOffsetSeconds })
-			}
-			return m
-		}
-		before, after := byUser(c1.recs), byUser(c2.recs)
-		if len(before) != small || len(after) != large {
-			t.Fatalf("%d users in the first cell, %d in the second", len(before), len(after))
-		}
-		firstAnswered := 0.0 // when every user had a turn of the second cell answered (the straggler's: never)
-		for u, rs := range after {
-			firstAnswered = max(firstAnswered, rs[0].EndOffsetSeconds)
-			prev, ok := before[u]
-			if !ok {
-				if u <= small {
-					t.Errorf("user %d of the first cell did not resume", u)
-				}
-				continue
-			}
-			if u > small {
-				t.Errorf("user %d joined in the first cell", u)
-			}
-			last := prev[len(prev)-1]
-			want := last.Turn + 1 // the next turn, or a new conversation's first
-			if !last.OK() {
-				want = last.Turn // stopped with its cell: sent again
-			}
-			if got := rs[0].Turn; got != want && !(last.OK() && got == 1) {
-				t.Errorf("user %d: last turn %d of the first cell (ok %v), first of the second %d", u, last.Turn, last.OK(), got)
-			}
-			if rs[0].StartOffsetSeconds < last.EndOffsetSeconds {
-				t.Errorf("user %d: request %d starts before request %d ended", u, rs[0].Seq, last.Seq)
-			}
-		}
-		if slow := c1.recs[0]; slow.Seq == 0 && slow.OK() {
-			t.Fatalf("the straggler's joining turn was not canceled: %+v", slow)
-		}
-		ends := make([]float64, 0, len(c2.recs))
-		for _, r := range c2.recs {
-			ends = append(ends, r.EndOffsetSeconds)
-		}
-		sort.Float64s(ends)
-		nk := ends[large+(large-small)-1]
-		t.Logf("second cell: window %.1f–%.1f s, every user answered at %.1f s, its (N+k)-th end %.1f s, 2N-th %.1f s", out2.WindowStart, out2.WindowEnd, firstAnswered, nk, ends[2*large-1])
-		if out2.WindowStart != nk || nk >= ends[2*large-1] {
-			t.Errorf("the second cell's window opened at %.2f s; want the (N+k)-th completion's %.2f s, before the 2N-th (%.2f s)", out2.WindowStart, nk, ends[2*large-1])
 		}
 	})
 }

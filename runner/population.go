@@ -115,19 +115,15 @@ func approxTokens(v float64) string {
 // minTexter is a PromptBuilder that says the shortest prompt it can build.
 type minTexter interface{ MinTokens() int }
 
-// population is the load.Population of up to n users of uc's cell key, all of them on this
-// machine (workload.NewPopulation; a distributed run's workers each build their own users'
-// for each level). It is resident (load.Population.Resident) in a local run: the levels of one
-// use case's search share it, each resuming the users the level before left running.
-func (r *Runner) population(uc servebench.UseCase, key servebench.CellKey, n int) *load.Population {
+// population is the load.Population of the users of uc's cell key, all of them on this machine
+// (workload.NewPopulation; a distributed run's workers each build their own users').
+func (r *Runner) population(uc servebench.UseCase, key servebench.CellKey) *load.Population {
 	least := 1
 	if m, ok := r.Prompts.(minTexter); ok {
 		least = m.MinTokens()
 	}
-	pop := workload.NewPopulation(workload.PopulationConfig{Users: r.Plan.Users, Profile: r.UserFiles.ProfileFor(r.Plan.Users, uc.Name),
-		Window: key.ContextTokens, N: n, Prompts: r.Prompts, MinTokens: least, Stride: 1})
-	pop.Resident = r.Load == nil
-	return pop
+	return workload.NewPopulation(workload.PopulationConfig{Users: r.Plan.Users, Profile: r.UserFiles.ProfileFor(r.Plan.Users, uc.Name),
+		Window: key.ContextTokens, N: key.Concurrency, Prompts: r.Prompts, MinTokens: least, Stride: 1})
 }
 
 // serverLoad is what the server's metrics showed while a population ran: its KV-cache usage
@@ -219,9 +215,6 @@ func (d *decider) searchUsers(ctx context.Context, done map[servebench.CellKey]s
 		window := usersWindow(d.server, uc)
 		phase := servebench.UsersPhase(uc.Name)
 		d.emit(Event{Kind: EventPhase, Phase: phase, Title: fmt.Sprintf("users of %s: %s, up to %s of conversation", uc.Name, prof.Title, tokensLabel(window))})
-		if d.live != nil {
-			d.live.pop = nil // this use case's users, built at its first level (measurePopulation)
-		}
 		cells := map[int]servebench.CellResult{}
 		loads := map[int]serverLoad{} // a resumed run's populations have none
 		measure := func(ctx context.Context, n int) (servebench.CellResult, int, error) {
@@ -285,9 +278,6 @@ func (d *decider) searchUsers(ctx context.Context, done map[servebench.CellKey]s
 			}
 			res.ContextTokens = window
 		}
-		if d.live != nil {
-			d.live.pop = nil
-		}
 		out := servebench.UsersCapacity{CapacityResult: res, Profile: prof.Name, ProfileText: prof.Text()}
 		for _, p := range res.Points {
 			if c, ok := cells[p.Concurrency]; ok {
@@ -305,23 +295,15 @@ func (d *decider) searchUsers(ctx context.Context, done map[servebench.CellKey]s
 }
 
 // measurePopulation measures a population of n users of uc (the cell key), and what the
-// server's metrics showed while it ran. Its users are r.pop's, built for the use case's first
-// level and kept for the next (searchUsers drops it when the use case is done): in a local run
-// a level resumes the users the one before left.
+// server's metrics showed while it ran.
 func (r *Runner) measurePopulation(ctx context.Context, uc servebench.UseCase, n int, key servebench.CellKey, phase string) (servebench.CellResult, int, serverLoad, error) {
 	r.startLevel(key)
 	r.emit(Event{Kind: EventCellStart, Phase: phase, Cell: key, Planned: r.planned(key)})
-	if r.pop == nil {
-		// every level of this use case's users: the search's ceiling, or its largest fixed population
-		size := max(n, r.Plan.Users.MaxUsers)
-		for _, p := range r.Plan.Users.Populations {
-			size = max(size, p)
-		}
-		r.pop = r.population(uc, key, size)
-	}
+	r.pop = r.population(uc, key)
 	stop := r.watchServer(ctx)
 	c, sent, err := r.measure(ctx, key, phase, 0, 0, func(c servebench.CellResult) bool { return capacity.Settled(uc, c) })
 	sl := stop()
+	r.pop = nil
 	r.endCell(key, c)
 	return c, sent, sl, err
 }

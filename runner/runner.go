@@ -202,7 +202,7 @@ type Runner struct {
 	// read back from the run folder).
 	res      results.Builder
 	sessions *workload.Sessions // the multi-turn sessions of the level being measured
-	pop      *load.Population   // the users of the use case being measured, kept between its levels
+	pop      *load.Population   // the population of users being measured
 	// bud keeps the plan's time budget (nil without one); search is the capacity search in
 	// progress as the budget sees it
 	bud    *budget
