@@ -28,21 +28,7 @@ import (
 func TestDistributedUsersSearch(t *testing.T) {
 	base := startSim(t)
 	plan := filepath.Join(t.TempDir(), "users.yaml")
-	if err := os.WriteFile(plan, []byte(`use_cases:
-  - name: support_chat
-    context: 8k
-    output_tokens: 64
-    thresholds:
-      ttft_seconds_max: 0.5
-capacity:
-  max_concurrency: 1
-scenarios: []
-users:
-  use_cases: [support_chat]
-  max_users: 64
-  think_scale: 0.02
-  seed: 3
-`), 0o644); err != nil {
+	if err := os.WriteFile(plan, []byte(supportChatPlan("max_users: 64")), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	common := []string{"--config", plan, "--url", base + "/v1", "--contexts", "1k", "--output-tokens", "32", "--concurrency", "2", "--max-requests", "60",
@@ -161,4 +147,26 @@ users:
 		t.Error("no user's conversation was compared: the two searches measured no population in common")
 	}
 	t.Logf("compared %d users' conversations; records: local %d, distributed %d", compared, len(lrecs), len(drecs))
+}
+
+// supportChatPlan is the plan of both distributed users' tests: one chat use case at 8K whose
+// limit is a mean TTFT of 0.5 s (its cold-prompt search capped at 1), and its users (think
+// times × 0.02, seed 3) sized by sizing: "max_users: 64" for a search, "populations: [3, 6]"
+// for fixed populations.
+func supportChatPlan(sizing string) string {
+	return `use_cases:
+  - name: support_chat
+    context: 8k
+    output_tokens: 64
+    thresholds:
+      ttft_seconds_max: 0.5
+capacity:
+  max_concurrency: 1
+scenarios: []
+users:
+  use_cases: [support_chat]
+  ` + sizing + `
+  think_scale: 0.02
+  seed: 3
+`
 }

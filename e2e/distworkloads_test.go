@@ -59,21 +59,7 @@ sessions:
   concurrency: [3]
   count: 6
 `)}},
-		{"users", []string{"--config", plan("users", `use_cases:
-  - name: support_chat
-    context: 8k
-    output_tokens: 64
-    thresholds:
-      ttft_seconds_max: 0.5
-capacity:
-  max_concurrency: 1
-scenarios: []
-users:
-  use_cases: [support_chat]
-  populations: [3, 6]
-  think_scale: 0.02
-  seed: 3
-`), "--concurrency", "2", "--max-requests", "60"}},
+		{"users", []string{"--config", plan("users", supportChatPlan("populations: [3, 6]")), "--concurrency", "2", "--max-requests", "60"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			common := append([]string{"--url", base + "/v1", "--contexts", "1k", "--output-tokens", "32", "--quiet", "--index", "none", "--gpu", "none", "--no-report"}, tc.args...)
