@@ -146,8 +146,12 @@ spec:
   accessModes: [ReadWriteOnce]
   hostPath: {path: $dir/pv}
 PV
-  SERVEBENCH_TOKEN=$(openssl rand -hex 16) "$dir/servebench" k8s manifests --workers 3 --plan "$dir/plan.yaml" --image servebench:test \
-    --namespace default --out "$dir/manifests.yaml" 2>/dev/null
+  # its stderr says the file holds the token: shown only when it fails (CI once ended here with exit 2 and no word)
+  if ! SERVEBENCH_TOKEN=$(openssl rand -hex 16) "$dir/servebench" k8s manifests --workers 3 --plan "$dir/plan.yaml" --image servebench:test \
+    --namespace default --out "$dir/manifests.yaml" 2> "$dir/manifests.err"; then
+    cat "$dir/manifests.err" >&2
+    return 1
+  fi
   sed -i "s/0.0.0.0:7070/0.0.0.0:$cp/; s/servebench-coordinator:7070/servebench-coordinator:$cp/" "$dir/manifests.yaml"
   kubectl --kubeconfig "$kc" apply --server-side --dry-run=server -f "$dir/manifests.yaml" > /dev/null
   echo "== the manifests pass the API server's validation"
