@@ -347,11 +347,9 @@ func (r *Runner) sweepLater(ctx context.Context, later []cells.Cell, done map[se
 		key := c.Key
 		rest := later[i+1:]
 		if !r.fitsLater(key) || !r.budgetSweepCell(key, rest, 0) {
-			note := "skipped: the run's time budget (--max-time) had no time left for this cell"
-			if err := r.keep(servebench.CellLog{Event: servebench.LogSkipped, Phase: servebench.PhaseSweep, Cell: key, Note: note}); err != nil {
+			if err := r.skipSweepCell(key, budgetSkipNote); err != nil {
 				return err
 			}
-			r.addCell(skippedCell(key, note))
 			continue
 		}
 		if p := sweepPhase(key); p != phase {
@@ -362,16 +360,9 @@ func (r *Runner) sweepLater(ctx context.Context, later []cells.Cell, done map[se
 			}
 			r.emit(Event{Kind: EventPhase, Phase: p, Title: title, CellCount: len(later)})
 		}
-		r.startCell(c, rest)
-		r.emit(Event{Kind: EventCellStart, Phase: servebench.PhaseSweep, Cell: key, CellIndex: i + 1, CellCount: len(later), Planned: c.Requests})
-		res, _, err := r.measure(ctx, key, servebench.PhaseSweep, i+1, len(later), nil)
-		r.bud.cellStopped(res)
-		r.endCell(key, res)
-		if err != nil {
+		if err := r.measureSweepCell(ctx, c, rest, i, len(later), done); err != nil {
 			return err
 		}
-		done[key] = res
-		r.addCell(res)
 	}
 	return nil
 }

@@ -375,10 +375,9 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 			continue
 		}
 		if c.Skip != "" {
-			if err := r.keep(servebench.CellLog{Event: servebench.LogSkipped, Phase: servebench.PhaseSweep, Cell: key, Note: c.Skip}); err != nil {
+			if err := r.skipSweepCell(key, c.Skip); err != nil {
 				return err
 			}
-			r.addCell(skippedCell(key, c.Skip))
 			r.emit(Event{Kind: EventNote, Phase: servebench.PhaseSweep, Cell: key, Message: key.ID() + " " + c.Skip})
 			continue
 		}
@@ -389,23 +388,14 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 			}
 		}
 		if !r.budgetSweepCell(key, rest, len(r.Plan.UseCases)) {
-			note := "skipped: the run's time budget (--max-time) had no time left for this cell"
-			if err := r.keep(servebench.CellLog{Event: servebench.LogSkipped, Phase: servebench.PhaseSweep, Cell: key, Note: note}); err != nil {
+			if err := r.skipSweepCell(key, budgetSkipNote); err != nil {
 				return err
 			}
-			r.addCell(skippedCell(key, note))
 			continue
 		}
-		r.startCell(c, rest)
-		r.emit(Event{Kind: EventCellStart, Phase: servebench.PhaseSweep, Cell: key, CellIndex: i + 1, CellCount: len(sweep), Planned: c.Requests})
-		res, _, err := r.measure(ctx, key, servebench.PhaseSweep, i+1, len(sweep), nil)
-		r.bud.cellStopped(res)
-		r.endCell(key, res)
-		if err != nil {
+		if err := r.measureSweepCell(ctx, c, rest, i, len(sweep), done); err != nil {
 			return err
 		}
-		done[key] = res
-		r.addCell(res)
 	}
 	if err := r.runSessions(ctx, done); err != nil {
 		return err
@@ -897,4 +887,32 @@ func judge(key servebench.CellKey, mu *sync.Mutex, recs *[]servebench.Record, se
 		}
 		return last
 	}
+}
+
+// budgetSkipNote is the note of a sweep cell the time budget left unmeasured.
+const budgetSkipNote = "skipped: the run's time budget (--max-time) had no time left for this cell"
+
+// skipSweepCell records sweep cell key as skipped, with note saying why.
+func (r *Runner) skipSweepCell(key servebench.CellKey, note string) error {
+	if err := r.keep(servebench.CellLog{Event: servebench.LogSkipped, Phase: servebench.PhaseSweep, Cell: key, Note: note}); err != nil {
+		return err
+	}
+	r.addCell(skippedCell(key, note))
+	return nil
+}
+
+// measureSweepCell measures sweep cell c, the (i+1)-th of n (rest: the cells still to come after
+// it, for the live view's estimate), and adds its result to done and to the run.
+func (r *Runner) measureSweepCell(ctx context.Context, c cells.Cell, rest []cells.Cell, i, n int, done map[servebench.CellKey]servebench.CellResult) error {
+	r.startCell(c, rest)
+	r.emit(Event{Kind: EventCellStart, Phase: servebench.PhaseSweep, Cell: c.Key, CellIndex: i + 1, CellCount: n, Planned: c.Requests})
+	res, _, err := r.measure(ctx, c.Key, servebench.PhaseSweep, i+1, n, nil)
+	r.bud.cellStopped(res)
+	r.endCell(c.Key, res)
+	if err != nil {
+		return err
+	}
+	done[c.Key] = res
+	r.addCell(res)
+	return nil
 }
