@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"os/exec"
 	"strings"
@@ -81,9 +82,12 @@ type Meter struct {
 	interval time.Duration
 	mu       sync.Mutex
 	readings []Reading
-	stop     chan struct{}
-	done     chan struct{}
-	ctx      context.Context
+	// refused counts the readings Check refused; firstRefusal is the first one's reason
+	refused      int
+	firstRefusal error
+	stop         chan struct{}
+	done         chan struct{}
+	ctx          context.Context
 }
 
 // NewMeter samples src every interval between Start and Stop.
@@ -97,6 +101,16 @@ func (m *Meter) read() {
 		return
 	}
 	m.mu.Lock()
+	if err := Check(r); err != nil {
+		// an impossible figure (a driver's or an exporter's) is not averaged into the cell's
+		// power: the reading is left out, and Refused says so
+		m.refused++
+		if m.firstRefusal == nil {
+			m.firstRefusal = err
+		}
+		m.mu.Unlock()
+		return
+	}
 	// a source that keeps its latest sample (a looping nvidia-smi) may give the same one twice
 	if n := len(m.readings); n == 0 || r.Time.After(m.readings[n-1].Time) {
 		m.readings = append(m.readings, r)
@@ -122,6 +136,55 @@ func (m *Meter) Start(ctx context.Context) {
 			}
 		}
 	}()
+}
+
+// Refused is how many readings Check refused since Start, and the first one's reason (nil when
+// none was).
+func (m *Meter) Refused() (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.refused, m.firstRefusal
+}
+
+// Plausible bounds of one GPU's figures, beyond which a reading is refused: no accelerator
+// draws more than MaxWatts (the largest boards today are rated near 1.2-1.4 kW) or runs hotter
+// than MaxTempC before it throttles and shuts down.
+const (
+	MaxWatts = 10_000.0
+	MaxTempC = 200.0
+)
+
+// Check refuses a reading that no GPU can give: a power, utilisation, memory, temperature or
+// energy counter that is NaN or infinite, negative, power above MaxWatts, utilisation above
+// 100%, memory used above its total, or a temperature outside −60 to MaxTempC °C. The error
+// names the GPU and the field. A field the source could not read is 0 ("[N/A]") and passes.
+func Check(r Reading) error {
+	for _, g := range r.GPUs {
+		bad := func(field string, v float64) error {
+			return fmt.Errorf("GPU %d: %s %v is impossible", g.Index, field, v)
+		}
+		for _, f := range []struct {
+			name   string
+			v, max float64
+		}{
+			{"power (W)", g.PowerWatts, MaxWatts},
+			{"utilisation (%)", g.UtilPercent, 100},
+			{"memory used (bytes)", g.MemUsedBytes, math.MaxFloat64},
+			{"memory total (bytes)", g.MemTotalBytes, math.MaxFloat64},
+			{"temperature (°C)", g.TempC, MaxTempC},
+		} {
+			if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v > f.max || (f.v < 0 && f.name != "temperature (°C)") || f.v < -60 {
+				return bad(f.name, f.v)
+			}
+		}
+		if g.MemTotalBytes > 0 && g.MemUsedBytes > g.MemTotalBytes {
+			return fmt.Errorf("GPU %d: memory used %.0f B is above its total %.0f B", g.Index, g.MemUsedBytes, g.MemTotalBytes)
+		}
+		if e := g.EnergyJoules; e != nil && (math.IsNaN(*e) || math.IsInf(*e, 0) || *e < 0) {
+			return bad("energy counter (J)", *e)
+		}
+	}
+	return nil
 }
 
 // Stop takes a last reading and returns them all in time order.

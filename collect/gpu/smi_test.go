@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -89,3 +91,72 @@ type sourceFunc func() Reading
 
 func (f sourceFunc) Name() string                          { return "func" }
 func (f sourceFunc) Read(context.Context) (Reading, error) { return f(), nil }
+
+// TestCheckRefusesImpossibleReadings: each impossible figure is refused with its GPU and field
+// named; a plausible reading and an unread field ("[N/A]", 0) pass.
+func TestCheckRefusesImpossibleReadings(t *testing.T) {
+	neg := -1.0
+	nan := math.NaN()
+	ok := GPUReading{Index: 1, PowerWatts: 320, UtilPercent: 100, MemUsedBytes: 70e9, MemTotalBytes: 80e9, TempC: 47}
+	for _, tc := range []struct {
+		name  string
+		edit  func(*GPUReading)
+		field string // "" when the reading passes
+	}{
+		{"plausible", func(*GPUReading) {}, ""},
+		{"unread power", func(g *GPUReading) { g.PowerWatts = 0 }, ""},
+		{"cold room", func(g *GPUReading) { g.TempC = -5 }, ""},
+		{"NaN power", func(g *GPUReading) { g.PowerWatts = math.NaN() }, "power"},
+		{"infinite power", func(g *GPUReading) { g.PowerWatts = math.Inf(1) }, "power"},
+		{"negative power", func(g *GPUReading) { g.PowerWatts = -3 }, "power"},
+		{"a megawatt", func(g *GPUReading) { g.PowerWatts = 1e6 }, "power"},
+		{"utilisation 150%", func(g *GPUReading) { g.UtilPercent = 150 }, "utilisation"},
+		{"memory above total", func(g *GPUReading) { g.MemUsedBytes = 90e9 }, "above its total"},
+		{"boiling", func(g *GPUReading) { g.TempC = 900 }, "temperature"},
+		{"NaN energy", func(g *GPUReading) { g.EnergyJoules = &nan }, "energy"},
+		{"negative energy", func(g *GPUReading) { g.EnergyJoules = &neg }, "energy"},
+	} {
+		g := ok
+		tc.edit(&g)
+		err := Check(Reading{GPUs: []GPUReading{ok, g}})
+		switch {
+		case tc.field == "" && err != nil:
+			t.Errorf("%s: refused: %v", tc.name, err)
+		case tc.field != "" && (err == nil || !strings.Contains(err.Error(), tc.field) || !strings.Contains(err.Error(), "GPU 1")):
+			t.Errorf("%s: %v, want a refusal naming GPU 1 and %q", tc.name, err, tc.field)
+		}
+	}
+}
+
+// TestMeterRefusesImpossibleReadings: a reading of NaN watts (nvidia-smi's CSV parses "NaN") is
+// not kept, and the meter counts it with its reason.
+func TestMeterRefusesImpossibleReadings(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		i := 0
+		src := sourceFunc(func() Reading {
+			i++
+			w := 300.0
+			if i%2 == 0 {
+				r, err := ParseSMI("0, H100, GPU-1, NaN, 88, 70000, 81920, 64\n")
+				if err != nil {
+					t.Fatal(err)
+				}
+				return Reading{Time: time.Now(), GPUs: r.GPUs}
+			}
+			return Reading{Time: time.Now(), GPUs: []GPUReading{{PowerWatts: w}}}
+		})
+		m := NewMeter(src, 250*time.Millisecond)
+		m.Start(context.Background())
+		time.Sleep(900 * time.Millisecond)
+		got := m.Stop()
+		n, err := m.Refused()
+		if len(got) != 3 || n != 2 || err == nil || !strings.Contains(err.Error(), "power") {
+			t.Fatalf("%d kept, %d refused (%v); want 3 kept and 2 refused for their power", len(got), n, err)
+		}
+		for _, r := range got {
+			if r.GPUs[0].PowerWatts != 300 {
+				t.Fatalf("kept %+v", r.GPUs[0])
+			}
+		}
+	})
+}
