@@ -20,6 +20,32 @@ type model struct {
 	rate  func(n int) float64 // success rate (1 when nil)
 }
 
+// table is a model's metric from measured levels: the value at a level in m, linear between the
+// nearest levels around it elsewhere (the nearest one's value outside them).
+func table(m map[int]float64) func(n int) float64 {
+	return func(n int) float64 {
+		if v, ok := m[n]; ok {
+			return v
+		}
+		a, b := 0, 0
+		for k := range m {
+			if k < n && (a == 0 || k > a) {
+				a = k
+			}
+			if k > n && (b == 0 || k < b) {
+				b = k
+			}
+		}
+		switch {
+		case a == 0:
+			return m[b]
+		case b == 0:
+			return m[a]
+		}
+		return m[a] + (m[b]-m[a])*float64(n-a)/float64(b-a)
+	}
+}
+
 // flat summarises a constant value; p99 is 1.5 × the mean so percentile use cases differ.
 func flat(v float64) servebench.Summary {
 	return servebench.Summary{Count: 10, Mean: v, Min: servebench.Float(v), Max: servebench.Float(1.5 * v), P50: servebench.Float(v), P90: servebench.Float(v), P95: servebench.Float(v), P99: servebench.Float(1.5 * v)}
@@ -120,11 +146,22 @@ func TestSearch(t *testing.T) {
 		},
 		{
 			// TTFT 0.5 + 0.2n ≤ 8 ⇔ n ≤ 37.5: jumps of at most 4× (8, 32), then the fit lands on
-			// 37 and 38 confirms the boundary.
+			// 37.5, whose nearest level 38 fails, and 37 confirms the boundary.
 			name: "TTFT-bound, boundary confirmed far up", uc: general, ceiling: 128,
 			m:    model{ttft: func(n int) float64 { return 0.5 + 0.2*float64(n) }, speed: func(int) float64 { return 50 }},
 			kind: servebench.LimitMeasured, limit: 37, first: 38, limiting: capacity.MetricTTFT,
-			calls: []int{1, 2, 8, 32, 37, 38},
+			calls: []int{1, 2, 8, 32, 38, 37},
+		},
+		{
+			// The H200 simulator's General Chatbot at 32K in, 256 out, as measured (run of
+			// 26 Nov, 21:46): per-user speed 174.0, 118.2, 28.1, 16.3, 15.07, 14.2 tok/s at 1, 2,
+			// 8, 14, 15, 16. From 2 and 8 the time per token crosses 1/15 s at 14.87: the level
+			// nearest it, 15, passes, and 16 fails; ⌊14.87⌋ measured 14 (about 100 s there) first.
+			name: "a crossing predicted a little low lands on the limit", uc: general, ceiling: 128,
+			m: model{ttft: table(map[int]float64{1: 1.66, 2: 2.27, 8: 4.62, 14: 4.35, 15: 4.28, 16: 4.30}),
+				speed: table(map[int]float64{1: 174.0, 2: 118.2, 8: 28.1, 14: 16.3, 15: 15.07, 16: 14.2})},
+			kind: servebench.LimitMeasured, limit: 15, first: 16, limiting: capacity.MetricGenerationSpeed,
+			calls: []int{1, 2, 8, 15, 16},
 		},
 		{
 			// e2e 0.5 + n/8 ≤ 2 ⇔ n ≤ 12 (12 is exactly at the threshold and holds).
