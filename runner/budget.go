@@ -33,19 +33,23 @@ const capacityShare = 0.75
 // 2 × N requests after a warm-up of N), which no budget cuts, and stops aiming for its
 // precision at its share of the time left (share below). The run measures, in this order: the
 // sweep's cells that are also a use case's capacity level (levelsFirst), within the time the
-// capacity reserve leaves; the capacity searches, interleaved one level at a time, cheapest
-// first (decider.searchInterleaved), until the next level's expected cost (levelCost) does not
-// fit the time left, when every search still running is decided on the levels it measured; then
-// the other sweep and scenario cells (deferSweep, sweepLater) with what the searches left. What
-// it did is written in the run's notes (Notes).
+// capacity reserve leaves; the capacity searches, interleaved one level at a time, the first
+// levels first, then by least cost with a level that can bracket a limit first at up to twice
+// the cost (decider.searchInterleaved), a search ending, decided on the levels it measured,
+// when its next level's expected cost (levelCost) does not fit the time left (fits); then the
+// other sweep and scenario cells (deferSweep, sweepLater) with what the searches left. What it
+// did is written in the run's notes (Notes).
 //
 //	share of a sweep cell     = (time left − capacity reserve) × w(cell) / Σ w(remaining sweep cells)
 //	time left                 = the budget's end less budgetReserve × budget, less now
 //	capacity reserve          = capacityShare × budget while any use case is left to search,
 //	                            never more than the time left
-//	cost of a capacity level  = levelCost: minLevelCost of its expected latency × the largest
-//	                            overrun of that estimate seen so far; measured when within the
-//	                            time left (a search's first level: when any time is left)
+//	cost of a capacity level  = levelCost: minLevelCost of its expected latency × the overrun
+//	                            of the levels measured so far (their wall time over their least
+//	                            cost, summed); measured when it ends before the budget's end
+//	                            less its tail (fits: 2%, at least 3 s), a sweep cell before the
+//	                            searches when it ends before the capacity reserve too; with no
+//	                            estimate yet, when any time is left
 //	share of a capacity level = time left / searches still running / 2
 //	w(cell)                   = its expected mean end-to-end latency (estimateCell's e2e; 1 s
 //	                            when nothing measured can tell)
@@ -65,19 +69,47 @@ type budget struct {
 	cut     []string
 	skipped int
 	// levelEst and levelStart are the capacity level in progress's least cost (minLevelCost of
-	// its expected latency) and its start; overrun is the largest ratio of a measured level's
-	// wall time to its least cost so far (at least 1): a level's expected latency comes from the
-	// levels below it, and a level's latency grows with its concurrency
-	levelEst   time.Duration
-	levelStart time.Time
-	overrun    float64
+	// its expected latency) and its start; tookSum and estSum add up, over the levels measured,
+	// their wall times and their least costs (seconds): their ratio is the calibration of the
+	// estimate (overrun)
+	levelEst        time.Duration
+	levelStart      time.Time
+	tookSum, estSum float64
+}
+
+// overrun is how far the levels measured so far took longer than their least cost, all
+// together: their wall time over their least cost (minLevelCost of the latency expected before
+// each was measured), summed, at least 1. Summed rather than the largest single ratio: on
+// GLM-4.7-Flash / H200 a cheap level far above the one below it (Code Completion's 108 after
+// 27, 16.6 s for 8.8 s expected) made the largest ratio 1.9, and every level after was counted
+// at almost twice its cost, so Coding Assistant's level 2 (102.6 s) was counted at ~141 s and
+// refused with 103 s left; summed, the long levels (the ones whose estimate matters) weigh in
+// by their length.
+func (b *budget) overrun() float64 {
+	if b.estSum <= 0 {
+		return 1
+	}
+	return max(b.tookSum/b.estSum, 1)
 }
 
 // levelCost is what the budget counts on a capacity level of concurrency n and expected mean
-// end-to-end latency e2e to cost: minLevelCost, times the largest overrun of that estimate seen
-// so far.
+// end-to-end latency e2e to cost: minLevelCost, times the overrun of the levels measured so
+// far.
 func (b *budget) levelCost(e2e float64, n int) time.Duration {
-	return time.Duration(float64(minLevelCost(e2e, n)) * max(b.overrun, 1))
+	return time.Duration(float64(minLevelCost(e2e, n)) * b.overrun())
+}
+
+// budgetTail is the part of a time budget no level or cell is started into: the results and the
+// report are written after the last one (a few seconds at most), and the last level's cost is an
+// estimate. 2% of the budget, at least 3 s.
+func (b *budget) tail() time.Duration {
+	return max(b.total/50, 3*time.Second)
+}
+
+// fits reports whether a level or cell expected to cost cost, started now, ends before the
+// budget's end less its tail.
+func (b *budget) fits(cost time.Duration) bool {
+	return cost <= time.Until(b.end)-b.tail()
 }
 
 // budgetReserve is the part of a time budget kept back from the shares: cells overrun their
@@ -110,18 +142,7 @@ func minLevelCost(e2e float64, n int) time.Duration {
 
 // expected is the mean end-to-end latency the runner expects of k from the cells measured so
 // far, 0 when nothing measured can tell.
-func (r *Runner) expected(k servebench.CellKey) float64 {
-	var usable []cellCost
-	for _, d := range r.family(k) {
-		if d.e2e > 0 && d.wall > 0 {
-			usable = append(usable, d)
-		}
-	}
-	if len(usable) == 0 {
-		return 0
-	}
-	return expectedE2E(k, usable)
-}
+func (r *Runner) expected(k servebench.CellKey) float64 { return levelOrder(k, r.costs) }
 
 // sweepCell sets the cap of the sweep cell key, rest being the sweep cells after it, and says
 // whether any time is left for it at all.
@@ -131,10 +152,14 @@ func (r *Runner) budgetSweepCell(key servebench.CellKey, rest []cells.Cell, useC
 		return true
 	}
 	left := b.left()
+	var reserve time.Duration
 	if useCasesLeft > 0 {
-		left -= min(time.Duration(capacityShare*float64(b.total)), max(left, 0))
+		reserve = min(time.Duration(capacityShare*float64(b.total)), max(left, 0))
+		left -= reserve
 	}
-	if left <= 0 {
+	// a cell whose least cost does not fit before the reserve (or the budget's end) is not
+	// started: the window rule's floors are never cut, so it would overrun
+	if e := r.expected(key); left <= 0 || e > 0 && !b.fits(b.levelCost(e, key.Concurrency)+reserve) {
 		b.skipped++
 		return false
 	}
@@ -166,7 +191,7 @@ func (r *Runner) budgetLevel(key servebench.CellKey, hasPoints bool, useCasesLef
 	}
 	left := b.left()
 	e := r.expected(key)
-	if left <= 0 || (hasPoints && e > 0 && b.levelCost(e, key.Concurrency) > left) {
+	if e > 0 && !b.fits(b.levelCost(e, key.Concurrency)) || e <= 0 && left <= 0 {
 		return errBudget
 	}
 	share := left / time.Duration(max(useCasesLeft, 1))
@@ -185,7 +210,8 @@ func (b *budget) cellStopped(c servebench.CellResult) {
 		b.capped++
 	}
 	if b.levelEst > 0 {
-		b.overrun = max(b.overrun, float64(time.Since(b.levelStart))/float64(b.levelEst))
+		b.tookSum += time.Since(b.levelStart).Seconds()
+		b.estSum += b.levelEst.Seconds()
 	}
 	b.cap, b.levelEst = 0, 0
 }
@@ -223,7 +249,7 @@ func (b *budget) note(plan servebench.Sweep) string {
 		fmt.Fprintf(&s, " %d sweep cell(s) were not measured: the budget had no time left for them (the run measured first the cells that are also a use case's capacity level, then the capacity searches, then the others with the time left).", b.skipped)
 	}
 	if len(b.cut) > 0 {
-		fmt.Fprintf(&s, " The budget ended the capacity search of %s before its limit was bracketed (the searches were measured together, the cheapest level first, until the next level's expected cost did not fit the time left): each is decided on the levels it measured (a lower bound where every level passed); a longer --max-time measures further.", strings.Join(b.cut, ", "))
+		fmt.Fprintf(&s, " The budget ended the capacity search of %s before its limit was bracketed (the searches were measured together, level by level: every use case's first level, then the cheapest level, one that could bracket a limit counted at half its cost, each only when its expected cost fitted the time left): each is decided on the levels it measured (a lower bound where every level passed); a longer --max-time measures further.", strings.Join(b.cut, ", "))
 	}
 	return s.String()
 }
@@ -261,8 +287,9 @@ func shortDur(d time.Duration) string {
 // budgetDecide decides the capacity search of uc that the time budget ended, on the levels it
 // measured (capacity.Decide: a lower bound at the highest passing level when none failed, else
 // a limit between the highest passing and the lowest failing level), with a note saying so;
-// levelCost is the dense grid's cost of a level (capacity.Decide).
-func budgetDecide(uc servebench.UseCase, ceiling int, points []servebench.CapacityPoint, levelCost func(int) int) servebench.CapacityResult {
+// levelCost is the dense grid's cost of a level (capacity.Decide); next is the level the budget
+// had no time for (0: not known), named in the note.
+func budgetDecide(uc servebench.UseCase, ceiling int, points []servebench.CapacityPoint, levelCost func(int) int, next int) servebench.CapacityResult {
 	res := capacity.Decide(uc, ceiling, points, levelCost)
 	for _, p := range res.Points {
 		res.RequestsSpent += p.RequestsSpent
@@ -274,9 +301,12 @@ func budgetDecide(uc servebench.UseCase, ceiling int, points []servebench.Capaci
 	}
 	if len(res.Points) == 0 {
 		res.Skipped = true
-		res.Note = "not searched: the run's time budget (--max-time) ran out before this use case; a longer budget searches it"
+		res.Note = "not searched: the run's time budget (--max-time) had no time left for this use case's first level; a longer budget searches it"
 	} else {
 		res.Note = fmt.Sprintf("the run's time budget (--max-time) ended this search after level %d, before its limit was bracketed; a longer budget measures further", top)
+		if next > 0 {
+			res.Note = fmt.Sprintf("the run's time budget (--max-time) ended this search after level %d, before its limit was bracketed: its next level, %d in flight, did not fit the time left; a longer budget measures further", top, next)
+		}
 	}
 	return res
 }
@@ -371,7 +401,7 @@ func (r *Runner) sweepLater(ctx context.Context, later []cells.Cell, done map[se
 // latency; any cost when nothing measured can tell) fits the time left, and counts it skipped
 // when not.
 func (r *Runner) fitsLater(key servebench.CellKey) bool {
-	if e := r.expected(key); e > 0 && r.bud.levelCost(e, key.Concurrency) > r.bud.left() {
+	if e := r.expected(key); e > 0 && !r.bud.fits(r.bud.levelCost(e, key.Concurrency)) {
 		r.bud.skipped++
 		return false
 	}

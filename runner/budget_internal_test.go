@@ -48,30 +48,40 @@ func TestLevelsFirst(t *testing.T) {
 }
 
 // A capacity level that took longer than its least cost (minLevelCost of the latency expected
-// from the levels below it) makes the budget count every later level at that overrun: the
-// first level of 8 s expected took 12 s (1.5 ×), so a level of 5 s expected latency is counted
-// at 30 s, not 20 s; a level that took less changes nothing.
+// from the levels below it) makes the budget count every later level at the overrun of all the
+// levels measured, summed: the first level of 8 s expected took 12 s (1.5 ×), so a level of 5 s
+// expected latency is counted at 30 s, not 20 s; a level of 40 s expected that took 44 s
+// brings it to (12 + 44) / (8 + 40) = 1.1667 × (23.3 s), where the largest single ratio would
+// have kept 1.5 × (a short level's outlier counted against every long one); a level that took
+// less than its estimate never takes the factor below 1; a sweep cell changes nothing.
 func TestBudgetLevelCostLearnsOverrun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := newBudget(10*time.Minute, time.Now())
 		if got := b.levelCost(5, 2); got != 20*time.Second {
 			t.Fatalf("before any level: %s, want minLevelCost 20s", got)
 		}
-		b.levelEst, b.levelStart = minLevelCost(2, 2), time.Now()
-		time.Sleep(12 * time.Second)
-		b.cellStopped(servebench.CellResult{})
-		if got := b.levelCost(5, 2); got != 30*time.Second {
-			t.Errorf("after a level 1.5 × over: %s, want 30s", got)
+		level := func(e2e float64, took time.Duration) {
+			b.levelEst, b.levelStart = minLevelCost(e2e, 2), time.Now()
+			time.Sleep(took)
+			b.cellStopped(servebench.CellResult{})
 		}
-		b.levelEst, b.levelStart = minLevelCost(10, 2), time.Now()
-		time.Sleep(5 * time.Second)
-		b.cellStopped(servebench.CellResult{})
-		if got := b.levelCost(5, 2); got != 30*time.Second {
-			t.Errorf("after a level under its estimate: %s, want 30s still", got)
+		for _, step := range []struct {
+			e2e  float64 // the level's expected latency (its least cost: 4 ×)
+			took time.Duration
+			want time.Duration // a level of 5 s expected latency counted at
+		}{
+			{2, 12 * time.Second, 30 * time.Second},    // 1.5 × over
+			{10, 44 * time.Second, 23333333333},        // summed: 56 / 48
+			{100, 200 * time.Second, 20 * time.Second}, // far under: 256 / 448, never below 1
+		} {
+			level(step.e2e, step.took)
+			if got := b.levelCost(5, 2); got.Round(time.Millisecond) != step.want.Round(time.Millisecond) {
+				t.Errorf("after a level of %.0f s expected that took %s: %s, want %s", step.e2e, step.took, got, step.want)
+			}
 		}
 		b.cellStopped(servebench.CellResult{}) // a sweep cell: no level in progress
-		if got := b.levelCost(5, 2); got != 30*time.Second {
-			t.Errorf("after a sweep cell: %s, want 30s still", got)
+		if got := b.levelCost(5, 2); got != 20*time.Second {
+			t.Errorf("after a sweep cell: %s, want 20s still", got)
 		}
 	})
 }
@@ -88,7 +98,7 @@ func TestBudgetLevelEstimate(t *testing.T) {
 		}
 		r := &Runner{Plan: servebench.Plan{UseCases: []servebench.UseCase{uc}}}
 		r.bud = newBudget(10*time.Minute, time.Now())
-		r.bud.overrun = 1.5
+		r.bud.tookSum, r.bud.estSum = 1.5, 1
 		r.costs = []cellCost{{key: key(1), wall: 60, planned: 3, ttft: 8, e2e: 20}}
 		if err := r.budgetLevel(key(2), true, 1); err != nil {
 			t.Fatal(err)

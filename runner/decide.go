@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
+	"strings"
 
 	"github.com/servebench/servebench"
 	"github.com/servebench/servebench/capacity"
@@ -150,7 +153,7 @@ func (d *decider) searchCapacity(ctx context.Context, done map[servebench.CellKe
 			d.searched()
 			return c, sent, nil
 		})
-		res, _, err = d.ended(uc, cfg, res, err)
+		res, _, err = d.ended(uc, cfg, res, err, 0)
 		d.addCapacity(res) // when err is set, marked Interrupted: the levels so far and the limit so far
 		if err != nil {
 			return err
@@ -197,11 +200,12 @@ func capacityKey(uc servebench.UseCase, n int) servebench.CellKey {
 
 // ended is uc's search result once capacity.Search returned res and err: a search the time
 // budget ended (errBudget) or, recomputed, one the run did not measure further (errNotMeasured)
-// is decided on the levels it has (budgetDecide), err cleared and cut set; the points an
-// earlier attempt measured are marked resumed.
-func (d *decider) ended(uc servebench.UseCase, cfg capacity.SearchConfig, res servebench.CapacityResult, err error) (_ servebench.CapacityResult, cut bool, _ error) {
+// is decided on the levels it has (budgetDecide; next is the level it did not measure, 0 when
+// not known), err cleared and cut set; the points an earlier attempt measured are marked
+// resumed.
+func (d *decider) ended(uc servebench.UseCase, cfg capacity.SearchConfig, res servebench.CapacityResult, err error, next int) (_ servebench.CapacityResult, cut bool, _ error) {
 	if d.plan.Sweep.MaxTime > 0 && (errors.Is(err, errBudget) || errors.Is(err, errNotMeasured)) {
-		res = budgetDecide(uc, cfg.Ceiling, res.Points, d.levelCost)
+		res = budgetDecide(uc, cfg.Ceiling, res.Points, d.levelCost, next)
 		cut, err = true, nil
 	}
 	d.markResumed(&res)
@@ -327,7 +331,7 @@ func (d *decider) searchInterleaved(ctx context.Context, done map[servebench.Cel
 				waiting[a.search] = a
 			case e := <-ends:
 				running--
-				res, c, err := d.ended(ucs[e.search], e.cfg, e.res, e.err)
+				res, c, err := d.ended(ucs[e.search], e.cfg, e.res, e.err, refused[e.search])
 				results[e.search], cut[e.search] = &res, c
 				if err != nil && firstErr == nil {
 					firstErr = err
@@ -353,21 +357,21 @@ func (d *decider) searchInterleaved(ctx context.Context, done map[servebench.Cel
 			d.addCell(c)
 			points[a.search]++
 		}
-		if errors.Is(err, errBudget) {
+		if errors.Is(err, errBudget) || errors.Is(err, errNotMeasured) {
+			// this search's level does not fit the time left (or, recomputed, was not
+			// measured): it ends, decided on its levels; the others go on, a cheaper level
+			// of theirs may still fit
 			refused[a.search] = a.key.Concurrency
 		}
 		a.reply <- levelReply{cell: c, sent: sent, err: err}
-		if errors.Is(err, errBudget) {
-			// the cheapest level proposed does not fit: none of the others does
-			answerAll(errBudget)
-		}
 	}
 	addReady()
 	return firstErr
 }
 
 // nextAsk is the proposed level searchInterleaved measures next: of a search with no point yet
-// first, else the one of least expected latency (levelOrder), ties in the plan's order.
+// first (the cheapest of them), else the one of least weighted cost (levelValueCost), ties in
+// the plan's order.
 func (d *decider) nextAsk(waiting map[int]levelAsk, points []int, done map[servebench.CellKey]servebench.CellResult) levelAsk {
 	costs := doneCosts(done)
 	var best levelAsk
@@ -378,7 +382,7 @@ func (d *decider) nextAsk(waiting map[int]levelAsk, points []int, done map[serve
 		if !ok {
 			continue
 		}
-		e := levelOrder(a.key, costs)
+		e := levelValueCost(d.plan.UseCases[i], a.key, costs, done)
 		better := !found
 		if found {
 			if fresh, bestFresh := points[i] == 0, points[best.search] == 0; fresh != bestFresh {
@@ -392,6 +396,103 @@ func (d *decider) nextAsk(waiting map[int]levelAsk, points []int, done map[serve
 		}
 	}
 	return best
+}
+
+// openingWeight is how many times its least cost a capacity level that only raises a lower
+// bound counts against one that can bracket a limit (closes): a level that decides where a
+// limit lies is worth two that only say "at least". On GLM-4.7-Flash / H200 with --max-time 10m
+// that measures Coding Assistant's level 2 (~100 s, predicted to fail: 96K's TTFT of 9.6 s
+// at 1 grows as 64K's did from 1 to 2, past 12 s) before General Chatbot's 8 (~105 s) and
+// Long Document's 2 (~66 s), which only raise lower bounds; Code Completion's levels, a few
+// seconds each, still come first.
+const openingWeight = 2
+
+// levelValueCost is what orders the proposed levels of the interleaved searches after their
+// first levels: the level's least cost (minLevelCost of its expected latency, levelOrder) —
+// × openingWeight unless it closes uc's search (closes). A function of the cells measured only.
+func levelValueCost(uc servebench.UseCase, k servebench.CellKey, costs []cellCost, done map[servebench.CellKey]servebench.CellResult) float64 {
+	c := minLevelCost(levelOrder(k, costs), k.Concurrency).Seconds()
+	if !closes(uc, k.Concurrency, done) {
+		c *= openingWeight
+	}
+	return c
+}
+
+// closes reports whether measuring level n of uc's capacity search is expected to bracket its
+// limit, from the cells measured (done): the search already has a failing level (a level it
+// proposes then lies inside the bracket and narrows it), or n is predicted to fail — by
+// capacity.Predict through the search's two highest passing levels, or, with one passing
+// level m only, by each thresholded metric's value at m scaled as it grew from m to n in
+// flight at the context nearest to uc's (log scale) where both were measured, of uc's output
+// length when one is. A prediction only orders the levels; every verdict is measured.
+func closes(uc servebench.UseCase, n int, done map[servebench.CellKey]servebench.CellResult) bool {
+	all := make([]servebench.CellResult, 0, len(done))
+	for _, c := range done {
+		all = append(all, c)
+	}
+	slices.SortFunc(all, func(a, b servebench.CellResult) int { return strings.Compare(a.ID(), b.ID()) })
+	known := capacity.KnownCells(all, uc)
+	var pts []servebench.CapacityPoint
+	lo, hi := 0, 0
+	for m, c := range known {
+		p := capacity.Evaluate(uc, c)
+		p.Concurrency = m
+		pts = append(pts, p)
+		if !p.Pass && (hi == 0 || m < hi) {
+			hi = m
+		}
+	}
+	if hi > 0 {
+		return true
+	}
+	slices.SortFunc(pts, func(a, b servebench.CapacityPoint) int { return a.Concurrency - b.Concurrency })
+	for _, p := range pts {
+		lo = max(lo, p.Concurrency)
+	}
+	switch {
+	case lo == 0 || n <= lo:
+		return false
+	case len(pts) >= 2:
+		x := capacity.Predict(uc, pts, lo, 0)
+		return !math.IsNaN(x) && float64(n) > x
+	}
+	// one level: the growth from lo to n at the nearest context measured at both
+	var at, to *servebench.CellResult
+	best := math.Inf(1)
+	for i := range all {
+		c := &all[i]
+		if c.LoadMode != servebench.ModeSustained || c.Concurrency != lo || c.Skipped || c.RequestsSucceeded == 0 {
+			continue
+		}
+		for j := range all {
+			o := &all[j]
+			if o.LoadMode != servebench.ModeSustained || o.Concurrency != n || o.ContextTokens != c.ContextTokens || o.OutputTokens != c.OutputTokens ||
+				o.Skipped || o.RequestsSucceeded == 0 {
+				continue
+			}
+			dist := math.Abs(math.Log(float64(max(c.ContextTokens, 1)) / float64(max(int(uc.ContextTokens), 1))))
+			if c.OutputTokens != int(uc.OutputTokens) {
+				dist += 100 // another output length only when none of uc's shows it
+			}
+			if dist < best {
+				best, at, to = dist, c, o
+			}
+			break
+		}
+	}
+	if at == nil {
+		return false
+	}
+	from, grown, base := pts[0], capacity.Evaluate(uc, *to), capacity.Evaluate(uc, *at)
+	for _, k := range capacity.Checks(uc.Thresholds) {
+		v, ok1 := from.Values[k.Metric]
+		a, ok2 := base.Values[k.Metric]
+		b, ok3 := grown.Values[k.Metric]
+		if ok1 && ok2 && ok3 && a > 0 && !k.Holds(v*b/a) {
+			return true
+		}
+	}
+	return false
 }
 
 // ownLevel reports whether cell k is a level of uc's own capacity search.

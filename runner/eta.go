@@ -71,16 +71,51 @@ func estimateCell(k servebench.CellKey, planned int, done []cellCost) (time.Dura
 	return seconds(float64(planned) / float64(k.Concurrency) * e2e * pace), true
 }
 
-// expectedE2E is e2e(k) of estimateCell; usable is not empty.
-func expectedE2E(k servebench.CellKey, usable []cellCost) float64 {
-	at := func(ctx, n int) *cellCost {
-		for i := range usable {
-			if usable[i].key.ContextTokens == ctx && usable[i].key.Concurrency == n {
-				return &usable[i]
-			}
+// nearContext is how far (as a ratio of context lengths) another context's growth of latency
+// with concurrency is taken before the straight line through k's own context's levels: on
+// GLM-4.7-Flash / H200 the end-to-end latency from 2 to 8 in flight grew 1.55 × at 1K and
+// 2.5 × at 32K (where the others' prefills stall each decode), so 1K's ratio put General
+// Chatbot's level 8 at 15.8 s (measured 25.4 s) where 32K's own line through 1 and 2 said 26 s;
+// from 1 to 2 in flight 64K's ratio (1.49) put 96K's at 24.7 s (measured 26.2 s).
+const nearContext = 4
+
+// concurrencyRatio is how the mean end-to-end latency grows from m to n in flight, e2e(n) /
+// e2e(m), at the context nearest to ctx (log scale, ties to the shorter) where ratios holds both
+// levels; within a factor of within of ctx when within > 0. ok is false when none does.
+func concurrencyRatio(ratios []cellCost, ctx, m, n int, within float64) (f float64, ok bool) {
+	best := math.Inf(1)
+	for i := range ratios {
+		u := &ratios[i]
+		if u.key.Concurrency != m || u.e2e <= 0 {
+			continue
 		}
-		return nil
+		d := math.Abs(math.Log(float64(max(u.key.ContextTokens, 1)) / float64(max(ctx, 1))))
+		if within > 0 && d > math.Log(within)+1e-9 {
+			continue
+		}
+		for j := range ratios {
+			o := &ratios[j]
+			if o.key.ContextTokens != u.key.ContextTokens || o.key.Concurrency != n || o.e2e <= 0 {
+				continue
+			}
+			if d < best || d == best && u.key.ContextTokens < ctx {
+				best, f, ok = d, o.e2e/u.e2e, true
+			}
+			break
+		}
 	}
+	return f, ok
+}
+
+// expectedE2E is e2e(k) of estimateCell; usable is not empty. How latency grows with
+// concurrency is read from usable too.
+func expectedE2E(k servebench.CellKey, usable []cellCost) float64 {
+	return expectedE2EWith(k, usable, usable)
+}
+
+// expectedE2EWith is expectedE2E with the growth of latency with concurrency read from ratios
+// (concurrencyRatio): every cell of k's load mode, when usable is only k's own family's.
+func expectedE2EWith(k servebench.CellKey, usable, ratios []cellCost) float64 {
 	// nearest concurrency measured at context ctx
 	nearest := func(ctx, n int) *cellCost {
 		var best *cellCost
@@ -104,18 +139,12 @@ func expectedE2E(k servebench.CellKey, usable []cellCost) float64 {
 		if m.key.Concurrency == k.Concurrency {
 			return e, t, true
 		}
-		for i := range usable {
-			u := &usable[i]
-			if u.key.ContextTokens == ctx || u.key.Concurrency != m.key.Concurrency {
-				continue
-			}
-			if other := at(u.key.ContextTokens, k.Concurrency); other != nil {
-				f := other.e2e / u.e2e
-				return e * f, t * f, true
-			}
+		if f, ok := concurrencyRatio(ratios, ctx, m.key.Concurrency, k.Concurrency, nearContext); ok {
+			return e * f, t * f, true
 		}
-		// no other context shows the ratio: the straight line through the two levels measured
-		// at ctx nearest to k's concurrency (never below the nearest level's latency)
+		// no context near enough shows the ratio: the straight line through the two levels
+		// measured at ctx nearest to k's concurrency (never below the nearest level's latency),
+		// else the ratio at a context further away
 		var second *cellCost
 		for i := range usable {
 			u := &usable[i]
@@ -135,6 +164,9 @@ func expectedE2E(k servebench.CellKey, usable []cellCost) float64 {
 				}
 				return e * f, t * f, true
 			}
+		}
+		if f, ok := concurrencyRatio(ratios, ctx, m.key.Concurrency, k.Concurrency, 0); ok {
+			return e * f, t * f, true
 		}
 		return e, t, true
 	}
@@ -167,7 +199,16 @@ func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Se
 
 // familyOf is Runner.family over the finished cells costs.
 func familyOf(costs []cellCost, k servebench.CellKey) []cellCost {
-	var same, mode []cellCost
+	same, mode := families(costs, k)
+	if len(same) > 0 {
+		return same
+	}
+	return mode
+}
+
+// families is k's own family among costs (its scenario, load mode and output length) and every
+// cell of its load mode with its decode time scaled to k's output length (familyOf).
+func families(costs []cellCost, k servebench.CellKey) (same, mode []cellCost) {
 	for _, c := range costs {
 		if c.key.LoadMode != k.LoadMode {
 			continue
@@ -181,10 +222,7 @@ func familyOf(costs []cellCost, k servebench.CellKey) []cellCost {
 		c.key.Scenario = k.Scenario
 		mode = append(mode, c)
 	}
-	if len(same) > 0 {
-		return same
-	}
-	return mode
+	return same, mode
 }
 
 // doneCosts are the measured cells of done as the estimates see them (their mean latencies;
@@ -208,8 +246,13 @@ func doneCosts(done map[servebench.CellKey]servebench.CellResult) []cellCost {
 // overrun (budget.levelCost), the same factor for every level, so the cheapest level is the
 // one of least expected latency.
 func levelOrder(k servebench.CellKey, costs []cellCost) float64 {
-	var usable []cellCost
-	for _, d := range familyOf(costs, k) {
+	same, mode := families(costs, k)
+	var usable, ratios []cellCost
+	fam := same
+	if len(fam) == 0 {
+		fam = mode
+	}
+	for _, d := range fam {
 		if d.e2e > 0 && d.wall > 0 {
 			usable = append(usable, d)
 		}
@@ -217,5 +260,10 @@ func levelOrder(k servebench.CellKey, costs []cellCost) float64 {
 	if len(usable) == 0 {
 		return 0
 	}
-	return expectedE2E(k, usable)
+	for _, d := range mode {
+		if d.e2e > 0 && d.wall > 0 {
+			ratios = append(ratios, d)
+		}
+	}
+	return expectedE2EWith(k, usable, ratios)
 }

@@ -119,6 +119,10 @@ type Event struct {
 	// budget (sweep.max_time, 0 without one) and BudgetLeft what is left of it.
 	SearchesAfter      int
 	Budget, BudgetLeft time.Duration
+	// Interleaved says the capacity searches run together, one level at a time (a budgeted
+	// run: decider.searchInterleaved), not one after the other: during a search's level,
+	// SearchesAfter then counts the other searches still open; once they are all decided, 0.
+	Interleaved bool
 	// Progress is how sure the current sustained cell is so far; nil before its window opens
 	// and for other load modes.
 	Progress *CellProgress
@@ -207,6 +211,9 @@ type Runner struct {
 	// progress as the budget sees it
 	bud    *budget
 	search searchState
+	// searchesDone is set once every capacity search is decided (the live view then names none
+	// still to come)
+	searchesDone bool
 }
 
 // searchState is what the budget needs to know of the capacity search in progress: the use
@@ -220,13 +227,16 @@ func (r *Runner) emit(e Event) {
 	if r.Events != nil {
 		e.Total = int(r.total.Load())
 		e.Elapsed = time.Since(r.Origin)
-		if r.search.useCasesLeft == 0 {
+		switch {
+		case r.searchesDone:
+		case r.search.useCasesLeft == 0:
 			e.SearchesAfter = len(r.Plan.UseCases)
-		} else {
+		default:
 			e.SearchesAfter = r.search.useCasesLeft - 1
 		}
 		if r.bud != nil {
 			e.Budget, e.BudgetLeft = r.bud.total, time.Until(r.bud.end)
+			e.Interleaved = len(r.Plan.UseCases) > 0
 		}
 		if c := r.clock.Load(); c != nil && e.Kind != EventPhase {
 			e.CellElapsed = time.Since(c.start)
@@ -269,7 +279,7 @@ func (r *Runner) startLevel(key servebench.CellKey) {
 	r.startCell(cells.Cell{Key: key, Requests: r.planned(key)}, nil)
 	if c := r.clock.Load(); c != nil && r.bud != nil && r.bud.levelEst > 0 {
 		cc := *c
-		cc.estimate = max(cc.estimate, time.Duration(float64(r.bud.levelEst)*max(r.bud.overrun, 1)))
+		cc.estimate = max(cc.estimate, time.Duration(float64(r.bud.levelEst)*r.bud.overrun()))
 		r.clock.Store(&cc)
 	}
 }
@@ -420,6 +430,7 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 	}); err != nil {
 		return err
 	}
+	r.searchesDone = true
 	if err := r.sweepLater(ctx, later, done); err != nil {
 		return err
 	}

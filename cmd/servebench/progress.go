@@ -262,10 +262,17 @@ func seconds(s float64) string {
 
 // rest is what the status line says about the run after the current phase: the capacity
 // searches still to come, whose time is not known until their levels are measured, and with a
-// time budget what is left of it, which bounds everything.
+// time budget what is left of it, which bounds everything. Under a budget the searches run
+// together, one level at a time, each only while its next level fits (runner's
+// searchInterleaved): during one search's level the others are still open, not to come after.
 func rest(ev *runner.Event, since time.Duration) string {
 	var b strings.Builder
+	searching := strings.HasPrefix(ev.Phase, "capacity ")
 	switch n := ev.SearchesAfter; {
+	case ev.Interleaved && searching && n > 0:
+		fmt.Fprintf(&b, " · %d other capacity search%s open: level by level, the cheapest next, while the budget lasts", n, pluralEs(n))
+	case ev.Interleaved && n > 0:
+		fmt.Fprintf(&b, ", then %d capacity search%s together, level by level while the budget lasts", n, pluralEs(n))
 	case n == 1:
 		b.WriteString(", then 1 capacity search (time not known until measured)")
 	case n > 1:
@@ -275,4 +282,12 @@ func rest(ev *runner.Event, since time.Duration) string {
 		fmt.Fprintf(&b, " · run ends within its %s budget, %s left", round(ev.Budget), round(max(ev.BudgetLeft-since, 0)))
 	}
 	return b.String()
+}
+
+// pluralEs is "es" unless n is 1 ("search", "searches").
+func pluralEs(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "es"
 }

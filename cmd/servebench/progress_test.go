@@ -132,3 +132,37 @@ func TestProgressSaysACellsOverrun(t *testing.T) {
 		}
 	})
 }
+
+// Under --max-time the capacity searches run together, one level at a time: the status line
+// says so instead of "then 4 capacity searches" (which read as searches to come one after
+// the other, while they were open beside the level being measured), and once every search is
+// decided it names none.
+func TestProgressSaysSearchesAreInterleaved(t *testing.T) {
+	sweepKey := servebench.CellKey{Scenario: "sweep", LoadMode: servebench.ModeSustained, ContextTokens: 8192, OutputTokens: 1024, Concurrency: 2}
+	levelKey := servebench.CellKey{Scenario: "general_chatbot", LoadMode: servebench.ModeSustained, ContextTokens: 32768, OutputTokens: 1024, Concurrency: 8}
+	for _, tc := range []struct {
+		name      string
+		ev        runner.Event
+		want, not string
+	}{
+		{"sweep before the searches", runner.Event{Kind: "cell-start", Phase: "sweep", Cell: sweepKey, CellIndex: 1, CellCount: 4, SearchesAfter: 5, Interleaved: true},
+			"then 5 capacity searches together, level by level while the budget lasts", "time not known"},
+		{"a search's level", runner.Event{Kind: "cell-start", Phase: "capacity general_chatbot", Cell: levelKey, SearchesAfter: 3, Interleaved: true},
+			"3 other capacity searches open: level by level, the cheapest next, while the budget lasts", "then 3"},
+		{"the last search open", runner.Event{Kind: "cell-start", Phase: "capacity general_chatbot", Cell: levelKey, SearchesAfter: 1, Interleaved: true},
+			"1 other capacity search open", "searches open"},
+		{"the sweep after the searches", runner.Event{Kind: "cell-start", Phase: "sweep", Cell: sweepKey, CellIndex: 1, CellCount: 2, Interleaved: true},
+			"", "capacity search"},
+		{"no budget: one after the other", runner.Event{Kind: "cell-start", Phase: "capacity general_chatbot", Cell: levelKey, SearchesAfter: 3},
+			"then 3 capacity searches (time not known until measured)", "open"},
+	} {
+		var buf bytes.Buffer
+		p := newProgress(&buf, false)
+		ev := tc.ev
+		p.cur = &ev
+		got := p.status()
+		if !strings.Contains(got, tc.want) || strings.Contains(got, tc.not) {
+			t.Errorf("%s: %q, want it to contain %q and not %q", tc.name, got, tc.want, tc.not)
+		}
+	}
+}
