@@ -218,3 +218,95 @@ func deref(p *int) any {
 	}
 	return *p
 }
+
+// closes says which proposed levels can bracket a search's limit (the interleaved searches
+// measure those first, at up to twice the cost of one that only raises a lower bound): one
+// predicted to fail, or any once a level failed. The rows are GLM-4.7-Flash / H200's (TTFT ≤ 12 s
+// at 96K and 64K).
+func TestClosesPredictsABracket(t *testing.T) {
+	uc := servebench.UseCase{Name: "agent", ContextTokens: 98304, OutputTokens: 1024, Statistic: servebench.StatMean,
+		Thresholds: servebench.Thresholds{TTFTSecondsMax: servebench.Float(12)}}
+	cell := func(scenario string, ctx, n int, ttft float64) servebench.CellResult {
+		return servebench.CellResult{CellKey: servebench.CellKey{Kind: servebench.KindCapacity, Scenario: scenario, LoadMode: servebench.ModeSustained,
+			ContextTokens: ctx, OutputTokens: 1024, Concurrency: n}, RequestsTotal: 10, RequestsSucceeded: 10, SuccessRate: 1,
+			TTFTSeconds: servebench.Summary{Count: 10, Mean: ttft}, E2ELatencySeconds: servebench.Summary{Count: 10, Mean: ttft + 7}}
+	}
+	for _, tc := range []struct {
+		name  string
+		cells []servebench.CellResult
+		n     int
+		want  bool
+	}{
+		{"one level, 64K's TTFT grew 1.38 × from 1 to 2: 9.6 s → 13.2 s, past 12 s", []servebench.CellResult{
+			cell("agent", 98304, 1, 9.6), cell("long", 65536, 1, 4.85), cell("long", 65536, 2, 6.7)}, 2, true},
+		{"one level, 64K's TTFT grew 1.1 ×: 10.6 s holds", []servebench.CellResult{
+			cell("agent", 98304, 1, 9.6), cell("long", 65536, 1, 4.85), cell("long", 65536, 2, 5.3)}, 2, false},
+		{"the nearest context decides: 64K's 1.38 × over 8K's 1.05 ×", []servebench.CellResult{
+			cell("agent", 98304, 1, 9.6), cell("sweep", 8192, 1, 0.3), cell("sweep", 8192, 2, 0.315), cell("long", 65536, 1, 4.85), cell("long", 65536, 2, 6.7)}, 2, true},
+		{"one level, no context measured at both 1 and 2: nothing to predict from", []servebench.CellResult{
+			cell("agent", 98304, 1, 9.6), cell("long", 65536, 1, 4.85)}, 2, false},
+		{"two passing levels, TTFT 2 s and 4 s: the line crosses 12 s at 5, so 8 fails", []servebench.CellResult{
+			cell("agent", 98304, 1, 2), cell("agent", 98304, 2, 4)}, 8, true},
+		{"the same line: 4 holds (10 s)", []servebench.CellResult{
+			cell("agent", 98304, 1, 2), cell("agent", 98304, 2, 4)}, 4, false},
+		{"a level failed: every level proposed narrows the bracket", []servebench.CellResult{
+			cell("agent", 98304, 1, 2), cell("agent", 98304, 8, 20)}, 4, true},
+		{"no level yet", []servebench.CellResult{cell("long", 65536, 1, 4.85), cell("long", 65536, 2, 6.7)}, 1, false},
+	} {
+		done := map[servebench.CellKey]servebench.CellResult{}
+		for _, c := range tc.cells {
+			done[c.CellKey] = c
+		}
+		if got := closes(uc, tc.n, done); got != tc.want {
+			t.Errorf("%s: closes(%d) = %v, want %v", tc.name, tc.n, got, tc.want)
+		}
+	}
+}
+
+// A level the budget refuses ends only its own search: the others go on with their levels
+// (each refused in turn only when it does not fit). Here the cheap search's level 8 is refused
+// (as a level too long for the time left would be) and the expensive search still measures its
+// level 2; before, the first refusal ended every search still running, on the premise that the
+// cheapest level had been refused, which a value order (and a closing level counted at half its
+// cost) no longer guarantees.
+func TestRefusedLevelEndsOnlyItsSearch(t *testing.T) {
+	cheap := servebench.UseCase{Name: "cheap", Title: "Cheap", ContextTokens: 1024, OutputTokens: 128, Statistic: servebench.StatMean,
+		Thresholds: servebench.Thresholds{TTFTSecondsMax: servebench.Float(2)}}
+	dear := servebench.UseCase{Name: "dear", Title: "Dear", ContextTokens: 65536, OutputTokens: 1024, Statistic: servebench.StatMean,
+		Thresholds: servebench.Thresholds{TTFTSecondsMax: servebench.Float(12)}}
+	plan := servebench.Plan{UseCases: []servebench.UseCase{dear, cheap}}
+	plan.Sweep.MaxTime = servebench.Duration(10 * time.Minute)
+	plan.Capacity.MaxConcurrency = 64
+	flat := func(v float64) servebench.Summary {
+		return servebench.Summary{Count: 10, Mean: v, CI95: &servebench.Interval{Low: v, High: v}}
+	}
+	var res results.Builder
+	d := &decider{plan: plan, res: &res}
+	var order []string
+	done := map[servebench.CellKey]servebench.CellResult{}
+	if err := d.searchCapacity(context.Background(), done, func(_ context.Context, _ servebench.UseCase, key servebench.CellKey) (servebench.CellResult, int, error) {
+		if key.Scenario == cheap.Name && key.Concurrency >= 8 {
+			return servebench.CellResult{}, 0, errBudget
+		}
+		order = append(order, fmt.Sprintf("%s@%d", key.Scenario, key.Concurrency))
+		n := float64(key.Concurrency)
+		e2e, ttft := 1+0.1*n, 0.1*n
+		if key.Scenario == dear.Name {
+			e2e, ttft = 20+5*n, 2*n
+		}
+		return servebench.CellResult{CellKey: key, RequestsTotal: 10, RequestsSucceeded: 10, SuccessRate: 1,
+			E2ELatencySeconds: flat(e2e), TTFTSeconds: flat(ttft)}, 30, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("levels in order: %v", order)
+	if !slices.Contains(order, "dear@2") {
+		t.Errorf("levels %v: the expensive search stopped when the cheap one's level was refused", order)
+	}
+	caps := res.Results(results.Run{Plan: plan}).Capacity
+	for _, c := range caps {
+		if c.UseCase == cheap.Name && (c.LimitKind != servebench.LimitLowerBound || !strings.Contains(c.Note, "next level, 8 in flight, did not fit")) {
+			t.Errorf("cheap: %s %v %q, want a lower bound whose note names level 8", c.LimitKind, deref(c.Limit), c.Note)
+		}
+	}
+}

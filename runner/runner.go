@@ -391,10 +391,13 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 			r.emit(Event{Kind: EventNote, Phase: servebench.PhaseSweep, Cell: key, Message: key.ID() + " " + c.Skip})
 			continue
 		}
-		var rest []cells.Cell
+		var rest, phase []cells.Cell // phase: rest less a budgeted run's cells measured after its searches (the live view's estimate of the phase)
 		for _, k := range sweep[i+1:] {
 			if _, ok := done[k.Key]; !ok && k.Skip == "" {
 				rest = append(rest, k)
+				if !r.deferSweep(k, done) {
+					phase = append(phase, k)
+				}
 			}
 		}
 		if !r.budgetSweepCell(key, rest, len(r.Plan.UseCases)) {
@@ -403,7 +406,7 @@ func (r *Runner) Run(ctx context.Context) (err error) {
 			}
 			continue
 		}
-		if err := r.measureSweepCell(ctx, c, rest, i, len(sweep), done); err != nil {
+		if err := r.measureSweepCell(ctx, c, phase, i, len(sweep), done); err != nil {
 			return err
 		}
 	}
