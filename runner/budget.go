@@ -35,7 +35,7 @@ const capacityShare = 0.75
 // sweep's cells that are also a use case's capacity level (levelsFirst), within the time the
 // capacity reserve leaves; the capacity searches, interleaved one level at a time, the first
 // levels first, then by least cost with a level that can bracket a limit first at up to twice
-// the cost (decider.searchInterleaved), a search ending, decided on the levels it measured,
+// the cost and a lower bound raised again counted at more (decider.searchInterleaved, valueWeight), a search ending, decided on the levels it measured,
 // when its next level's expected cost (levelCost) does not fit the time left (fits); then the
 // other sweep and scenario cells (deferSweep, sweepLater) with what the searches left. What it
 // did is written in the run's notes (Notes).
@@ -249,7 +249,7 @@ func (b *budget) note(plan servebench.Sweep) string {
 		fmt.Fprintf(&s, " %d sweep cell(s) were not measured: the budget had no time left for them (the run measured first the cells that are also a use case's capacity level, then the capacity searches, then the others with the time left).", b.skipped)
 	}
 	if len(b.cut) > 0 {
-		fmt.Fprintf(&s, " The budget ended the capacity search of %s before its limit was bracketed (the searches were measured together, level by level: every use case's first level, then the cheapest level, one that could bracket a limit counted at half its cost, each only when its expected cost fitted the time left): each is decided on the levels it measured (a lower bound where every level passed); a longer --max-time measures further.", strings.Join(b.cut, ", "))
+		fmt.Fprintf(&s, " The budget ended the capacity search of %s before its limit was bracketed (the searches were measured together, level by level: every use case's first level, then the cheapest level, one that could bracket a limit counted at half its cost and one that would raise a lower bound already raised at more, each only when its expected cost fitted the time left): each is decided on the levels it measured (a lower bound where every level passed); a longer --max-time measures further.", strings.Join(b.cut, ", "))
 	}
 	return s.String()
 }

@@ -310,3 +310,40 @@ func TestRefusedLevelEndsOnlyItsSearch(t *testing.T) {
 		}
 	}
 }
+
+// A level that only raises a lower bound counts at openingWeight × its least cost, and at that
+// once more for every passing level its search has beyond its first: a lower bound raised again
+// is worth less than one raised the first time. A level that can bracket the limit (closes)
+// counts at its cost, however many levels passed. On GLM-4.7-Flash / H200 with --max-time 10m,
+// without the diminishing weight Short-form Chatbot's 32 (after 1, 2 and 8 passed) went before
+// General Chatbot's 8 (after 1 and 2), which then did not fit (TestBudgetKeepsMaxTime).
+func TestValueWeightDiminishes(t *testing.T) {
+	uc := servebench.UseCase{Name: "chat", ContextTokens: 8192, OutputTokens: 1024, Statistic: servebench.StatMean,
+		Thresholds: servebench.Thresholds{TTFTSecondsMax: servebench.Float(10)}}
+	cell := func(n int, ttft float64) servebench.CellResult {
+		return servebench.CellResult{CellKey: servebench.CellKey{Kind: servebench.KindCapacity, Scenario: "chat", LoadMode: servebench.ModeSustained,
+			ContextTokens: 8192, OutputTokens: 1024, Concurrency: n}, RequestsTotal: 10, RequestsSucceeded: 10, SuccessRate: 1,
+			TTFTSeconds: servebench.Summary{Count: 10, Mean: ttft}, E2ELatencySeconds: servebench.Summary{Count: 10, Mean: ttft + 7}}
+	}
+	for _, tc := range []struct {
+		name  string
+		cells []servebench.CellResult
+		n     int
+		want  float64
+	}{
+		{"one passing level: a first raise, openingWeight", []servebench.CellResult{cell(1, 0.3)}, 2, 2},
+		{"two passing levels, flat TTFT (8 holds on the line): still openingWeight", []servebench.CellResult{cell(1, 0.3), cell(2, 0.4)}, 8, 2},
+		{"three passing levels: a raise again, twice openingWeight", []servebench.CellResult{cell(1, 0.3), cell(2, 0.4), cell(8, 1.3)}, 32, 4},
+		{"four passing levels: three times openingWeight", []servebench.CellResult{cell(1, 0.3), cell(2, 0.4), cell(8, 1.3), cell(32, 1.4)}, 128, 6},
+		{"the line through 8 and 32 crosses 10 s below 128: it closes, counted at its cost", []servebench.CellResult{cell(1, 0.3), cell(2, 0.4), cell(8, 1.3), cell(32, 4)}, 128, 1},
+		{"a failing level: any level proposed closes", []servebench.CellResult{cell(1, 0.3), cell(2, 0.4), cell(8, 1.3), cell(32, 12)}, 16, 1},
+	} {
+		done := map[servebench.CellKey]servebench.CellResult{}
+		for _, c := range tc.cells {
+			done[c.CellKey] = c
+		}
+		if got := valueWeight(uc, tc.n, done); got != tc.want {
+			t.Errorf("%s: valueWeight(%d) = %v, want %v", tc.name, tc.n, got, tc.want)
+		}
+	}
+}

@@ -409,13 +409,50 @@ const openingWeight = 2
 
 // levelValueCost is what orders the proposed levels of the interleaved searches after their
 // first levels: the level's least cost (minLevelCost of its expected latency, levelOrder) —
-// × openingWeight unless it closes uc's search (closes). A function of the cells measured only.
+// unless it closes uc's search (closes), × openingWeight × the passing levels uc's search has
+// beyond its first (at least 1): a lower bound raised again is worth less than one raised the
+// first time. On GLM-4.7-Flash / H200 with --max-time 10m, counted at openingWeight only,
+// Short-form Chatbot's level 32 (90 s, after 1, 2 and 8 passed) went before General Chatbot's
+// 8 (82 s, after 1 and 2), which then did not fit: Short-form 32+ and General 2+, where the
+// same time gives 8+ and 8+ (the published 125+ and 12+). A function of the cells measured only.
 func levelValueCost(uc servebench.UseCase, k servebench.CellKey, costs []cellCost, done map[servebench.CellKey]servebench.CellResult) float64 {
-	c := minLevelCost(levelOrder(k, costs), k.Concurrency).Seconds()
-	if !closes(uc, k.Concurrency, done) {
-		c *= openingWeight
+	return minLevelCost(levelOrder(k, costs), k.Concurrency).Seconds() * valueWeight(uc, k.Concurrency, done)
+}
+
+// valueWeight is how many times its least cost level n of uc's capacity search counts in the
+// interleaved order (levelValueCost): 1 when it closes the search, else openingWeight × the
+// passing levels the search has beyond its first (at least 1).
+func valueWeight(uc servebench.UseCase, n int, done map[servebench.CellKey]servebench.CellResult) float64 {
+	if closes(uc, n, done) {
+		return 1
 	}
-	return c
+	_, pts := searchPoints(uc, done)
+	passed := 0
+	for _, p := range pts {
+		if p.Pass {
+			passed++
+		}
+	}
+	return openingWeight * float64(max(passed-1, 1))
+}
+
+// searchPoints is every cell measured (done, in ID order) and the points of uc's capacity
+// search they hold (capacity.KnownCells: its own levels and the sweep cells it reuses), by
+// concurrency.
+func searchPoints(uc servebench.UseCase, done map[servebench.CellKey]servebench.CellResult) ([]servebench.CellResult, []servebench.CapacityPoint) {
+	all := make([]servebench.CellResult, 0, len(done))
+	for _, c := range done {
+		all = append(all, c)
+	}
+	slices.SortFunc(all, func(a, b servebench.CellResult) int { return strings.Compare(a.ID(), b.ID()) })
+	var pts []servebench.CapacityPoint
+	for m, c := range capacity.KnownCells(all, uc) {
+		p := capacity.Evaluate(uc, c)
+		p.Concurrency = m
+		pts = append(pts, p)
+	}
+	slices.SortFunc(pts, func(a, b servebench.CapacityPoint) int { return a.Concurrency - b.Concurrency })
+	return all, pts
 }
 
 // closes reports whether measuring level n of uc's capacity search is expected to bracket its
@@ -426,26 +463,16 @@ func levelValueCost(uc servebench.UseCase, k servebench.CellKey, costs []cellCos
 // flight at the context nearest to uc's (log scale) where both were measured, of uc's output
 // length when one is. A prediction only orders the levels; every verdict is measured.
 func closes(uc servebench.UseCase, n int, done map[servebench.CellKey]servebench.CellResult) bool {
-	all := make([]servebench.CellResult, 0, len(done))
-	for _, c := range done {
-		all = append(all, c)
-	}
-	slices.SortFunc(all, func(a, b servebench.CellResult) int { return strings.Compare(a.ID(), b.ID()) })
-	known := capacity.KnownCells(all, uc)
-	var pts []servebench.CapacityPoint
+	all, pts := searchPoints(uc, done)
 	lo, hi := 0, 0
-	for m, c := range known {
-		p := capacity.Evaluate(uc, c)
-		p.Concurrency = m
-		pts = append(pts, p)
-		if !p.Pass && (hi == 0 || m < hi) {
-			hi = m
+	for _, p := range pts {
+		if !p.Pass && (hi == 0 || p.Concurrency < hi) {
+			hi = p.Concurrency
 		}
 	}
 	if hi > 0 {
 		return true
 	}
-	slices.SortFunc(pts, func(a, b servebench.CapacityPoint) int { return a.Concurrency - b.Concurrency })
 	for _, p := range pts {
 		lo = max(lo, p.Concurrency)
 	}
