@@ -43,6 +43,11 @@ func LimitLabel(r servebench.CapacityResult) string {
 		}
 		return LabelNotMeasured
 	}
+	if r.Skipped && r.LimitKind != servebench.LimitNotViable && (r.Limit == nil || *r.Limit < 1) {
+		// a search left out with no level measured (a run's time budget had no time for its
+		// first): no bound at all, not "0+"
+		return LabelNotMeasured
+	}
 	switch r.LimitKind {
 	case servebench.LimitNotViable:
 		if DoesNotFit(r) {

@@ -123,6 +123,13 @@ func TestExplain(t *testing.T) {
 			brief: "limit 0 [pass 0, fail 0] at limit:  | failing:  | limiting: ",
 		},
 		{
+			name: "left out by the run's time budget before its first level: not \"0+\"",
+			r: servebench.CapacityResult{UseCase: "long_document_processing", LimitKind: servebench.LimitLowerBound, Limit: servebench.Int(0), Skipped: true,
+				Note: "not searched: the run's time budget (--max-time) had no time left for this use case's first level; a longer budget searches it"},
+			label: "not measured",
+			brief: "limit 0 [pass 0, fail 0] at limit:  | failing:  | limiting: ",
+		},
+		{
 			name:  "incomplete search",
 			r:     servebench.CapacityResult{UseCase: "x"},
 			label: "not measured",
