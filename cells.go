@@ -41,7 +41,8 @@ type CellLog struct {
 	// that failed.
 	ServerNote string `json:"server_note,omitempty"`
 	// Power holds the GPU readings taken during the cell; PowerSource names where they came
-	// from ("" when there was no GPU telemetry, PowerNote then says why).
+	// from ("" when there was no GPU telemetry, PowerNote then says why; with a source,
+	// PowerNote counts the readings refused as impossible, gpu.Check).
 	Power       []PowerReading `json:"power,omitempty"`
 	PowerSource string         `json:"power_source,omitempty"`
 	PowerNote   string         `json:"power_note,omitempty"`

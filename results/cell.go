@@ -206,6 +206,9 @@ func attributePower(p servebench.Plan, cell *servebench.CellResult, l servebench
 	outTok := int(cell.SystemOutputThroughputTPS*cell.WindowSeconds + 0.5)
 	pw, e, why := stats.Power(in, time.Duration(cell.WindowSeconds*float64(time.Second)), outTok, p.Metadata.ElectricityUSDPerKWh, l.PowerSource)
 	cell.GPUPowerWatts, cell.EnergyJoules = pw, e
+	if l.PowerNote != "" {
+		why = l.PowerNote + "; " + why // readings refused by the meter (gpu.Check)
+	}
 	if pw == nil {
 		cell.Unavailable["gpu_power_watts"] = why
 	}

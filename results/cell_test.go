@@ -95,3 +95,26 @@ func TestSettledLevelIsJudgedOnItsVerdict(t *testing.T) {
 		}
 	}
 }
+
+// A cell whose GPU readings were all refused as impossible (gpu.Check) has no power, and says
+// why in the meter's words; readings that were kept give the cell its power.
+func TestCellPowerRefusedReadings(t *testing.T) {
+	key := servebench.CellKey{Kind: servebench.KindSweep, Scenario: servebench.SweepScenario, LoadMode: servebench.ModeSustained, ContextTokens: 1024, OutputTokens: 16, Concurrency: 1}
+	var recs []servebench.Record
+	for i := range 4 {
+		recs = append(recs, servebench.Record{Seq: int64(i), StartOffsetSeconds: float64(i), EndOffsetSeconds: float64(i) + 0.9, E2ELatencySeconds: 0.9, InputTokens: 1024, OutputTokens: 16})
+	}
+	refused := "8 GPU reading(s) of the cell refused as impossible (the first: GPU 0: power (W) NaN is impossible)"
+	c := Cell(servebench.Plan{}, servebench.CellLog{Cell: key, WindowEndSeconds: 4, PowerSource: "nvidia-smi", PowerNote: refused}, recs)
+	if c.GPUPowerWatts != nil || !strings.Contains(c.Unavailable["gpu_power_watts"], refused) {
+		t.Fatalf("power %v, unavailable %q: want none, and the refusal said", c.GPUPowerWatts, c.Unavailable["gpu_power_watts"])
+	}
+	var power []servebench.PowerReading
+	for i := range 17 {
+		power = append(power, servebench.PowerReading{AtSeconds: float64(i) * 0.25, Watts: []float64{300}})
+	}
+	c = Cell(servebench.Plan{}, servebench.CellLog{Cell: key, WindowEndSeconds: 4, PowerSource: "nvidia-smi", Power: power}, recs)
+	if c.GPUPowerWatts == nil || c.GPUPowerWatts.MeanWatts != 300 {
+		t.Fatalf("power %v, want 300 W (unavailable: %q)", c.GPUPowerWatts, c.Unavailable["gpu_power_watts"])
+	}
+}

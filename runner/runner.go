@@ -728,6 +728,11 @@ func (r *Runner) finishLog(ctx context.Context, l *servebench.CellLog, recs []se
 		for _, rd := range readings {
 			l.Power = append(l.Power, rd.Power(r.Origin))
 		}
+		if tel.meter != nil {
+			if n, err := tel.meter.Refused(); n > 0 {
+				l.PowerNote = fmt.Sprintf("%d GPU reading(s) of the cell refused as impossible (the first: %v)", n, err)
+			}
+		}
 	} else {
 		l.PowerNote = r.GPUNote
 	}
