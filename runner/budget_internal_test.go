@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -345,5 +346,44 @@ func TestValueWeightDiminishes(t *testing.T) {
 		if got := valueWeight(uc, tc.n, done); got != tc.want {
 			t.Errorf("%s: valueWeight(%d) = %v, want %v", tc.name, tc.n, got, tc.want)
 		}
+	}
+}
+
+// A capacity level more than twice the highest concurrency measured at its context and output
+// length is counted at jumpFactor × its expected cost when the budget tests whether it fits: its
+// latency is extrapolated. On a real 10-minute GLM-4.7-Flash run Short-form Chatbot's 32, after
+// 8 (12.6 s end-to-end), was counted at ~64 s, started with 71 s left and took 90 s: the run
+// ended 7.8 s past its budget. Here, with 71 s left before the budget's tail and a summed
+// overrun of 1.15, 32 after 8 is refused (58 s × 1.5), 16 after 8 is not (58 s); nor is 32
+// with more time left, or after 16.
+func TestBudgetJumpMargin(t *testing.T) {
+	key := func(n int) servebench.CellKey {
+		return servebench.CellKey{Kind: servebench.KindCapacity, Scenario: "chat", LoadMode: servebench.ModeSustained, ContextTokens: 8192, OutputTokens: 1024, Concurrency: n}
+	}
+	for _, tc := range []struct {
+		name     string
+		measured []int         // levels measured at 8K / 1024 out (12.6 s end-to-end each)
+		elapsed  time.Duration // of the 10-minute budget (tail 12 s)
+		n        int
+		refused  bool
+	}{
+		{"32 after 8, 71 s left: 58 s × 1.5 = 87 s does not fit", []int{8}, 517 * time.Second, 32, true},
+		{"16 after 8 (twice): 58 s fits", []int{8}, 517 * time.Second, 16, false},
+		{"32 after 8, 100 s left: 87 s fits", []int{8}, 488 * time.Second, 32, false},
+		{"32 after 16 (twice): 58 s fits", []int{8, 16}, 517 * time.Second, 32, false},
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			r := &Runner{}
+			r.bud = newBudget(10*time.Minute, time.Now())
+			r.bud.tookSum, r.bud.estSum = 1.15, 1
+			for _, n := range tc.measured {
+				r.costs = append(r.costs, cellCost{key: key(n), wall: 50, planned: 3 * n, ttft: 1.3, e2e: 12.6})
+			}
+			time.Sleep(tc.elapsed)
+			err := r.budgetLevel(key(tc.n), true, 1)
+			if got := errors.Is(err, errBudget); got != tc.refused {
+				t.Errorf("%s: refused %v (%v), want %v", tc.name, got, err, tc.refused)
+			}
+		})
 	}
 }
