@@ -27,9 +27,11 @@
 // An http:// target is spoken to by the package's own HTTP/1.1 code (h1.go): the request's
 // goroutine writes the request in one system call; where the kernel stamps reads, the response
 // is read and parsed by one reactor for every stream (rxreactor_linux.go), first token included,
-// on a socket the runtime's poller no longer watches: a token costs one thread wake-up and one
-// recvmsg, no goroutine scheduling, so that every socket is read soon after its bytes arrive (a
-// kernel stamp is exact only when the socket is read before the next token arrives). Every
+// on a socket the runtime's poller no longer watches: a token costs one recvmsg and a share of
+// a thread wake-up, no goroutine scheduling, so that every socket is read before its stream's
+// next token arrives (a kernel stamp is exact only then); between reads the reactor naps for up
+// to 2/5 of the streams' shortest recent gap between tokens (at most 2 ms), so that the sockets
+// that become readable meanwhile are read in one wake-up. Every
 // server is read this way, the built-in simulator as a real one. (First tokens used to go to a
 // read that slept in the kernel, SO_RCVLOWAT set to the last head's length, while the reactor
 // was judged late: it cost a fifth of the client's CPU per event, a second read path, and a

@@ -4,12 +4,14 @@ package openai
 
 import (
 	"io"
+	"math/bits"
 	"net"
 	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 	"unsafe"
 )
 
@@ -17,13 +19,14 @@ import (
 // response, first token included) on one goroutine, through an epoll instance of its own, and
 // hands each read's bytes and stamp to the
 // stream's consumer there (rxReader.watch; the request's goroutine sleeps until its response
-// ends). A token that arrives costs one wake-up of the reactor's goroutine (shared by every
-// socket that became readable meanwhile) and one recvmsg, and nothing else:
+// ends). A token that arrives costs one recvmsg and a share of one wake-up of the reactor's
+// goroutine (shared by every socket that became readable meanwhile), and nothing else:
 //
 //   - no goroutine is parked or readied per socket: read through the runtime's network poller,
 //     each token parked and readied its request's goroutine;
-//   - the sockets are out of the runtime's poller (fdConn): only the epoll instance is in it, so
-//     the poller's thread wakes once for all the sockets that became readable together;
+//   - the sockets are out of the runtime's poller (fdConn): only the gate is in it (an epoll
+//     instance holding the reactor's epoll instance and the nap's timer), so the poller's thread
+//     wakes once for all the sockets that became readable together;
 //   - the reactor's goroutine waits in the runtime's poller like any goroutine waiting for a
 //     socket (reactor.wait), holding no P. (It used to sleep in epoll_wait itself: holding its P
 //     there left whatever the runtime had queued on that P — the load's send timers, the request
@@ -31,23 +34,48 @@ import (
 //     scheduler latency p99 of 3–4 ms in the demo; handing the P off for the sleep
 //     (entersyscallblock) cost a wake-up of sysmon at every return, after which sysmon polled
 //     every 20 µs for up to a millisecond: a third of the process's context switches, 0.32–0.41
-//     per token against 0.14–0.22 now.) After reads that ended a response it yields, unless it parks
-//     first.
+//     per token against 0.14–0.22 then.) After reads that ended a response it yields, unless it
+//     parks first;
+//   - after reading, while the streams' events come at least 0.5 ms apart, it naps (coalesce):
+//     the sockets are unwatched for up to 2/5 of the shortest recent gap between two reads of
+//     any stream (at most 2 ms), so the ones that become readable meanwhile wake nobody and are
+//     read together after the nap. A read taken later carries the same kernel stamp (the
+//     segment's arrival) as long as the stream's next event has not come before it.
 //
-// At 64 streams one event per packet 5 ms apart (BenchmarkPacedVsMinimal, this 2-core machine
-// at a load average of 9–30 from other work), the client's CPU per token is 0.59–0.74 of a
-// minimal net/http reader's, against 0.80–0.98 with the reactor sleeping in epoll_wait; what is
-// left is mostly the kernel's recvmsg (with the ACK it sends), about a quarter of the process's
-// CPU, and the runtime's wake-up of the reactor's goroutine.
+// At 64 streams one event per packet 5 ms apart, the naps (2 ms, back to back) took the
+// reactor's wake-ups from one per ~10 events to one per ~23, the process's context switches
+// from 0.10 to 0.08 per event and its epoll_wait calls from 0.44 to 0.15 (BenchmarkPacedEvents
+// under perf); BenchmarkPacedVsMinimal's ratio, the client's CPU per token over a minimal
+// net/http reader's, went from 0.60–0.71 to 0.55–0.60 beside nothing and from 0.52–0.60 to
+// 0.50–0.57 beside a busy process (four interleaved runs each, this 2-core machine at a load
+// average of 1.2–2.0 from other work; 0.80–0.98 with the reactor sleeping in epoll_wait). What
+// is left is mostly the kernel's recvmsg, over 40% of the process's CPU (a third of it the ACK
+// each read sends, whose receipt on loopback the client's softirq also pays), the parsing
+// (~14%, ~1.7 µs an event where BenchmarkParseStream's hot loop takes 0.45 µs: the stream's
+// state is cold after each system call), and the wake-ups with the naps' own calls (~20%). Beside a busy process a wake-up costs less (no idle CPU to halt and wake),
+// so the naps save less there.
 //
 // The epoll instance is level-triggered: a socket read to a short read is reported again only
 // when more bytes (or its end) arrive, so each arrival costs one recvmsg, and a connection's end
 // is reported like bytes are. The kernel stamps every read's newest segment on arrival, so a
-// stamp is exact when the reactor reads a socket before its next event arrives, as before.
+// stamp is exact when the reactor reads a socket before its next event arrives, as before; a
+// nap makes that wait longer (the selfcheck's read lag, first token's read − its stamp, p50
+// ~2 ms at 4,096 streams), never a stamp later.
 type reactor struct {
 	epfd int
-	// poll is the epoll instance's own descriptor in the runtime's network poller (nil when it
-	// could not be put there: loop then sleeps in epoll_wait with its P handed off).
+	// gate is an epoll instance that holds epfd and the nap's timer (-1 when none could be made:
+	// epfd is then in the runtime's poller itself and reads are never coalesced). armed says epfd is watched
+	// there (EPOLLIN); while the reactor coalesces it is not, so sockets that become readable
+	// meanwhile wake no thread (see coalesce).
+	gate  int
+	armed bool
+	// timer is the nap's timerfd, in the gate (EPOLLIN); napFn is rc.napOnce, bound once.
+	timer     int
+	napFn     func(uintptr) bool
+	napWaited bool
+	// poll is the gate's (else the epoll instance's) own descriptor in the runtime's network
+	// poller (nil when it could not be put there: loop then sleeps in epoll_wait with its P
+	// handed off).
 	poll syscall.RawConn
 	// The state of wait (used by loop alone): the ready sockets, and pollFn (rc.pollOnce, bound
 	// once so that a wait allocates nothing) with its outcome.
@@ -64,14 +92,25 @@ type reactor struct {
 	// readied says the latest reads ended a response, readying its request's goroutine on the
 	// reactor's P (under mu; read by loop).
 	readied bool
+	// gaps counts the streams by their shortest recent gap between two reads (under mu), for
+	// coalesce; naps counts the naps coalesce took (read by tests).
+	gaps gapWindow
+	naps atomic.Int64
 }
 
 // rxWatch is one response read by the reactor.
 type rxWatch struct {
-	fd   int
-	r    *rxReader
-	fn   func(p []byte, ns int64) bool
-	done chan error // gets the reading's outcome once: nil when fn stopped it
+	fd int
+	// last is the kernel stamp of the socket's latest read (0 before the first); gaps the
+	// latest gaps between its reads (ngaps of them so far), bucket the gapWindow bucket of their
+	// shortest (-1: none yet). Under rc.mu.
+	last   int64
+	gaps   [gapRing]int64
+	ngaps  int
+	bucket int
+	r      *rxReader
+	fn     func(p []byte, ns int64) bool
+	done   chan error // gets the reading's outcome once: nil when fn stopped it
 }
 
 // theReactor is started on first use and lives as long as the process.
@@ -88,9 +127,19 @@ func reactorFor() *reactor {
 		if err != nil {
 			return
 		}
-		rc := &reactor{epfd: epfd, watches: map[int32]*rxWatch{}}
-		rc.poll = pollable(epfd)
-		rc.pollFn = rc.pollOnce
+		rc := &reactor{epfd: epfd, gate: -1, watches: map[int32]*rxWatch{}}
+		rc.gate, rc.armed, rc.timer = newGate(epfd)
+		if rc.gate >= 0 {
+			if rc.poll = pollable(rc.gate); rc.poll == nil {
+				syscall.Close(rc.gate)
+				syscall.Close(rc.timer)
+				rc.gate, rc.armed, rc.timer = -1, false, -1
+			}
+		}
+		if rc.poll == nil {
+			rc.poll = pollable(epfd)
+		}
+		rc.pollFn, rc.napFn = rc.pollOnce, rc.napOnce
 		theReactor.rc = rc
 		go rc.loop()
 	})
@@ -125,8 +174,57 @@ func (rc *reactor) loop() {
 			}
 		}
 		readied = rc.readied
+		nap := rc.gaps.window()
 		rc.mu.Unlock()
+		if nap > 0 && rc.gate >= 0 && rc.poll != nil {
+			rc.coalesce(nap)
+			readied = false // the nap let them run
+		}
 	}
+}
+
+// coalesce sleeps for nap with the sockets unwatched, so that the sockets that become readable
+// meanwhile are read together after it, in one wake-up of the reactor's goroutine, rather than
+// each waking it (and the runtime's poller thread) on its own. The kernel stamps every segment
+// on arrival, so a read taken later carries the same stamp as long as the stream's next event
+// has not arrived before it: nap is at most 2/5 of the shortest recent gap between two reads of
+// any stream being read (gapWindow.window), so a stream's events never share a read's stamp
+// unless two of them come closer than that, and then the earlier one is stamped late by at
+// most their spacing (a stream whose events come in pairs closer than a nap shows the reactor
+// only the gaps between its pairs). The nap is the gate's timer (a timerfd, exact to the microsecond, that
+// wakes the runtime's poller once); time.Sleep would wake the poller's sleeping thread at once
+// to shorten its sleep, and a second thread with it. The next wait re-arms the gate when a poll
+// finds nothing ready.
+func (rc *reactor) coalesce(nap time.Duration) {
+	if rc.armed {
+		ev := syscall.EpollEvent{Fd: int32(rc.epfd)} // no events: readiness wakes nobody
+		if epollCtl(rc.gate, syscall.EPOLL_CTL_MOD, rc.epfd, &ev) != nil {
+			return
+		}
+		rc.armed = false
+	}
+	spec := [4]int64{0, 0, int64(nap / time.Second), int64(nap % time.Second)} // itimerspec: no interval, value nap
+	if _, _, e := syscall.RawSyscall6(syscall.SYS_TIMERFD_SETTIME, uintptr(rc.timer), 0, uintptr(unsafe.Pointer(&spec)), 0, 0, 0); e != 0 {
+		return
+	}
+	rc.naps.Add(1)
+	rc.napWaited = false
+	if rc.poll.Read(rc.napFn) != nil {
+		rc.poll = nil // not pollable after all (see wait)
+	}
+}
+
+// napOnce is one attempt to take the nap's timer expiry, for coalesce: false (not expired yet)
+// parks the reactor's goroutine until the gate becomes readable. The first attempt, right after
+// the timer was set, parks without a system call.
+func (rc *reactor) napOnce(uintptr) bool {
+	if !rc.napWaited {
+		rc.napWaited = true
+		return false
+	}
+	var expirations uint64
+	_, _, e := syscall.RawSyscall(syscall.SYS_READ, uintptr(rc.timer), uintptr(unsafe.Pointer(&expirations)), 8)
+	return e != syscall.EAGAIN
 }
 
 // wait returns the readable sockets (n of evs): what is ready now, else the first that become
@@ -157,7 +255,45 @@ func (rc *reactor) wait() (n uintptr, parked bool, errno syscall.Errno) {
 func (rc *reactor) pollOnce(uintptr) bool {
 	rc.pollTries++
 	rc.pollN, _, rc.pollErrno = syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(rc.epfd), uintptr(unsafe.Pointer(&rc.evs[0])), uintptr(len(rc.evs)), 0, 0, 0)
+	if rc.pollN == 0 && rc.pollErrno == 0 && !rc.armed {
+		// Nothing came during the nap: watch the sockets again before parking, then look
+		// once more. A socket that becomes readable after EPOLL_CTL_MOD wakes the gate; one
+		// that did in between may not (when the gate still lists the epoll instance as ready
+		// from before the nap, the MOD notifies nobody, and the runtime's poller waits for an
+		// edge that never comes: a reactor asleep on unread bytes until some other socket
+		// receives), so the second look reads it now.
+		ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(rc.epfd)}
+		if epollCtl(rc.gate, syscall.EPOLL_CTL_MOD, rc.epfd, &ev) != nil {
+			rc.poll = nil // the gate cannot wake the reactor: wait in epoll_wait from now on
+			return true
+		}
+		rc.armed = true
+		rc.pollN, _, rc.pollErrno = syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(rc.epfd), uintptr(unsafe.Pointer(&rc.evs[0])), uintptr(len(rc.evs)), 0, 0, 0)
+	}
 	return rc.pollN > 0 || rc.pollErrno != 0
+}
+
+// newGate makes the gate for the epoll instance epfd: an epoll instance holding epfd (armed)
+// and the nap's timer; gate -1 when it cannot be made.
+func newGate(epfd int) (gate int, armed bool, timer int) {
+	gate, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	if err != nil {
+		return -1, false, -1
+	}
+	t, _, e := syscall.RawSyscall(syscall.SYS_TIMERFD_CREATE, 1 /* CLOCK_MONOTONIC */, syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if e != 0 {
+		syscall.Close(gate)
+		return -1, false, -1
+	}
+	timer = int(t)
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(epfd)}
+	tev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(timer)}
+	if epollCtl(gate, syscall.EPOLL_CTL_ADD, epfd, &ev) != nil || epollCtl(gate, syscall.EPOLL_CTL_ADD, timer, &tev) != nil {
+		syscall.Close(gate)
+		syscall.Close(timer)
+		return -1, false, -1
+	}
+	return gate, true, timer
 }
 
 // pollable puts the epoll instance epfd into the runtime's network poller (an epoll instance is
@@ -197,7 +333,14 @@ func (rc *reactor) serve(w *rxWatch, buf []byte) {
 			return
 		}
 		raceIOSync(uintptr(w.fd))
-		if w.fn(buf[:n], rxStamp(w.r.oob[:oobn])) {
+		ns := rxStamp(w.r.oob[:oobn])
+		if ns > 0 {
+			if w.last > 0 {
+				rc.addGap(w, ns-w.last)
+			}
+			w.last = ns
+		}
+		if w.fn(buf[:n], ns) {
 			rc.end(w, nil)
 			return
 		}
@@ -212,6 +355,7 @@ func (rc *reactor) end(w *rxWatch, err error) {
 	_ = epollCtl(rc.epfd, syscall.EPOLL_CTL_DEL, w.fd, nil)
 	delete(rc.watches, int32(w.fd))
 	rc.active.Add(-1)
+	rc.dropGaps(w)
 	w.done <- err
 	rc.readied = true
 }
@@ -226,7 +370,7 @@ func (r *rxReader) watch(fn func(p []byte, ns int64) bool, stop <-chan struct{})
 	if rc == nil {
 		return nil, false
 	}
-	w := &rxWatch{r: r, fn: fn, done: make(chan error, 1)}
+	w := &rxWatch{r: r, fn: fn, done: make(chan error, 1), bucket: -1}
 	var aerr error
 	if cerr := r.raw.Control(func(fd uintptr) {
 		w.fd = int(fd)
@@ -252,6 +396,7 @@ func (r *rxReader) watch(fn func(p []byte, ns int64) bool, stop <-chan struct{})
 		_ = epollCtl(rc.epfd, syscall.EPOLL_CTL_DEL, w.fd, nil)
 		delete(rc.watches, int32(w.fd))
 		rc.active.Add(-1)
+		rc.dropGaps(w)
 	}
 	rc.mu.Unlock()
 	select {
@@ -305,4 +450,81 @@ func epollWaitBlocking(epfd int, evs *[256]syscall.EpollEvent) (uintptr, syscall
 	n, _, errno := syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(epfd), uintptr(unsafe.Pointer(&evs[0])), uintptr(len(evs)), ^uintptr(0), 0, 0)
 	exitsyscall()
 	return n, errno
+}
+
+// Coalescing bounds: a nap is at most maxNap (a response's end, and so its stream's next
+// request in a closed loop, is read at most that late), at most 2/5 of the shortest gap between
+// two reads of any stream being read (each stream's shortest of its latest gapRing gaps, in
+// gapBucket steps, rounded down), and none shorter than minNap (not worth the timer).
+const (
+	maxNap     = 2 * time.Millisecond
+	minNap     = 200 * time.Microsecond
+	gapBucket  = 250 * time.Microsecond
+	gapBuckets = 21 // the last one: 5 ms and longer (a 2 ms nap)
+	gapRing    = 4
+)
+
+// gapWindow counts the streams being read by their shortest recent gap between two reads
+// (rxWatch.gaps), in gapBucket steps: a stream whose events come faster shortens the reactor's
+// naps as soon as two of its reads are seen, and stops counting when its response ends (the
+// burst of a response's last events, a few microseconds apart, shortens no nap after it).
+type gapWindow struct {
+	count [gapBuckets]int32
+	mask  uint32 // bit b: count[b] > 0
+}
+
+// note moves a stream from bucket from to bucket to (-1: none).
+func (g *gapWindow) note(from, to int) {
+	if from == to {
+		return
+	}
+	for _, x := range [2]struct{ b, d int }{{from, -1}, {to, 1}} {
+		if x.b < 0 {
+			continue
+		}
+		g.count[x.b] += int32(x.d)
+		if g.count[x.b] > 0 {
+			g.mask |= 1 << x.b
+		} else {
+			g.mask &^= 1 << x.b
+		}
+	}
+}
+
+// gapBucketOf is the bucket of a gap of ns.
+func gapBucketOf(ns int64) int {
+	return int(min(max(ns, 0)/int64(gapBucket), gapBuckets-1))
+}
+
+// window is how long the reactor may nap before its next read: 2/5 of the shortest gap of any
+// stream being read (rounded down to its bucket), at most maxNap; 0 when no stream has shown a
+// gap yet or that would be under minNap.
+func (g *gapWindow) window() time.Duration {
+	if g.mask == 0 {
+		return 0
+	}
+	nap := time.Duration(bits.TrailingZeros32(g.mask)) * gapBucket * 2 / 5
+	if nap < minNap {
+		return 0
+	}
+	return min(nap, maxNap)
+}
+
+// addGap notes a gap of ns between two reads of w's socket (rc.mu held).
+func (rc *reactor) addGap(w *rxWatch, ns int64) {
+	w.gaps[w.ngaps%gapRing] = ns
+	w.ngaps++
+	m := ns
+	for _, g := range w.gaps[:min(w.ngaps, gapRing)] {
+		m = min(m, g)
+	}
+	b := gapBucketOf(m)
+	rc.gaps.note(w.bucket, b)
+	w.bucket = b
+}
+
+// dropGaps stops counting w's gaps (rc.mu held; its response ended or is abandoned).
+func (rc *reactor) dropGaps(w *rxWatch) {
+	rc.gaps.note(w.bucket, -1)
+	w.bucket = -1
 }
