@@ -46,9 +46,9 @@ import (
 // reactor's wake-ups from one per ~10 events to one per ~23, the process's context switches
 // from 0.10 to 0.08 per event and its epoll_wait calls from 0.44 to 0.15 (BenchmarkPacedEvents
 // under perf); BenchmarkPacedVsMinimal's ratio, the client's CPU per token over a minimal
-// net/http reader's, went from 0.60–0.71 to 0.55–0.60 beside nothing and from 0.52–0.60 to
-// 0.50–0.57 beside a busy process (four interleaved runs each, this 2-core machine at a load
-// average of 1.2–2.0 from other work; 0.80–0.98 with the reactor sleeping in epoll_wait). What
+// net/http reader's, went from 0.59–0.71 to 0.55–0.60 beside nothing and from 0.52–0.60 to
+// 0.50–0.57 beside a busy process (seven interleaved runs each, this 2-core machine at a load
+// average of 0.5–2.0 from other work; 0.80–0.98 with the reactor sleeping in epoll_wait). What
 // is left is mostly the kernel's recvmsg, over 40% of the process's CPU (a third of it the ACK
 // each read sends, whose receipt on loopback the client's softirq also pays), the parsing
 // (~14%, ~1.7 µs an event where BenchmarkParseStream's hot loop takes 0.45 µs: the stream's
