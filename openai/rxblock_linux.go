@@ -18,3 +18,10 @@ func entersyscallblock()
 
 //go:linkname exitsyscall runtime.exitsyscall
 func exitsyscall()
+
+// nanotime is the runtime's monotonic clock (CLOCK_MONOTONIC, the clock of the reactor's
+// timerfds), read through the vDSO without a system call; kept for programs outside the
+// standard library like the two above.
+//
+//go:linkname nanotime runtime.nanotime
+func nanotime() int64

@@ -40,7 +40,12 @@ import (
 //     the sockets are unwatched for up to 2/5 of the shortest recent gap between two reads of
 //     any stream (at most 2 ms), so the ones that become readable meanwhile wake nobody and are
 //     read together after the nap. A read taken later carries the same kernel stamp (the
-//     segment's arrival) as long as the stream's next event has not come before it.
+//     segment's arrival) as long as the stream's next event has not come before it;
+//   - a safety net: whenever it parks with streams in flight, a second timer in the gate is
+//     armed to wake it within 20 ms (netInterval), so that a lost wake-up costs a stream at most
+//     that much, never a hang (armNet; ReactorRescues counts what it found). The wake-ups are
+//     not supposed to need it: every attempt of a wait looks at the sockets and timers
+//     themselves rather than trust a notification (napOnce says why).
 //
 // At 64 streams one event per packet 5 ms apart, the naps (2 ms, back to back) took the
 // reactor's wake-ups from one per ~10 events to one per ~23, the process's context switches
@@ -69,10 +74,22 @@ type reactor struct {
 	// meanwhile wake no thread (see coalesce).
 	gate  int
 	armed bool
-	// timer is the nap's timerfd, in the gate (EPOLLIN); napFn is rc.napOnce, bound once.
-	timer     int
-	napFn     func(uintptr) bool
-	napWaited bool
+	// timer is the nap's timerfd, in the gate (EPOLLIN), napAt its deadline (CLOCK_MONOTONIC
+	// ns, absolute); napFn is rc.napOnce, bound once.
+	timer int
+	napAt int64
+	napFn func(uintptr) bool
+	// net is the safety net's timerfd, in the gate beside timer: whenever the reactor parks with
+	// streams in flight it is armed to fire within netInterval and every netInterval after
+	// (netAt, its first deadline, 0 when disarmed; set under netMu), so that no lost wake-up
+	// can leave a stream unread for longer (see armNet).
+	net   int
+	netMu sync.Mutex
+	netAt atomic.Int64
+	// netWake says the latest wait was ended by the net, and rescueBefore the wall-clock time
+	// before which the bytes it finds count as rescued (used by loop alone).
+	netWake      bool
+	rescueBefore int64
 	// poll is the gate's (else the epoll instance's) own descriptor in the runtime's network
 	// poller (nil when it could not be put there: loop then sleeps in epoll_wait with its P
 	// handed off).
@@ -96,6 +113,12 @@ type reactor struct {
 	// coalesce; naps counts the naps coalesce took (read by tests).
 	gaps gapWindow
 	naps atomic.Int64
+	// netWakes counts the waits the safety net ended; rescues those of them that found bytes
+	// unread for netSlack or longer before the net's deadline (and the naps that ended netSlack
+	// or more late): a lost wake-up, or a process that did not run its woken reactor for that
+	// long. Read by tests and selfcheck (ReactorRescues).
+	netWakes atomic.Int64
+	rescues  atomic.Int64
 }
 
 // rxWatch is one response read by the reactor.
@@ -117,7 +140,8 @@ type rxWatch struct {
 var theReactor struct {
 	once sync.Once
 	rc   *reactor
-	file *os.File // the epoll instance in the runtime's poller (reactor.poll)
+	file *os.File                // the epoll instance in the runtime's poller (reactor.poll)
+	live atomic.Pointer[reactor] // rc, for readers outside once (ReactorRescues)
 }
 
 // reactorFor returns the reactor; nil when it could not be started.
@@ -127,13 +151,14 @@ func reactorFor() *reactor {
 		if err != nil {
 			return
 		}
-		rc := &reactor{epfd: epfd, gate: -1, watches: map[int32]*rxWatch{}}
-		rc.gate, rc.armed, rc.timer = newGate(epfd)
+		rc := &reactor{epfd: epfd, gate: -1, timer: -1, net: -1, watches: map[int32]*rxWatch{}}
+		rc.gate, rc.armed, rc.timer, rc.net = newGate(epfd)
 		if rc.gate >= 0 {
 			if rc.poll = pollable(rc.gate); rc.poll == nil {
 				syscall.Close(rc.gate)
 				syscall.Close(rc.timer)
-				rc.gate, rc.armed, rc.timer = -1, false, -1
+				syscall.Close(rc.net)
+				rc.gate, rc.armed, rc.timer, rc.net = -1, false, -1, -1
 			}
 		}
 		if rc.poll == nil {
@@ -141,6 +166,7 @@ func reactorFor() *reactor {
 		}
 		rc.pollFn, rc.napFn = rc.pollOnce, rc.napOnce
 		theReactor.rc = rc
+		theReactor.live.Store(rc)
 		go rc.loop()
 	})
 	return theReactor.rc
@@ -173,6 +199,7 @@ func (rc *reactor) loop() {
 				rc.serve(w, buf)
 			}
 		}
+		rc.netWake = false
 		readied = rc.readied
 		nap := rc.gaps.window()
 		rc.mu.Unlock()
@@ -203,28 +230,124 @@ func (rc *reactor) coalesce(nap time.Duration) {
 		}
 		rc.armed = false
 	}
-	spec := [4]int64{0, 0, int64(nap / time.Second), int64(nap % time.Second)} // itimerspec: no interval, value nap
-	if _, _, e := syscall.RawSyscall6(syscall.SYS_TIMERFD_SETTIME, uintptr(rc.timer), 0, uintptr(unsafe.Pointer(&spec)), 0, 0, 0); e != 0 {
+	at := nanotime() + int64(nap)
+	if !setTimer(rc.timer, at, 0) {
 		return
 	}
+	rc.napAt = at
 	rc.naps.Add(1)
-	rc.napWaited = false
+	if h := napSetHook.Load(); h != nil {
+		(*h)()
+	}
 	if rc.poll.Read(rc.napFn) != nil {
 		rc.poll = nil // not pollable after all (see wait)
 	}
 }
 
+// napSetHook, when set (by tests), runs between arming a nap's timer and waiting for it.
+var napSetHook atomic.Pointer[func()]
+
 // napOnce is one attempt to take the nap's timer expiry, for coalesce: false (not expired yet)
-// parks the reactor's goroutine until the gate becomes readable. The first attempt, right after
-// the timer was set, parks without a system call.
+// parks the reactor's goroutine until the gate becomes readable. Every attempt, the first
+// included, looks at the timers themselves (the clock, then the timerfd), never trusting that
+// a notification will come: RawRead starts by forgetting whatever the runtime's poller reported
+// before it (prepareRead), so an expiry that came between arming the nap's timer and RawRead
+// (the reactor's thread descheduled for longer than the nap) was reported to nobody, and
+// waiting for it parked the reactor for good, the sockets unwatched. That was the lost wake-up
+// of the first naps (8ef510e), which parked on their first attempt without a look: a worker
+// whose warm-up never ended in CI, one selfcheck hung for 10 minutes. TestNapTimerBeforeWait
+// makes it happen at every nap. The net is taken here too when due (see takeNet).
 func (rc *reactor) napOnce(uintptr) bool {
-	if !rc.napWaited {
-		rc.napWaited = true
+	now := nanotime()
+	fired, netExpiry := rc.takeNet(now)
+	if now < rc.napAt {
 		return false
 	}
 	var expirations uint64
-	_, _, e := syscall.RawSyscall(syscall.SYS_READ, uintptr(rc.timer), uintptr(unsafe.Pointer(&expirations)), 8)
-	return e != syscall.EAGAIN
+	if _, _, e := syscall.RawSyscall(syscall.SYS_READ, uintptr(rc.timer), uintptr(unsafe.Pointer(&expirations)), 8); e == syscall.EAGAIN {
+		return false // due, not fired yet (timer slack): its notification comes after this call
+	}
+	if fired && netExpiry-rc.napAt >= int64(netSlack) {
+		rc.rescues.Add(1) // the nap's timer had fired netSlack or more before the net woke it
+	}
+	return true
+}
+
+// ReactorRescues is how many times the reactor's safety net found a stream's bytes, or the end
+// of a nap, left waiting for netSlack (10 ms) or more by the wake-ups, since the process
+// started: a lost wake-up, or a reactor whose thread did not run for that long (a machine too
+// short of CPU to measure). 0 without a reactor.
+func ReactorRescues() int64 {
+	if rc := theReactor.live.Load(); rc != nil {
+		return rc.rescues.Load()
+	}
+	return 0
+}
+
+// The safety net: a reactor that parks with streams in flight is woken within netInterval
+// whatever happens to the wake-ups of its sockets; a wake-up by the net that finds bytes
+// waiting since netSlack or more before its deadline counts as a rescue.
+const (
+	netInterval = 20 * time.Millisecond
+	netSlack    = 10 * time.Millisecond
+)
+
+// armNet makes sure the net fires within netInterval from now (now: nanotime()), and every
+// netInterval after that until the reactor parks with no stream in flight: a net whose
+// notification was lost (see napOnce) fires again. Its deadline is moved to now + netInterval
+// once less than half of netInterval is left, so a reactor that wakes at least that often never
+// sees it fire, for one timerfd_settime every netInterval/2 at most. Called by the reactor
+// before it parks and by watch for every new stream (one added while the reactor is parked
+// with none in flight).
+func (rc *reactor) armNet(now int64) {
+	if rc.net < 0 {
+		return
+	}
+	if rc.active.Load() == 0 {
+		if rc.netAt.Load() != 0 {
+			rc.netMu.Lock()
+			if rc.active.Load() == 0 && setTimer(rc.net, 0, 0) { // disarm: nothing to rescue
+				rc.netAt.Store(0)
+			}
+			rc.netMu.Unlock()
+		}
+		return
+	}
+	if at := rc.netAt.Load(); at != 0 && now < at-int64(netInterval/2) {
+		return
+	}
+	rc.netMu.Lock()
+	if at := rc.netAt.Load(); at == 0 || now >= at-int64(netInterval/2) {
+		if next := now + int64(netInterval); setTimer(rc.net, next, int64(netInterval)) {
+			rc.netAt.Store(next)
+		}
+	}
+	rc.netMu.Unlock()
+}
+
+// takeNet takes the net's expiries when its deadline has passed (fired is false when it has
+// not fired). Both of RawRead's callbacks (pollOnce, napOnce) call it at every attempt, the
+// first included, for the reason napOnce gives: a net whose notification came before RawRead
+// would otherwise never be read, and a periodic timerfd fires again only once read. latest is
+// the net's latest expiry (CLOCK_MONOTONIC ns).
+func (rc *reactor) takeNet(now int64) (fired bool, latest int64) {
+	at := rc.netAt.Load()
+	if at == 0 || now < at {
+		return false, 0
+	}
+	var expirations uint64
+	if _, _, e := syscall.RawSyscall(syscall.SYS_READ, uintptr(rc.net), uintptr(unsafe.Pointer(&expirations)), 8); e != 0 {
+		return false, 0
+	}
+	return true, at + (now-at)/int64(netInterval)*int64(netInterval)
+}
+
+// setTimer arms the timerfd fd to fire at at (CLOCK_MONOTONIC ns, absolute; 0 disarms it),
+// then every interval ns (0: once).
+func setTimer(fd int, at, interval int64) bool {
+	spec := [4]int64{interval / 1e9, interval % 1e9, at / 1e9, at % 1e9} // itimerspec
+	_, _, e := syscall.RawSyscall6(syscall.SYS_TIMERFD_SETTIME, uintptr(fd), 1 /* TFD_TIMER_ABSTIME */, uintptr(unsafe.Pointer(&spec)), 0, 0, 0)
+	return e == 0
 }
 
 // wait returns the readable sockets (n of evs): what is ready now, else the first that become
@@ -251,11 +374,22 @@ func (rc *reactor) wait() (n uintptr, parked bool, errno syscall.Errno) {
 }
 
 // pollOnce is one epoll_wait that does not wait (a raw system call), for wait: true when it
-// found ready sockets (or failed).
+// found ready sockets (or failed). Before parking with streams in flight it arms the safety net.
 func (rc *reactor) pollOnce(uintptr) bool {
 	rc.pollTries++
+	now := int64(0)
+	if rc.net >= 0 {
+		now = nanotime()
+		if fired, latest := rc.takeNet(now); fired && rc.pollTries > 1 {
+			// It ended a wait: bytes stamped (wall clock) netSlack or more before its
+			// latest expiry were left unread by the wake-ups.
+			rc.netWake = true
+			rc.rescueBefore = time.Now().UnixNano() - (now - latest) - int64(netSlack)
+			rc.netWakes.Add(1)
+		}
+	}
 	rc.pollN, _, rc.pollErrno = syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(rc.epfd), uintptr(unsafe.Pointer(&rc.evs[0])), uintptr(len(rc.evs)), 0, 0, 0)
-	if rc.pollN == 0 && rc.pollErrno == 0 && !rc.armed {
+	if rc.pollN == 0 && rc.pollErrno == 0 && !rc.armed && !loseWakes.Load() {
 		// Nothing came during the nap: watch the sockets again before parking, then look
 		// once more. A socket that becomes readable after EPOLL_CTL_MOD wakes the gate; one
 		// that did in between may not (when the gate still lists the epoll instance as ready
@@ -270,30 +404,54 @@ func (rc *reactor) pollOnce(uintptr) bool {
 		rc.armed = true
 		rc.pollN, _, rc.pollErrno = syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(rc.epfd), uintptr(unsafe.Pointer(&rc.evs[0])), uintptr(len(rc.evs)), 0, 0, 0)
 	}
-	return rc.pollN > 0 || rc.pollErrno != 0
+	if rc.pollN > 0 || rc.pollErrno != 0 {
+		return true
+	}
+	if loseWakes.Load() && rc.armed {
+		// A test breaks the wake-ups: the sockets wake nobody, only the timers do.
+		ev := syscall.EpollEvent{Fd: int32(rc.epfd)}
+		if epollCtl(rc.gate, syscall.EPOLL_CTL_MOD, rc.epfd, &ev) == nil {
+			rc.armed = false
+		}
+	}
+	rc.armNet(now)
+	return false
 }
 
-// newGate makes the gate for the epoll instance epfd: an epoll instance holding epfd (armed)
-// and the nap's timer; gate -1 when it cannot be made.
-func newGate(epfd int) (gate int, armed bool, timer int) {
+// loseWakes, when set (by tests), makes the reactor park with its sockets unwatched, so that
+// only its timers (the net) wake it: a lost wake-up at every park.
+var loseWakes atomic.Bool
+
+// newGate makes the gate for the epoll instance epfd: an epoll instance holding epfd (armed),
+// the nap's timer and the safety net's; gate -1 when it cannot be made.
+func newGate(epfd int) (gate int, armed bool, timer, net int) {
 	gate, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
 	if err != nil {
-		return -1, false, -1
+		return -1, false, -1, -1
 	}
-	t, _, e := syscall.RawSyscall(syscall.SYS_TIMERFD_CREATE, 1 /* CLOCK_MONOTONIC */, syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
-	if e != 0 {
-		syscall.Close(gate)
-		return -1, false, -1
+	var fds [2]int
+	for i := range fds {
+		t, _, e := syscall.RawSyscall(syscall.SYS_TIMERFD_CREATE, 1 /* CLOCK_MONOTONIC */, syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+		if e != 0 {
+			for _, fd := range fds[:i] {
+				syscall.Close(fd)
+			}
+			syscall.Close(gate)
+			return -1, false, -1, -1
+		}
+		fds[i] = int(t)
 	}
-	timer = int(t)
 	ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(epfd)}
-	tev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(timer)}
-	if epollCtl(gate, syscall.EPOLL_CTL_ADD, epfd, &ev) != nil || epollCtl(gate, syscall.EPOLL_CTL_ADD, timer, &tev) != nil {
+	tev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(fds[0])}
+	nev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(fds[1])}
+	if epollCtl(gate, syscall.EPOLL_CTL_ADD, epfd, &ev) != nil || epollCtl(gate, syscall.EPOLL_CTL_ADD, fds[0], &tev) != nil ||
+		epollCtl(gate, syscall.EPOLL_CTL_ADD, fds[1], &nev) != nil {
 		syscall.Close(gate)
-		syscall.Close(timer)
-		return -1, false, -1
+		syscall.Close(fds[0])
+		syscall.Close(fds[1])
+		return -1, false, -1, -1
 	}
-	return gate, true, timer
+	return gate, true, fds[0], fds[1]
 }
 
 // pollable puts the epoll instance epfd into the runtime's network poller (an epoll instance is
@@ -339,6 +497,10 @@ func (rc *reactor) serve(w *rxWatch, buf []byte) {
 				rc.addGap(w, ns-w.last)
 			}
 			w.last = ns
+			if rc.netWake && ns < rc.rescueBefore {
+				rc.rescues.Add(1) // bytes the wake-ups left unread (one count a wait)
+				rc.netWake = false
+			}
 		}
 		if w.fn(buf[:n], ns) {
 			rc.end(w, nil)
@@ -386,6 +548,7 @@ func (r *rxReader) watch(fn func(p []byte, ns int64) bool, stop <-chan struct{})
 	}); cerr != nil || aerr != nil {
 		return nil, false
 	}
+	rc.armNet(nanotime()) // the reactor may be parked: the net covers this stream too
 	select {
 	case err := <-w.done:
 		return err, true

@@ -25,3 +25,6 @@ func peerClosed(net.Conn) bool { return false }
 func (r *rxReader) watch(func([]byte, int64) bool, <-chan struct{}) (error, bool) { return nil, false }
 
 func (c *conn) leavePoller() {}
+
+// ReactorRescues is 0: there is no reactor here.
+func ReactorRescues() int64 { return 0 }

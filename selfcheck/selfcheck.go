@@ -74,6 +74,10 @@ type Result struct {
 	// when unknown) the process's CPU, inside the window.
 	Sched    servebench.HistogramSummary
 	CPUShare float64
+	// Rescues counts, inside the window, the reactor's safety net finding bytes (or a nap's end)
+	// that its wake-ups had left waiting for 10 ms or more (openai.ReactorRescues): a lost
+	// wake-up, or a reactor not run for that long.
+	Rescues int64
 	// OK says whether this machine can measure the load; Problems says why not.
 	OK       bool
 	Problems []string
@@ -122,6 +126,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	wall := w1.at.Sub(w0.at)
 	res.WarmupSeconds = w0.at.Sub(h.start).Seconds()
 	res.Sched = stats.HistogramSummarize(stats.HistogramDelta(w0.sched, w1.sched))
+	res.Rescues = w1.rescues - w0.rescues
 	if w0.cpuOK && w1.cpuOK && wall > 0 {
 		res.CPUShare = (w1.cpu - w0.cpu).Seconds() / (wall.Seconds() * float64(runtime.GOMAXPROCS(0)))
 	}
@@ -191,6 +196,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if res.Sched.P99 > MaxSchedSeconds {
 		res.OK = false
 		res.Problems = append(res.Problems, fmt.Sprintf("goroutines waited %s to run at p99 (limit %s): the CPU is short", ms(res.Sched.P99), ms(MaxSchedSeconds)))
+	}
+	if res.Rescues > 0 {
+		res.OK = false
+		res.Problems = append(res.Problems, fmt.Sprintf("the reader's safety net found unread bytes %d times (wake-ups lost, or the reader not run for 10 ms)", res.Rescues))
 	}
 	if res.CPUShare > MaxCPUShare {
 		res.OK = false
@@ -289,10 +298,12 @@ type snapshot struct {
 	cpu    time.Duration
 	cpuOK  bool
 	events int64 // the server's events written
+	// rescues is openai.ReactorRescues.
+	rescues int64
 }
 
 func (h *harness) snap() snapshot {
-	s := snapshot{at: time.Now(), sched: host.SchedLatency(), events: h.srv.events.Load()}
+	s := snapshot{at: time.Now(), sched: host.SchedLatency(), events: h.srv.events.Load(), rescues: openai.ReactorRescues()}
 	s.cpu, s.cpuOK = host.CPUTime()
 	return s
 }
