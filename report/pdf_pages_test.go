@@ -110,15 +110,23 @@ func TestPrintFromScreenKeepsXAxis(t *testing.T) {
 // section's heading on the page the contents name. No page ends with a heading (the heading
 // and its first block are kept together, keepGroups), and no page but the last is less than a
 // fifth full.
+// Checked on the recorded run and on a simulated one (testdata/simrun), whose per-cell summary
+// broke before its last two rows.
 func TestPDFContentsPagesAndNoOrphanHeadings(t *testing.T) {
 	requireChromium(t)
 	pdftotext, err := exec.LookPath("pdftotext")
 	if err != nil {
 		t.Skip("pdftotext (poppler-utils) is not installed")
 	}
+	for _, fixture := range []string{"run", "simrun", "budgetrun"} {
+		t.Run(fixture, func(t *testing.T) { checkPDFPages(t, pdftotext, loadRun(t, filepath.Join("testdata", fixture))) })
+	}
+}
+
+func checkPDFPages(t *testing.T, pdftotext string, in Input) {
 	dir := t.TempDir()
 	htmlPath, pdfPath := filepath.Join(dir, "report.html"), filepath.Join(dir, "report.pdf")
-	rep := Build(loadFixture(t))
+	rep := Build(in)
 	var page bytes.Buffer
 	if err := HTML(&page, rep); err != nil {
 		t.Fatal(err)
@@ -232,7 +240,46 @@ func TestPDFContentsPagesAndNoOrphanHeadings(t *testing.T) {
 			t.Errorf("page %d holds %d lines of text: a near-empty page", i+1, len(lines))
 		}
 	}
-	t.Logf("%d pages", len(pages))
+	// A long table breaks between rows, but never after its first two nor before its last two
+	// (its first three rows share a page, and so do its last three):
+	// the per-cell summary of a 10-minute GLM-4.7-Flash run left 2 of its 22 rows alone at the top
+	// of a page. A row is found by its second to fourth cells on one line (its first, a cell's
+	// name, often wraps; a row whose cells wrap, or are found on two pages, is left out).
+	pageOf := func(row []string) int {
+		if len(row) < 4 {
+			return 0
+		}
+		key, at := norm(strings.Join(row[1:4], " ")), 0
+		for i, p := range pages {
+			if strings.Contains(norm(p), key) {
+				if at > 0 {
+					return 0 // on two pages: not a key
+				}
+				at = i + 1
+			}
+		}
+		return at
+	}
+	pairs := 0
+	for _, s := range rep.Sections {
+		for _, b := range s.Blocks {
+			if b.Kind != BlockTable || b.Table == nil || smallTable(b.Table) {
+				continue
+			}
+			rows := b.Table.Rows
+			for _, pair := range [][2]int{{0, 2}, {len(rows) - 3, len(rows) - 1}} {
+				a, z := pageOf(rows[pair[0]]), pageOf(rows[pair[1]])
+				if a == 0 || z == 0 {
+					continue
+				}
+				pairs++
+				if a != z {
+					t.Errorf("%q: rows %d and %d of %d on pages %d and %d (a table's first or last rows alone on a page)", s.Title, pair[0]+1, pair[1]+1, len(rows), a, z)
+				}
+			}
+		}
+	}
+	t.Logf("%d pages, %d ends of long tables checked", len(pages), pairs)
 }
 
 // blockMark is text by which a chart or table can be found in the PDF's text: a chart's caption
