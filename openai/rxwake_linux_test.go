@@ -79,7 +79,8 @@ func gatedReactor(t *testing.T) *reactor {
 // 2 ms) still ends at once. RawRead forgets what the runtime's poller reported before it, so
 // the first naps (8ef510e), which parked on the first try, slept for good, their sockets
 // unwatched: every stream here failed at the 10 s deadline with 1 or 2 of its 8 events read.
-// The net must not have been needed (no rescue).
+// The net must not have been needed (no rescue; with the old first attempt and the net, 7 in
+// one run, every run).
 func TestNapTimerBeforeWait(t *testing.T) {
 	_, run := spacedServer(t, 4, 8, 20*time.Millisecond)
 	rc := gatedReactor(t)
@@ -87,18 +88,34 @@ func TestNapTimerBeforeWait(t *testing.T) {
 	late := func() { hooked.Add(1); time.Sleep(5 * time.Millisecond) }
 	napSetHook.Store(&late)
 	defer napSetHook.Store(nil)
-	rescues0 := rc.rescues.Load()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := run(ctx); err != nil {
-		t.Fatal(err)
+	rescued(t, rc, func() {
+		if err := run(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if hooked.Load() == 0 {
+			t.Fatal("the reactor never napped: nothing was tested")
+		}
+	}, "the naps lost their timer's wake-up")
+}
+
+// rescued fails the test when every one of three runs of f had the net rescue something. A
+// rescue also counts a reactor whose thread was not run for 10 ms (on a loaded machine, beside
+// busy processes, one in a run is seen), which seldom happens three runs in a row; a lost
+// wake-up shows in every run.
+func rescued(t *testing.T, rc *reactor, f func(), why string) {
+	t.Helper()
+	for try := range 3 {
+		r0 := rc.rescues.Load()
+		f()
+		n := rc.rescues.Load() - r0
+		if n == 0 {
+			return
+		}
+		t.Logf("run %d: %d rescues", try+1, n)
 	}
-	if hooked.Load() == 0 {
-		t.Fatal("the reactor never napped: nothing was tested")
-	}
-	if n := rc.rescues.Load() - rescues0; n != 0 {
-		t.Errorf("%d rescues by the net: the naps lost their timer's wake-up", n)
-	}
+	t.Errorf("rescues by the net in 3 runs of 3: %s", why)
 }
 
 // TestNetRescuesLostWakeUps: the safety net wakes a reactor parked with streams in flight within
@@ -111,20 +128,19 @@ func TestNetRescuesLostWakeUps(t *testing.T) {
 	rc := gatedReactor(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	wakes0, rescues0 := rc.netWakes.Load(), rc.rescues.Load()
-	if err := run(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if n := rc.netWakes.Load() - wakes0; n == 0 {
-		t.Errorf("the net never fired while the reactor was parked for 30 ms")
-	}
-	if n := rc.rescues.Load() - rescues0; n != 0 {
-		t.Errorf("%d rescues with every wake-up working, want 0", n)
-	}
+	rescued(t, rc, func() {
+		wakes0 := rc.netWakes.Load()
+		if err := run(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if n := rc.netWakes.Load() - wakes0; n == 0 {
+			t.Errorf("the net never fired while the reactor was parked for 30 ms")
+		}
+	}, "with every wake-up working")
 
 	loseWakes.Store(true)
 	defer loseWakes.Store(false)
-	rescues0 = rc.rescues.Load()
+	rescues0 := rc.rescues.Load()
 	if err := run(ctx); err != nil {
 		t.Fatalf("with the wake-ups lost: %v", err)
 	}
