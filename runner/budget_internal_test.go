@@ -254,10 +254,7 @@ func TestClosesPredictsABracket(t *testing.T) {
 			cell("agent", 98304, 1, 2), cell("agent", 98304, 8, 20)}, 4, true},
 		{"no level yet", []servebench.CellResult{cell("long", 65536, 1, 4.85), cell("long", 65536, 2, 6.7)}, 1, false},
 	} {
-		done := map[servebench.CellKey]servebench.CellResult{}
-		for _, c := range tc.cells {
-			done[c.CellKey] = c
-		}
+		done := byKey(tc.cells)
 		if got := closes(uc, tc.n, done); got != tc.want {
 			t.Errorf("%s: closes(%d) = %v, want %v", tc.name, tc.n, got, tc.want)
 		}
@@ -339,10 +336,7 @@ func TestValueWeightDiminishes(t *testing.T) {
 		{"the line through 8 and 32 crosses 10 s below 128: it closes, counted at its cost", []servebench.CellResult{cell(1, 0.3), cell(2, 0.4), cell(8, 1.3), cell(32, 4)}, 128, 1},
 		{"a failing level: any level proposed closes", []servebench.CellResult{cell(1, 0.3), cell(2, 0.4), cell(8, 1.3), cell(32, 12)}, 16, 1},
 	} {
-		done := map[servebench.CellKey]servebench.CellResult{}
-		for _, c := range tc.cells {
-			done[c.CellKey] = c
-		}
+		done := byKey(tc.cells)
 		if got := valueWeight(uc, tc.n, done); got != tc.want {
 			t.Errorf("%s: valueWeight(%d) = %v, want %v", tc.name, tc.n, got, tc.want)
 		}
@@ -386,4 +380,13 @@ func TestBudgetJumpMargin(t *testing.T) {
 			}
 		})
 	}
+}
+
+// byKey is the measured cells as a search reads them: by key.
+func byKey(cells []servebench.CellResult) map[servebench.CellKey]servebench.CellResult {
+	done := map[servebench.CellKey]servebench.CellResult{}
+	for _, c := range cells {
+		done[c.CellKey] = c
+	}
+	return done
 }
