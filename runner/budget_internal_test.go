@@ -227,11 +227,7 @@ func deref(p *int) any {
 func TestClosesPredictsABracket(t *testing.T) {
 	uc := servebench.UseCase{Name: "agent", ContextTokens: 98304, OutputTokens: 1024, Statistic: servebench.StatMean,
 		Thresholds: servebench.Thresholds{TTFTSecondsMax: servebench.Float(12)}}
-	cell := func(scenario string, ctx, n int, ttft float64) servebench.CellResult {
-		return servebench.CellResult{CellKey: servebench.CellKey{Kind: servebench.KindCapacity, Scenario: scenario, LoadMode: servebench.ModeSustained,
-			ContextTokens: ctx, OutputTokens: 1024, Concurrency: n}, RequestsTotal: 10, RequestsSucceeded: 10, SuccessRate: 1,
-			TTFTSeconds: servebench.Summary{Count: 10, Mean: ttft}, E2ELatencySeconds: servebench.Summary{Count: 10, Mean: ttft + 7}}
-	}
+	cell := levelCell
 	for _, tc := range []struct {
 		name  string
 		cells []servebench.CellResult
@@ -318,11 +314,7 @@ func TestRefusedLevelEndsOnlyItsSearch(t *testing.T) {
 func TestValueWeightDiminishes(t *testing.T) {
 	uc := servebench.UseCase{Name: "chat", ContextTokens: 8192, OutputTokens: 1024, Statistic: servebench.StatMean,
 		Thresholds: servebench.Thresholds{TTFTSecondsMax: servebench.Float(10)}}
-	cell := func(n int, ttft float64) servebench.CellResult {
-		return servebench.CellResult{CellKey: servebench.CellKey{Kind: servebench.KindCapacity, Scenario: "chat", LoadMode: servebench.ModeSustained,
-			ContextTokens: 8192, OutputTokens: 1024, Concurrency: n}, RequestsTotal: 10, RequestsSucceeded: 10, SuccessRate: 1,
-			TTFTSeconds: servebench.Summary{Count: 10, Mean: ttft}, E2ELatencySeconds: servebench.Summary{Count: 10, Mean: ttft + 7}}
-	}
+	cell := func(n int, ttft float64) servebench.CellResult { return levelCell("chat", 8192, n, ttft) }
 	for _, tc := range []struct {
 		name  string
 		cells []servebench.CellResult
@@ -389,4 +381,12 @@ func byKey(cells []servebench.CellResult) map[servebench.CellKey]servebench.Cell
 		done[c.CellKey] = c
 	}
 	return done
+}
+
+// levelCell is a measured capacity level of scenario at ctx tokens (1,024 out) and n in flight:
+// 10 requests, all succeeded, mean TTFT ttft and end-to-end latency ttft + 7 s.
+func levelCell(scenario string, ctx, n int, ttft float64) servebench.CellResult {
+	return servebench.CellResult{CellKey: servebench.CellKey{Kind: servebench.KindCapacity, Scenario: scenario, LoadMode: servebench.ModeSustained,
+		ContextTokens: ctx, OutputTokens: 1024, Concurrency: n}, RequestsTotal: 10, RequestsSucceeded: 10, SuccessRate: 1,
+		TTFTSeconds: servebench.Summary{Count: 10, Mean: ttft}, E2ELatencySeconds: servebench.Summary{Count: 10, Mean: ttft + 7}}
 }

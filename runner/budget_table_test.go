@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/servebench/servebench"
-	"github.com/servebench/servebench/plan"
 	"github.com/servebench/servebench/sim"
 )
 
@@ -30,19 +28,7 @@ func TestBudgetKeepsShortBudgets(t *testing.T) {
 		{3 * time.Minute, 5}, // every first level fits
 	} {
 		t.Run(tc.budget.String(), func(t *testing.T) {
-			var resolved servebench.Plan
-			rec, took := demoRun(t, prof, func(p *servebench.Plan) {
-				r, err := plan.Resolve(nil, plan.Overrides{"sim-profile": "h200-glm47-flash", "contexts": "1k,8k,32k", "concurrency": "1,2,4,8",
-					"max-time": tc.budget.String()})
-				if err != nil {
-					t.Fatal(err)
-				}
-				r.Target.URL = p.Target.URL
-				*p = r
-				resolved = r
-			})
-			logSpans(t, rec)
-			sameResults(t, servebench.Manifest{Plan: resolved, Server: servebench.ServerInfo{MaxModelLen: prof.Engine.MaxModelLen}}, rec.recs, rec.logs, rec.res)
+			rec, took := referenceGridRun(t, prof, tc.budget)
 			searched := 0
 			for _, c := range rec.res.Capacity {
 				t.Logf("%s: %s %v (levels %v) %s", c.UseCase, c.LimitKind, deref(c.Limit), levels(c.Points), c.Note)

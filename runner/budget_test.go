@@ -22,21 +22,7 @@ func TestBudgetKeepsMaxTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	budget := 10 * time.Minute
-	var resolved servebench.Plan
-	rec, took := demoRun(t, prof, func(p *servebench.Plan) {
-		r, err := plan.Resolve(nil, plan.Overrides{"sim-profile": "h200-glm47-flash", "contexts": "1k,8k,32k", "concurrency": "1,2,4,8",
-			"max-time": budget.String()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.Target.URL = p.Target.URL
-		*p = r
-		resolved = r
-	})
-	logSpans(t, rec)
-	// the run folder gives the same results again (Recompute walks the interleaved searches in
-	// the order the run measured them, a search the budget ended to the same decision)
-	sameResults(t, servebench.Manifest{Plan: resolved, Server: servebench.ServerInfo{MaxModelLen: prof.Engine.MaxModelLen}}, rec.recs, rec.logs, rec.res)
+	rec, took := referenceGridRun(t, prof, budget)
 	for _, c := range rec.res.Capacity {
 		limit := -1
 		if c.Limit != nil {
@@ -148,4 +134,26 @@ func logSpans(t *testing.T, rec *memRecorder) {
 			l.WindowStartSeconds-s.start, l.WindowEndSeconds-l.WindowStartSeconds, s.end-l.WindowEndSeconds, s.n,
 			c.E2ELatencySeconds.Mean, c.Validity.Verdict, c.Validity.Reasons)
 	}
+}
+
+// referenceGridRun runs the reference report's grid (1k, 8k, 32k × 1, 2, 4, 8, the default use
+// cases) against prof with --max-time budget on virtual time, logs its spans, and checks that
+// the run folder gives the same results again (Recompute walks the interleaved searches in the
+// order the run measured them, a search the budget ended to the same decision).
+func referenceGridRun(t *testing.T, prof sim.Profile, budget time.Duration) (*memRecorder, time.Duration) {
+	t.Helper()
+	var resolved servebench.Plan
+	rec, took := demoRun(t, prof, func(p *servebench.Plan) {
+		r, err := plan.Resolve(nil, plan.Overrides{"sim-profile": prof.Name, "contexts": "1k,8k,32k", "concurrency": "1,2,4,8",
+			"max-time": budget.String()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Target.URL = p.Target.URL
+		*p = r
+		resolved = r
+	})
+	logSpans(t, rec)
+	sameResults(t, servebench.Manifest{Plan: resolved, Server: servebench.ServerInfo{MaxModelLen: prof.Engine.MaxModelLen}}, rec.recs, rec.logs, rec.res)
+	return rec, took
 }
