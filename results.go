@@ -371,10 +371,17 @@ type CapacityResult struct {
 	// LimitingMetric is the first metric whose threshold fails above the limit (or at 1 when not
 	// viable); empty for a lower bound.
 	LimitingMetric string `json:"limiting_metric"`
-	// FirstFailing is the lowest measured failing concurrency (nil for a lower bound).
-	FirstFailing *int            `json:"first_failing"`
-	Ceiling      int             `json:"ceiling"`
-	Points       []CapacityPoint `json:"points"`
+	// FirstFailing is the lowest measured failing concurrency (nil for a lower bound, and for
+	// a limit decided at a crossing, Crossing).
+	FirstFailing *int `json:"first_failing"`
+	// Crossing is set when a users' search decided its limit with no failing level: its highest
+	// passing level did not settle (the metric within its noise of the threshold) and the model
+	// through the two highest passing levels crosses LimitingMetric's threshold at Crossing
+	// (users, a real number), below the next level the search's resolution would measure. The
+	// limit is then ⌊Crossing⌋, interpolated, at least that passing level (capacity.DecideWithin).
+	Crossing *float64        `json:"crossing,omitempty"`
+	Ceiling  int             `json:"ceiling"`
+	Points   []CapacityPoint `json:"points"`
 	// LimitRange is [low, high], the concurrency levels the data cannot tell apart from the
 	// limit at 95% confidence: low is the highest level at or below the limit whose pass is
 	// settled, high is one below the lowest level above the limit whose failure is settled

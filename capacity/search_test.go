@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/servebench/servebench"
@@ -566,12 +567,11 @@ func noisy(m model, uc servebench.UseCase, n int, half float64) servebench.CellR
 }
 
 // A users' search with a resolution (SearchConfig.Resolution) ends on a bracket within
-// ⌈Resolution × lo⌉ with an unsettled end, where the metric sits within its noise of the
-// threshold (a chat population past the KV cache: per-user speed flat at the floor, ±5%), instead
-// of measuring every level down to lo + 1, each running its whole window; the limit is Decide's
-// interpolation with the range from the settled levels. Where the verdicts settle on both sides
-// (a cliff: coding agents evicting each other), it still ends at hi = lo + 1. Without a
-// resolution the same plateau is narrowed to lo + 1.
+// ⌈Resolution × lo⌉ (a cliff: coding agents evicting each other), or at a passing level within
+// its noise of the threshold whose modelled crossing comes before the next level it could
+// resolve (a chat population past the KV cache: per-user speed flat near the floor, ±5%),
+// instead of measuring every level down to lo + 1 or up past the crossing, each running its
+// whole window. Without a resolution the same plateau is narrowed to lo + 1.
 func TestSearchResolution(t *testing.T) {
 	uc := useCase("general_chatbot") // TTFT ≤ 8 s, speed ≥ 15 tok/s (mean)
 	plateau := model{ttft: func(n int) float64 { return 1 + max(0, float64(n-240))*0.2 }, speed: func(n int) float64 {
@@ -601,12 +601,15 @@ func TestSearchResolution(t *testing.T) {
 		limitHi     int
 		wantAdjoins bool // hi = lo + 1
 	}{
-		// the plateau: 229 settles (24 tok/s), 244 and 259 sit within 5% of 15: done there
-		{"plateau", uc, plateau, 229, 15, capacity.UsersResolution, 4, 244, 258, false},
+		// (levels: the start, then Fit, then at most one more)
+		// the plateau: 229 settles (24 tok/s), 244 passes within 5% of 15 and the model through
+		// 229 and 244 crosses 15 before 260: done there, no failing level measured
+		{"plateau", uc, plateau, 229, 15, capacity.UsersResolution, 3, 244, 244, false},
 		// the same without a resolution measures down to adjoining levels
 		{"plateau, no resolution", uc, plateau, 229, 15, 0, 12, 247, 248, true},
-		// a cliff settles on both sides: the exact limit
-		{"cliff", agent, cliff, 46, 1, capacity.UsersResolution, 6, 48, 48, true},
+		// a cliff settles on both sides: 46 and 49 are within the resolution (3 agents), so the
+		// limit is interpolated between them (48: 33 tok/s at 46, 17 at 49, 20 crossed at 48.1)
+		{"cliff", agent, cliff, 46, 1, capacity.UsersResolution, 3, 48, 48, true},
 	} {
 		var calls []int
 		measure := func(_ context.Context, n int) (servebench.CellResult, int, error) {
@@ -634,6 +637,62 @@ func TestSearchResolution(t *testing.T) {
 		}
 		if res.LimitRange == nil || res.LimitRange[0] > *res.Limit || res.LimitRange[1] < *res.Limit {
 			t.Errorf("%s: range %v does not hold the limit %v", tc.name, res.LimitRange, res.Limit)
+		}
+	}
+}
+
+// A users' search ends at a crossing (no failing level) only where the passing level sits within
+// its noise of the threshold and the model through the two highest passing levels crosses before
+// lo + ⌈lo/16⌉; a settled pass, or a crossing modelled further, climbs on. The result is the one
+// DecideWithin gives from the same points (what a recomputed run and the page decide).
+func TestSearchEndsAtCrossing(t *testing.T) {
+	uc := useCase("general_chatbot") // speed ≥ 15 tok/s (mean)
+	for _, tc := range []struct {
+		name     string
+		speed    map[int]float64
+		levels   []int
+		limit    int
+		low      int // the range's low end (a crossing's high end is the ceiling)
+		crossing bool
+	}{
+		// 15.3 ± 5% at 244: unsettled; 1/speed through 229 and 244 crosses 1/15 at 244.8 < 260
+		{"steep", map[int]float64{229: 24, 244: 15.3, 260: 14.7}, []int{229, 244}, 244, 229, true},
+		// 15.7 ± 5% at 244: unsettled, but the model through 15.9 and 15.7 crosses at 299.6, and
+		// through 260's 15.5 at 301.9: the search goes on to 277 (14.0, failing), a bracket
+		// within 17 users: 260 + (15 − 15.5)/(14 − 15.5) × 17 = 265.7
+		{"shallow", map[int]float64{229: 15.9, 244: 15.7, 260: 15.5, 276: 14.0}, []int{229, 244, 260, 277}, 265, 0, false},
+		// 16.0 ± 5% at 244 settles (15.2 > 15): the model through 229 and 244 says 247, which
+		// passes within its noise (15.6), and the model through 244 and 247 crosses at 252.3
+		{"settled", map[int]float64{229: 24, 244: 16, 260: 14}, []int{229, 244, 247}, 252, 244, true},
+	} {
+		m := model{ttft: func(int) float64 { return 1 }, speed: table(tc.speed), e2e: func(int) float64 { return 20 }}
+		var calls []int
+		var pts []servebench.CapacityPoint
+		measure := func(_ context.Context, n int) (servebench.CellResult, int, error) {
+			calls = append(calls, n)
+			return noisy(m, uc, n, 0.05), 10, nil
+		}
+		res, err := capacity.Search(context.Background(), uc, capacity.SearchConfig{Ceiling: 512, Start: 229, Fit: 229, Resolution: capacity.UsersResolution}, measure)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pts = res.Points
+		if !slices.Equal(calls, tc.levels) {
+			t.Errorf("%s: levels %v, want %v", tc.name, calls, tc.levels)
+		}
+		if res.Limit == nil || *res.Limit != tc.limit || res.LimitKind != servebench.LimitInterpolated {
+			t.Errorf("%s: limit %v (%s), want ~%d", tc.name, res.Limit, res.LimitKind, tc.limit)
+		}
+		if got := res.Crossing != nil; got != tc.crossing || tc.crossing && (res.FirstFailing != nil || res.LimitingMetric != "generation_speed_tps" ||
+			res.LimitRange == nil || *res.LimitRange != [2]int{tc.low, 512} || !strings.Contains(res.Note, "No failing level was measured")) {
+			t.Errorf("%s: crossing %v, first failing %v, limiting %q, range %v, note %q", tc.name, res.Crossing, res.FirstFailing, res.LimitingMetric, res.LimitRange, res.Note)
+		}
+		again := capacity.DecideWithin(uc, 512, pts, nil, capacity.UsersResolution)
+		if again.Limit == nil || *again.Limit != *res.Limit || (again.Crossing == nil) != (res.Crossing == nil) || again.LimitingMetric != res.LimitingMetric {
+			t.Errorf("%s: DecideWithin over the search's points gives %v (crossing %v), the search %v (crossing %v)", tc.name, again.Limit, again.Crossing, res.Limit, res.Crossing)
+		}
+		if plain := capacity.Decide(uc, 512, pts, nil); tc.crossing && (plain.LimitKind != servebench.LimitLowerBound || plain.Crossing != nil) {
+			t.Errorf("%s: Decide without a resolution gives %s, want a lower bound", tc.name, plain.LimitKind)
 		}
 	}
 }

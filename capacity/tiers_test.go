@@ -100,6 +100,19 @@ func TestReconsiderUsers(t *testing.T) {
 		!strings.Contains(r.Verdict, "at 244 and 260 the verdict did not settle") || !strings.Contains(r.Verdict, "ceiling of 512 because no failing population's verdict settled") {
 		t.Errorf("a plateau at the floor: %s %v (%s)", r.Label, r.LimitRange, r.Verdict)
 	}
+	// The search's other ending: 244 passes within its noise and the model through 229 and 244
+	// crosses 15 tok/s at 244.8, before 260: about 244, no failing population, the same verdict
+	// as the users' search's (DecideWithin at UsersResolution). A floor of 10 tok/s clears
+	// 244's noise: at least 244.
+	two := flat[:2]
+	if r := ReconsiderUsers(sp, 512, two); r.Label != "~244" || r.Crossing == nil || *r.LimitRange != [2]int{229, 512} ||
+		!strings.Contains(r.Verdict, "crosses at 244.8 users") || !strings.Contains(r.Verdict, "no failing population was measured") {
+		t.Errorf("a crossing within the resolution: %s %v (%s)", r.Label, r.LimitRange, r.Verdict)
+	}
+	sp.Thresholds.GenerationSpeedTPSMin = servebench.Float(10)
+	if r := ReconsiderUsers(sp, 512, two); r.Label != "244+" || r.Crossing != nil {
+		t.Errorf("a floor 244 clears: %s (%s)", r.Label, r.Verdict)
+	}
 	uc.Name = "docs"
 	if r := ReconsiderUsers(uc, 256, tierCells()); r.Decided || r.Label != LabelNotMeasured || !strings.Contains(r.Verdict, "no population of users for docs") {
 		t.Errorf("no population: %+v", r)

@@ -39,25 +39,47 @@ func UsersEvidenceOf(c servebench.CellResult, n int, pass bool) servebench.Users
 //   - else "batch": the cache still serves the histories and nothing queues long, so what fails
 //     is the speed of a batch shared by that many users (or its prefill of the new text).
 //
+// A limit decided at a crossing (CapacityResult.Crossing: no population failed) is read the same
+// way at its highest passing population, the one within its noise of the threshold, beside the
+// largest population below it.
+//
 // It returns "" for a lower bound (no population failed) and for a failing population with no
 // evidence.
 func UsersWhy(res servebench.CapacityResult, ev []servebench.UsersEvidence) (why, text string) {
-	if res.FirstFailing == nil {
-		return "", ""
-	}
+	at := ""
 	var fail, pass *servebench.UsersEvidence
-	for i := range ev {
-		if ev[i].Users == *res.FirstFailing {
-			fail = &ev[i]
+	switch {
+	case res.FirstFailing != nil:
+		for i := range ev {
+			if ev[i].Users == *res.FirstFailing {
+				fail = &ev[i]
+			}
+			if res.Limit != nil && ev[i].Users == *res.Limit {
+				pass = &ev[i]
+			}
 		}
-		if res.Limit != nil && ev[i].Users == *res.Limit {
-			pass = &ev[i]
+		if fail != nil {
+			at = fmt.Sprintf("at %d users", fail.Users)
+		}
+	case res.Crossing != nil && res.Limit != nil:
+		for i := range ev {
+			e := &ev[i]
+			if e.Pass && e.Users <= *res.Limit && (fail == nil || e.Users > fail.Users) {
+				fail = e
+			}
+		}
+		if fail != nil {
+			for i := range ev {
+				if e := &ev[i]; e.Pass && e.Users < fail.Users && (pass == nil || e.Users > pass.Users) {
+					pass = e
+				}
+			}
+			at = fmt.Sprintf("at %d users, which pass within their noise of the threshold,", fail.Users)
 		}
 	}
 	if fail == nil {
 		return "", ""
 	}
-	at := fmt.Sprintf("at %d users", fail.Users)
 	share := func(e *servebench.UsersEvidence) string {
 		if e == nil || e.CachedShare == nil {
 			return "unknown"
@@ -156,7 +178,7 @@ func ReconsiderUsers(uc servebench.UseCase, ceiling int, cells []servebench.Cell
 		pts = append(pts, p)
 		window = c.ContextTokens
 	}
-	res := Decide(uc, ceiling, pts, nil)
+	res := DecideWithin(uc, ceiling, pts, nil, UsersResolution)
 	res.DenseGridRequests, res.DenseGridServerSeconds = 0, 0
 	if window > 0 {
 		res.ContextTokens = window
@@ -202,6 +224,9 @@ func usersVerdict(uc servebench.UseCase, r servebench.CapacityResult, byN map[in
 		return fmt.Sprintf("At least %s: every population measured passes, the largest %d; no larger one was measured.", usersCount(lo), lo)
 	case r.LimitKind == servebench.LimitMeasured:
 		return fmt.Sprintf("%s%s: %d passes, and at %d, %s.", usersCount(*r.Limit), rng, lo, hi, failingText(uc, byN[hi]))
+	case r.LimitKind == servebench.LimitInterpolated && r.Crossing != nil:
+		return fmt.Sprintf("About %s%s, where the model crosses the threshold: %d passes, but its verdict did not settle (%s within its noise of the threshold), and the model through the two largest passing populations crosses at %.1f users, before the next population the search's resolution would measure; no failing population was measured.",
+			usersCount(*r.Limit), rng, lo, metricAt(uc, byN[lo], r.LimitingMetric), *r.Crossing)
 	case r.LimitKind == servebench.LimitInterpolated:
 		v := fmt.Sprintf("About %s%s, interpolated between %d, which passes, and %d, where %s; the populations between were not measured",
 			usersCount(*r.Limit), rng, lo, hi, failingText(uc, byN[hi]))
@@ -218,6 +243,17 @@ func usersVerdict(uc servebench.UseCase, r servebench.CapacityResult, byN map[in
 }
 
 func usersCount(n int) string { return plural(n, "user") }
+
+// metricAt is metric m at point p against its threshold, "generation speed 15.2 tok/s against
+// 15 tok/s" (the metric's label alone when p lacks it).
+func metricAt(uc servebench.UseCase, p servebench.CapacityPoint, m string) string {
+	k, ok := checkFor(uc, m)
+	v, has := p.Values[m]
+	if !ok || !has {
+		return MetricLabel(m, uc.Statistic)
+	}
+	return fmt.Sprintf("%s %s against %s", MetricLabel(m, uc.Statistic), formatValue(m, v, k.Limit), formatValue(m, k.Limit, k.Limit))
+}
 
 // unsettled lists lo and hi where their verdicts did not settle (CapacityPoint.Settled).
 func unsettled(byN map[int]servebench.CapacityPoint, lo, hi int) []int {

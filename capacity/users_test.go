@@ -41,6 +41,17 @@ func TestUsersWhy(t *testing.T) {
 	if why, _ := UsersWhy(lower, ev(0.1, 0, 1)); why != "" {
 		t.Errorf("a lower bound has the why %q, want none", why)
 	}
+	// A limit at a crossing (no failing population) is read at its highest passing population,
+	// beside the one below it.
+	x := 21.4
+	crossing := servebench.CapacityResult{Limit: &lim, Crossing: &x, LimitKind: servebench.LimitInterpolated}
+	e = []servebench.UsersEvidence{
+		{Users: 16, Pass: true, CachedShare: servebench.Float(0.95), TTFTSeconds: 0.5, GenerationSpeedTPS: 30},
+		{Users: 20, Pass: true, CachedShare: servebench.Float(0.3), TTFTSeconds: 2, GenerationSpeedTPS: 15.2},
+	}
+	if why, text := UsersWhy(crossing, e); why != "eviction" || !strings.Contains(text, "at 20 users, which pass within their noise") || !strings.Contains(text, "(95% at 16)") {
+		t.Errorf("a crossing: %q, %q", why, text)
+	}
 	cold := 4
 	if r, ok := UsersRatio(res, servebench.CapacityResult{Limit: &cold}); !ok || r != 5 {
 		t.Errorf("ratio %g %v, want 5", r, ok)

@@ -360,6 +360,10 @@ func verdictParts(r servebench.CapacityResult) (head, interp, rest string) {
 		}
 		return "", "", "Not viable: even at 1 request, " + failingText(uc, p) + "." + othersText(uc, p, "at this concurrency")
 	case servebench.LimitMeasured, servebench.LimitInterpolated:
+		if r.Crossing != nil && r.Limit != nil && r.FirstFailing == nil {
+			// a users' search that ended at a crossing (DecideWithin): no failing level
+			return Headline(r), fmt.Sprintf("where the model crosses on %s (at %.1f; no failing level measured)", MetricLabel(r.LimitingMetric, uc.Statistic), *r.Crossing), r.Note
+		}
 		if r.FirstFailing == nil || r.Limit == nil {
 			break
 		}
