@@ -344,7 +344,7 @@ func crossingNote(uc servebench.UseCase, byN map[int]servebench.CapacityPoint, l
 	value := ""
 	if k, ok := checkFor(uc, metric); ok {
 		if v, ok := byN[lo].Values[metric]; ok {
-			value = fmt.Sprintf(" (%s %s against %s)", MetricLabel(metric, uc.Statistic), formatValue(metric, v, k.Limit), formatValue(metric, k.Limit, k.Limit))
+			value = fmt.Sprintf(" (%s %s against %s)", MetricLabel(metric, uc.Statistic), formatPrec(metric, v, k.Limit, 1), formatThreshold(metric, k.Limit))
 		}
 	}
 	return fmt.Sprintf("No failing level was measured: at %d the verdict did not settle%s, the metric within its noise of the threshold, and the model through %d and %d crosses the threshold at %.1f, before %d, the next level the search's resolution (1/%.0f of the limit) would measure. So the limit is about %d; its range runs from the highest level whose pass settled to the search's ceiling.",

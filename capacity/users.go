@@ -252,7 +252,7 @@ func metricAt(uc servebench.UseCase, p servebench.CapacityPoint, m string) strin
 	if !ok || !has {
 		return MetricLabel(m, uc.Statistic)
 	}
-	return fmt.Sprintf("%s %s against %s", MetricLabel(m, uc.Statistic), formatValue(m, v, k.Limit), formatValue(m, k.Limit, k.Limit))
+	return fmt.Sprintf("%s %s against %s", MetricLabel(m, uc.Statistic), formatPrec(m, v, k.Limit, 1), formatThreshold(m, k.Limit))
 }
 
 // unsettled lists lo and hi where their verdicts did not settle (CapacityPoint.Settled).

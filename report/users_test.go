@@ -117,3 +117,60 @@ func TestUsersReport(t *testing.T) {
 		}
 	}
 }
+
+// A users' search that ended at a crossing (no failing population; capacity.DecideWithin): the
+// report gives the limit as "~N" with its range to the search's ceiling, the crossing metric as
+// the binding constraint, the why read at the population within its noise, and the note that no
+// failing population was measured. Populations of 10 (62 tok/s, 93% cached) and 20 (30.8 ± 4%
+// tok/s against ≥ 30: passing, unsettled; 35% cached): 1/speed through them crosses 1/30 at 20.5
+// users, before 22, the next population a sixteenth allows.
+func TestUsersReportCrossing(t *testing.T) {
+	in := usersFixture(t)
+	uc := servebench.UseCase{}
+	for _, c := range in.Manifest.Plan.UseCases {
+		if c.Name == "general_chatbot" {
+			uc = c
+		}
+	}
+	var pts []servebench.CapacityPoint
+	var ev []servebench.UsersEvidence
+	var cells []servebench.CellResult
+	for _, c := range in.Results.Cells {
+		if c.Kind != servebench.KindUsers || (c.Concurrency != 10 && c.Concurrency != 20) {
+			continue
+		}
+		if c.Concurrency == 20 {
+			c.GenerationSpeedTPS.Mean, c.CachedShare = 30.8, servebench.Float(0.35)
+			c.GenerationSpeedTPS.CI95 = &servebench.Interval{Low: 0.96 * 30.8, High: 1.04 * 30.8}
+		}
+		cells = append(cells, c)
+		p := capacity.Evaluate(uc, c)
+		p.Concurrency, p.RequestsSpent = c.Concurrency, 140
+		pts = append(pts, p)
+		ev = append(ev, capacity.UsersEvidenceOf(c, c.Concurrency, p.Pass))
+	}
+	res := capacity.DecideWithin(uc, 256, pts, nil, capacity.UsersResolution)
+	if res.Crossing == nil {
+		t.Fatalf("the fixture's populations do not end at a crossing: %+v", res)
+	}
+	u := in.Results.Users[0]
+	u.CapacityResult, u.Points, u.Tiers = res, ev, nil
+	u.Why, u.WhyText = capacity.UsersWhy(res, ev)
+	in.Results.Users = []servebench.UsersCapacity{u}
+	var md bytes.Buffer
+	if err := Markdown(&md, Build(in)); err != nil {
+		t.Fatal(err)
+	}
+	text := md.String()
+	for _, want := range []string{
+		"| ~20 | 10–256 |",
+		"| generation speed | eviction |",
+		"at 20 users, which pass within their noise of the threshold, the prefix cache served 35% of the prompt tokens (93% at 10)",
+		"No failing level was measured: at 20 the verdict did not settle (generation speed 30.8 tok/s against 30 tok/s)",
+		"crosses the threshold at 20.5, before 22",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the report does not say %q:\n%s", want, text)
+		}
+	}
+}
