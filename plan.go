@@ -132,6 +132,13 @@ type Sweep struct {
 // CapacityPlan bounds the capacity search.
 type CapacityPlan struct {
 	MaxConcurrency int `json:"max_concurrency" yaml:"max_concurrency"`
+	// Resolution is the share of the limit the capacity searches resolve it to: 0 (the default)
+	// brackets every limit exactly, a passing level and the one above it failing (the reference
+	// method); above 0 a search ends as the users' search does (capacity.SearchConfig.Resolution):
+	// on a bracket within ⌈Resolution × limit⌉ levels, its limit interpolated, or at a passing
+	// level within its noise of the threshold whose modelled crossing comes before the next level
+	// that resolution allows, with no failing level measured. At most 0.5.
+	Resolution float64 `json:"resolution,omitempty" yaml:"resolution"`
 	// Headline names the use case the report's summary leads with (its capacity is the
 	// headline figure); when it names no analysed use case, the first analysed one leads.
 	Headline string `json:"headline,omitempty" yaml:"headline"`

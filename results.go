@@ -379,9 +379,12 @@ type CapacityResult struct {
 	// through the two highest passing levels crosses LimitingMetric's threshold at Crossing
 	// (users, a real number), below the next level the search's resolution would measure. The
 	// limit is then ⌊Crossing⌋, interpolated, at least that passing level (capacity.DecideWithin).
-	Crossing *float64        `json:"crossing,omitempty"`
-	Ceiling  int             `json:"ceiling"`
-	Points   []CapacityPoint `json:"points"`
+	Crossing *float64 `json:"crossing,omitempty"`
+	// Resolution is the search's resolution (capacity.SearchConfig.Resolution; 0: every limit
+	// bracketed exactly), kept so that a what-if decides again by the search's own rule.
+	Resolution float64         `json:"resolution,omitempty"`
+	Ceiling    int             `json:"ceiling"`
+	Points     []CapacityPoint `json:"points"`
 	// LimitRange is [low, high], the concurrency levels the data cannot tell apart from the
 	// limit at 95% confidence: low is the highest level at or below the limit whose pass is
 	// settled, high is one below the lowest level above the limit whose failure is settled

@@ -554,6 +554,7 @@ func DecideWithin(uc servebench.UseCase, ceiling int, points []servebench.Capaci
 	if res.Statistic == "" {
 		res.Statistic = servebench.StatMean
 	}
+	res.Resolution = resolution
 	byN := map[int]servebench.CapacityPoint{}
 	for _, p := range points {
 		byN[p.Concurrency] = p

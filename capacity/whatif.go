@@ -52,8 +52,10 @@ var errUnmeasured = errors.New("level not measured")
 // known levels and a ceiling of the highest measured level (at most ceiling), so every rule is
 // Search's own. When Search asks for a level that was never measured, the outcome is not
 // decided and names the bracket: Lo passes, Hi fails, the levels between were not measured;
-// its Note then says so (Size reports it as not sized).
-func Reconsider(uc servebench.UseCase, ceiling int, cells []servebench.CellResult) Reconsidered {
+// its Note then says so (Size reports it as not sized). resolution is the run's search's
+// (CapacityResult.Resolution; 0: exact): above 0, a search that ends at a crossing of its highest
+// measured level (DecideWithin) is decided as the run's search decided it, under ceiling.
+func Reconsider(uc servebench.UseCase, ceiling int, cells []servebench.CellResult, resolution float64) Reconsidered {
 	known := KnownCells(cells, uc)
 	top := 0
 	for n := range known {
@@ -68,9 +70,17 @@ func Reconsider(uc servebench.UseCase, ceiling int, cells []servebench.CellResul
 			Verdict: fmt.Sprintf("Not measured: the run has no sustained cell at %d context and %d output tokens.", uc.ContextTokens, uc.OutputTokens)}
 	}
 	next := 0
-	res, err := Search(context.Background(), uc, SearchConfig{Ceiling: top, Known: known}, func(context.Context, int) (servebench.CellResult, int, error) {
+	unmeasured := func(context.Context, int) (servebench.CellResult, int, error) {
 		return servebench.CellResult{}, 0, errUnmeasured
-	})
+	}
+	if resolution > 0 {
+		// under the run's own ceiling first: a search that ends at a crossing of its highest
+		// measured level needs no level above it
+		if res, err := Search(context.Background(), uc, SearchConfig{Ceiling: ceiling, Known: known, Resolution: resolution}, unmeasured); err == nil && res.Crossing != nil {
+			return Reconsidered{CapacityResult: res, Decided: true, Label: LimitLabel(res), KindWords: KindWords(res.LimitKind), Verdict: Verdict(res)}
+		}
+	}
+	res, err := Search(context.Background(), uc, SearchConfig{Ceiling: top, Known: known, Resolution: resolution}, unmeasured)
 	if err == nil {
 		return Reconsidered{CapacityResult: res, Decided: true, Label: LimitLabel(res), KindWords: KindWords(res.LimitKind), Verdict: Verdict(res)}
 	}
@@ -86,7 +96,7 @@ func Reconsider(uc servebench.UseCase, ceiling int, cells []servebench.CellResul
 	}
 	out.Lo, out.Hi = bounds(points)
 	// The level Search would measure next, by its own rule.
-	next, _ = nextLevel(uc, SearchConfig{Ceiling: top, Start: 1}, points, nil)
+	next, _ = nextLevel(uc, SearchConfig{Ceiling: top, Start: 1, Resolution: resolution}, points, nil)
 	out.Next = next
 	out.Note = "the measured levels do not decide the limit for these thresholds"
 	if out.Hi == 0 {

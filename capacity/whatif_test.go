@@ -68,7 +68,7 @@ func TestReconsider(t *testing.T) {
 		{"no threshold", servebench.UseCase{Name: "x", ContextTokens: 1024, OutputTokens: 128}, 128, grid, false, "not measured", "", 0, 0, 0, ""},
 	}
 	for _, tt := range tests {
-		r := capacity.Reconsider(tt.uc, tt.ceiling, tt.cells)
+		r := capacity.Reconsider(tt.uc, tt.ceiling, tt.cells, 0)
 		if r.Decided != tt.decided || r.Label != tt.label || r.LimitKind != tt.kind || r.Lo != tt.lo || r.Hi != tt.hi || r.Next != tt.next {
 			t.Errorf("%s: decided %v label %q kind %q lo %d hi %d next %d", tt.name, r.Decided, r.Label, r.LimitKind, r.Lo, r.Hi, r.Next)
 		}
@@ -88,5 +88,28 @@ func TestReconsider(t *testing.T) {
 		} else if r.KindWords != want {
 			t.Errorf("%s: kind words %q, want capacity.KindWords %q", tt.name, r.KindWords, want)
 		}
+	}
+}
+
+// A run whose capacity search had a resolution (capacity.resolution) and ended at a crossing of
+// its highest level (8 → 28.3 tok/s settled, 15 → 15.1 ± 5%: passing within its noise; the model
+// crosses 15 tok/s at 15.1, before 16): the what-if at the run's thresholds decides it as the run
+// did, "~15" with no failing level; the exact rule (resolution 0) sees only a lower bound, 15+.
+func TestReconsiderAtACrossing(t *testing.T) {
+	uc := servebench.UseCase{Name: "chat", ContextTokens: 1024, OutputTokens: 128, Statistic: servebench.StatMean,
+		Thresholds: servebench.Thresholds{GenerationSpeedTPSMin: servebench.Float(15)}}
+	cell := func(n int, speed float64) servebench.CellResult {
+		c := sustained(n, 1)
+		c.GenerationSpeedTPS = servebench.Summary{Count: 40, Mean: speed, CI95: &servebench.Interval{Low: 0.95 * speed, High: 1.05 * speed}}
+		return c
+	}
+	cells := []servebench.CellResult{cell(1, 174), cell(2, 118), cell(8, 28.3), cell(15, 15.1)}
+	r := capacity.Reconsider(uc, 128, cells, capacity.UsersResolution)
+	if !r.Decided || r.Label != "~15" || r.Crossing == nil || r.FirstFailing != nil || r.Resolution != capacity.UsersResolution ||
+		!strings.Contains(r.Verdict, "no failing level measured") {
+		t.Errorf("with the run's resolution: decided %v, %q, crossing %v, first failing %v: %s", r.Decided, r.Label, r.Crossing, r.FirstFailing, r.Verdict)
+	}
+	if r := capacity.Reconsider(uc, 128, cells, 0); r.Label != "15+" || r.Crossing != nil {
+		t.Errorf("exact: %q (%s)", r.Label, r.Verdict)
 	}
 }

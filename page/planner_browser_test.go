@@ -34,9 +34,9 @@ func TestPlannerSizesAWhatIfBracketAsALowerBound(t *testing.T) {
 	cells := []servebench.CellResult{cell(1, 0.74, 171), cell(8, 1.45, 705), cell(24, 1.90, 1575)}
 	uc := servebench.UseCase{Name: "code_completion", Title: "Code Completion", ContextTokens: 1024, OutputTokens: 128,
 		Thresholds: servebench.Thresholds{E2ELatencySecondsMax: servebench.Float(2)}}
-	run := capacity.Reconsider(uc, 24, cells)
+	run := capacity.Reconsider(uc, 24, cells, 0)
 	uc.Thresholds.E2ELatencySecondsMax = servebench.Float(1.7)
-	if what := capacity.Reconsider(uc, 24, cells); run.Label != "24+" || what.Decided || what.Lo != 8 || what.Hi != 24 {
+	if what := capacity.Reconsider(uc, 24, cells, 0); run.Label != "24+" || what.Decided || what.Lo != 8 || what.Hi != 24 {
 		t.Fatalf("the fixture decides %q at 2 s and %q (lo %d, hi %d) at 1.7 s; the test expects 24+ and a bracket 8–23", run.Label, what.Label, what.Lo, what.Hi)
 	}
 	run.CapacityResult.Title = uc.Title

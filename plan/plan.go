@@ -8,6 +8,7 @@ package plan
 
 import (
 	"fmt"
+	"math"
 	"net/url"
 	"os"
 	"slices"
@@ -339,6 +340,9 @@ func validate(p *servebench.Plan, probs *Problems) {
 	}
 	if p.Capacity.MaxConcurrency < 1 {
 		add("%s must be at least 1 (got %d)", k("capacity.max_concurrency"), p.Capacity.MaxConcurrency)
+	}
+	if r := p.Capacity.Resolution; r < 0 || r > 0.5 || math.IsNaN(r) {
+		add("%s must be from 0 (exact limits) to 0.5, a share of the limit, e.g. 0.0625 for a sixteenth (got %g)", k("capacity.resolution"), r)
 	}
 	if p.Metadata.ElectricityUSDPerKWh < 0 {
 		add("metadata.electricity_usd_per_kwh must not be negative")

@@ -211,6 +211,8 @@ func TestExplicitZeroIsValidatedLikeTheFlag(t *testing.T) {
 		{"sweep:\n  rounds: -2\n", "rounds", "-2", "sweep.rounds (--rounds) must be at least 1 (got -2)"},
 		{"sweep:\n  output_tokens: 0\n", "output-tokens", "0", "sweep.output_tokens (--output-tokens) must be at least 1 (got 0)"},
 		{"capacity:\n  max_concurrency: 0\n", "capacity-max", "0", "capacity.max_concurrency (--capacity-max) must be at least 1 (got 0)"},
+		{"capacity:\n  resolution: 0.7\n", "capacity-resolution", "0.7", "capacity.resolution (--capacity-resolution) must be from 0 (exact limits) to 0.5, a share of the limit, e.g. 0.0625 for a sixteenth (got 0.7)"},
+		{"capacity:\n  resolution: -0.1\n", "capacity-resolution", "-0.1", "capacity.resolution (--capacity-resolution) must be from 0"},
 		{"sweep:\n  ttft_timeout: 0s\n", "ttft-timeout", "0s", "sweep.ttft_timeout (--ttft-timeout) must be a positive duration"},
 		{"sweep:\n  rate: -1\n", "rate", "-1", "sweep.rate (--rate) must not be negative"},
 	}

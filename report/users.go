@@ -53,6 +53,9 @@ func (b *builder) sectionUsers() {
 		coldLabel, ratio := "not searched", "—"
 		if ok {
 			coldLabel = usersLimit(c) + " requests"
+			if c.Limit != nil && *c.Limit == 1 && c.LimitKind == servebench.LimitMeasured {
+				coldLabel = "1 request"
+			}
 			if x, ok := capacity.UsersRatio(u.CapacityResult, c); ok {
 				ratio = fmt.Sprintf("%.1f×", x)
 				// a lower bound on either side bounds the ratio on that side only

@@ -314,9 +314,10 @@ func shortDur(d time.Duration) string {
 // measured (capacity.Decide: a lower bound at the highest passing level when none failed, else
 // a limit between the highest passing and the lowest failing level), with a note saying so;
 // levelCost is the dense grid's cost of a level (capacity.Decide); next is the level the budget
-// had no time for (0: not known), named in the note.
-func budgetDecide(uc servebench.UseCase, ceiling int, points []servebench.CapacityPoint, levelCost func(int) int, next int) servebench.CapacityResult {
-	res := capacity.Decide(uc, ceiling, points, levelCost)
+// had no time for (0: not known), named in the note; resolution is the search's
+// (capacity.DecideWithin).
+func budgetDecide(uc servebench.UseCase, ceiling int, points []servebench.CapacityPoint, levelCost func(int) int, next int, resolution float64) servebench.CapacityResult {
+	res := capacity.DecideWithin(uc, ceiling, points, levelCost, resolution)
 	for _, p := range res.Points {
 		res.RequestsSpent += p.RequestsSpent
 		res.ServerSecondsSpent += p.ServerSeconds

@@ -263,3 +263,26 @@ func runControlledWith(t *testing.T, srv http.Handler, p servebench.Plan, url st
 	}
 	return rec
 }
+
+// capacity.resolution reaches the capacity searches and is recorded on their results (for the
+// page's what-if); on the controlled server (speed 200/n tok/s, ≥ 15 tok/s holds up to 13) the
+// model through 2 and 8 predicts 13.3, so a resolution of a quarter ends exactly where the exact
+// search does: 13 passes, 14 fails (the rule's own cases are capacity's TestSearchEndsAtCrossing
+// and TestSearchResolution).
+func TestCapacityResolutionFromPlan(t *testing.T) {
+	const ctxTokens, out, ceiling = 256, 16, 32
+	uc := servebench.UseCase{Name: "speed_bound", Title: "Speed-bound", ContextTokens: ctxTokens, OutputTokens: out, Statistic: servebench.StatMean,
+		Thresholds: servebench.Thresholds{GenerationSpeedTPSMin: servebench.Float(15)}}
+	for _, r := range []float64{0, 0.25} {
+		p := controlledPlan(t, ctxTokens, out, "1,2", ceiling)
+		p.UseCases = []servebench.UseCase{uc}
+		p.Capacity.Resolution = r
+		synctest.Test(t, func(t *testing.T) {
+			srv := &controlled{prefillPerUser: 20 * time.Millisecond, tokenPerUser: 5 * time.Millisecond}
+			got := runControlled(t, srv, p, p.Target.URL, ceiling, "controlled").res.Capacity[0]
+			if got.Resolution != r || got.Limit == nil || *got.Limit != 13 || got.FirstFailing == nil || *got.FirstFailing != 14 {
+				t.Errorf("resolution %g: limit %v, first failing %v, recorded resolution %g; want 13, 14, %g", r, deref(got.Limit), got.FirstFailing, got.Resolution, r)
+			}
+		})
+	}
+}

@@ -189,7 +189,8 @@ func (d *decider) searchConfig(uc servebench.UseCase, done map[servebench.CellKe
 			measured = append(measured, c)
 		}
 	}
-	return capacity.SearchConfig{Ceiling: d.plan.Capacity.MaxConcurrency, Known: capacity.KnownCells(measured, uc), RequestsAt: d.levelCost}
+	return capacity.SearchConfig{Ceiling: d.plan.Capacity.MaxConcurrency, Known: capacity.KnownCells(measured, uc), RequestsAt: d.levelCost,
+		Resolution: d.plan.Capacity.Resolution}
 }
 
 // capacityKey is the cell of uc's capacity search at concurrency n.
@@ -205,7 +206,7 @@ func capacityKey(uc servebench.UseCase, n int) servebench.CellKey {
 // resumed.
 func (d *decider) ended(uc servebench.UseCase, cfg capacity.SearchConfig, res servebench.CapacityResult, err error, next int) (_ servebench.CapacityResult, cut bool, _ error) {
 	if d.plan.Sweep.MaxTime > 0 && (errors.Is(err, errBudget) || errors.Is(err, errNotMeasured)) {
-		res = budgetDecide(uc, cfg.Ceiling, res.Points, d.levelCost, next)
+		res = budgetDecide(uc, cfg.Ceiling, res.Points, d.levelCost, next, cfg.Resolution)
 		cut, err = true, nil
 	}
 	d.markResumed(&res)

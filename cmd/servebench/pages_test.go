@@ -298,7 +298,7 @@ func testWhatIfInBrowser(t *testing.T, base, id, dir, site, live string) {
 	for i, v := range thresholds {
 		u := uc
 		u.Thresholds.TTFTSecondsMax = servebench.Float(v)
-		last = capacity.Reconsider(u, cr.Ceiling, res.Cells)
+		last = capacity.Reconsider(u, cr.Ceiling, res.Cells, cr.Resolution)
 		want[i] = last.Label + "|" + last.KindWords
 	}
 	var wantCaptions []string

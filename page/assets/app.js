@@ -247,7 +247,7 @@
         var uc = { name: cap.use_case, title: cap.title, context_tokens: cap.context_tokens, output_tokens: cap.output_tokens,
           statistic: stat.value, thresholds: th };
         usersRecompute(uc);
-        var out = callGo("reconsider", { use_case: uc, ceiling: cap.ceiling, cells: doc.results.cells });
+        var out = callGo("reconsider", { use_case: uc, ceiling: cap.ceiling, cells: doc.results.cells, resolution: cap.resolution || 0 });
         if (out.error) { verdict.textContent = out.error; onOutcome(); return; }
         limit.textContent = out.label;
         limit.setAttribute("data-limit", out.limit === null || out.limit === undefined ? "" : out.limit);

@@ -5,7 +5,7 @@
 // calculator come from the same Go code as servebench's own verdicts and reports. It registers one global object, servebench, whose
 // functions take and return JSON strings:
 //
-//	servebench.reconsider({"use_case": UseCase, "ceiling": n, "cells": [CellResult]}) → capacity.Reconsidered
+//	servebench.reconsider({"use_case": UseCase, "ceiling": n, "cells": [CellResult], "resolution": r}) → capacity.Reconsidered
 //	servebench.interpolate({"cells": [...], "context_tokens": c, "output_tokens": o, "concurrency": n, "statistic": "mean"}) → stats.PointReading
 //	servebench.reconsider_users({"use_case": UseCase, "ceiling": n, "cells": [CellResult]}) → capacity.Reconsidered (capacity.ReconsiderUsers: the users' limit from the measured populations)
 //	servebench.size({"capacity": [CapacityResult], "users": [UsersCapacity], "plan": SizingPlan, "declared_gpu": "2x H100", "cells": [...]}) → servebench.Sizing
@@ -28,9 +28,11 @@ import (
 )
 
 type reconsiderIn struct {
-	UseCase servebench.UseCase      `json:"use_case"`
-	Ceiling int                     `json:"ceiling"`
-	Cells   []servebench.CellResult `json:"cells"`
+	UseCase servebench.UseCase `json:"use_case"`
+	Ceiling int                `json:"ceiling"`
+	// Resolution is the run's capacity search's (CapacityResult.Resolution; 0: exact).
+	Resolution float64                 `json:"resolution,omitempty"`
+	Cells      []servebench.CellResult `json:"cells"`
 }
 
 type sizeIn struct {
@@ -95,7 +97,7 @@ func errJSON(msg string) string {
 func main() {
 	api := js.Global().Get("Object").New()
 	api.Set("reconsider", call(func(in reconsiderIn) (any, error) {
-		return capacity.Reconsider(in.UseCase, in.Ceiling, in.Cells), nil
+		return capacity.Reconsider(in.UseCase, in.Ceiling, in.Cells, in.Resolution), nil
 	}))
 	api.Set("reconsider_users", call(func(in reconsiderIn) (any, error) {
 		return capacity.ReconsiderUsers(in.UseCase, in.Ceiling, in.Cells), nil
