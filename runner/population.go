@@ -238,17 +238,27 @@ func (d *decider) searchUsers(ctx context.Context, done map[servebench.CellKey]s
 		}
 		var res servebench.CapacityResult
 		if len(up.Populations) > 0 {
-			var pts []servebench.CapacityPoint
+			// Fixed populations are decided as the page's what-if decides the measured ones
+			// (capacity.ReconsiderUsers): a limit between two of them, a lower bound when all
+			// pass, and, when the smallest fails, no limit ("below N"), not an interpolation
+			// from an unmeasured 0.
+			spent := map[int]int{}
 			for _, n := range up.Populations {
-				c, sent, err := measure(ctx, n)
+				_, sent, err := measure(ctx, n)
 				if err != nil {
 					return err
 				}
-				p := capacity.Evaluate(uc, c)
-				p.Concurrency, p.RequestsSpent = n, sent
-				pts = append(pts, p)
+				spent[n] = sent
 			}
-			res = capacity.Decide(uc, up.Populations[len(up.Populations)-1], pts, nil)
+			r := capacity.ReconsiderUsers(uc, up.Populations[len(up.Populations)-1], slices.Collect(maps.Values(cells)))
+			res = r.CapacityResult
+			for i := range res.Points {
+				res.Points[i].Reused, res.Points[i].RequestsSpent = false, spent[res.Points[i].Concurrency]
+				res.RequestsSpent += res.Points[i].RequestsSpent
+			}
+			if !r.Decided && r.Note == "" {
+				res.Note = r.Verdict
+			}
 			res.UseCase, res.Title, res.ContextTokens, res.OutputTokens = uc.Name, uc.Title, window, int(uc.OutputTokens)
 		} else {
 			var err error

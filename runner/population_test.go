@@ -3,6 +3,7 @@ package runner_test
 import (
 	"context"
 	"sort"
+	"strings"
 	"testing"
 	"testing/synctest"
 
@@ -154,6 +155,31 @@ func TestUsersSearchHeedsKVCache(t *testing.T) {
 		}
 		if len(again.Users) != 1 || again.Users[0].Limit == nil || *again.Users[0].Limit != *u.Limit || len(again.Users[0].Points) != len(u.Points) {
 			t.Errorf("recomputed users' results %+v, want the run's (limit %d, %d points)", again.Users, *u.Limit, len(u.Points))
+		}
+	})
+}
+
+// Fixed populations whose smallest already fails decide no limit ("below N", as the page's
+// what-if says), not a limit interpolated from an unmeasured 0 users.
+func TestFixedPopulationsBelowTheSmallest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tg := startSim(t, sim.FastProfile, sim.Options{Seed: 5})
+		p := smallPlan(t, "1k", "1", 16)
+		p.UseCases = []servebench.UseCase{{Name: "support_chat", Title: "Support Chat", ContextTokens: 8192, OutputTokens: 256,
+			Statistic: servebench.StatMean, Thresholds: servebench.Thresholds{TTFTSecondsMax: servebench.Float(1e-6)}}}
+		p.Capacity.MaxConcurrency = 1
+		p.Users = &servebench.UsersPlan{UseCases: []string{"support_chat"}, Populations: []int{3}, ThinkScale: 0.02, MaxUsers: 8, Seed: 1}
+		r, _ := newRunner(t, tg, p, nil)
+		if err := r.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		res := r.Results()
+		if len(res.Users) != 1 {
+			t.Fatalf("%d users' results, want 1", len(res.Users))
+		}
+		u := res.Users[0]
+		if u.Limit != nil || u.LimitKind != "" || u.FirstFailing == nil || *u.FirstFailing != 3 || !strings.Contains(u.Note, "do not bracket") || u.RequestsSpent == 0 {
+			t.Errorf("3 users failing: limit %v (%q), first failing %v, spent %d, note %q; want no limit below 3", u.Limit, u.LimitKind, u.FirstFailing, u.RequestsSpent, u.Note)
 		}
 	})
 }
