@@ -50,8 +50,9 @@ type SearchConfig struct {
 	// users on the H200 simulator, twice the cache: 9 minutes). It changes which levels are
 	// measured, never how one is judged.
 	Fit int
-	// Resolution, when above 0, is a users' search's resolution as a share of the limit (the
-	// runner's is UsersResolution, 1/16): the search ends once it knows the limit to within
+	// Resolution, when above 0, is the search's resolution as a share of the limit (a users'
+	// search's is UsersResolution, 1/16; a cold-prompt search's the plan's capacity.resolution,
+	// 0 by default: exact): the search ends once it knows the limit to within
 	// ⌈Resolution × lo⌉ users (resolutionStep), in either of two ways.
 	//
 	//   - A bracket of lo passing and hi failing is done when hi − lo ≤ the step: its verdict is
@@ -351,12 +352,13 @@ func crossingNote(uc servebench.UseCase, byN map[int]servebench.CapacityPoint, l
 		lo, value, below, lo, x, lo+resolutionStep(resolution, lo), 1/resolution, limit)
 }
 
+// nearOK reports whether nearCrossing ends the search at lo.
 func nearOK(uc servebench.UseCase, resolution float64, points map[int]servebench.CapacityPoint, lo int) bool {
 	_, _, _, ok := nearCrossing(uc, resolution, points, lo)
 	return ok
 }
 
-// nearCrossing is a users' search's ending without a failing level (SearchConfig.Resolution):
+// nearCrossing is a search's ending without a failing level (SearchConfig.Resolution):
 // lo, the highest passing level with none failing, did not settle, and Predict through the two
 // highest passing levels puts the crossing x below lo + resolutionStep(resolution, lo). limit is
 // ⌊x⌋ kept within [lo, lo + step − 1] and metric the threshold's metric that crosses there. ok is
