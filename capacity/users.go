@@ -35,7 +35,10 @@ func UsersEvidenceOf(c servebench.CellResult, n int, pass bool) servebench.Users
 // (and at the limit, for comparison):
 //
 //   - "eviction" when the failing population's hit rate is below EvictedShare;
-//   - else "queueing" when its mean queue wait is at least QueueBound of its mean TTFT;
+//   - else "queueing" when its mean queue wait is at least QueueBound of its mean TTFT and at
+//     most the TTFT (a request's queue wait is part of its TTFT: a larger mean comes from the
+//     server's queue-time histogram, which also covers the warm-up's joining turns, cold
+//     prompts that queue behind each other, and says nothing of the measured requests');
 //   - else "batch": the cache still serves the histories and nothing queues long, so what fails
 //     is the speed of a batch shared by that many users (or its prefill of the new text).
 //
@@ -109,9 +112,13 @@ func usersWhy(fail, pass *servebench.UsersEvidence, at string, share func(*serve
 	case fail.CachedShare != nil && *fail.CachedShare < EvictedShare:
 		return "eviction", fmt.Sprintf("eviction: %s the prefix cache served %s of the prompt tokens%s; the users' histories no longer fit in the KV cache and are evicted before their next turn, so turns prefill their whole history again (TTFT %s)",
 			at, share(fail), than, secs(fail.TTFTSeconds))
-	case fail.QueueWaitSeconds != nil && fail.TTFTSeconds > 0 && *fail.QueueWaitSeconds >= QueueBound*fail.TTFTSeconds:
+	case fail.QueueWaitSeconds != nil && fail.TTFTSeconds > 0 && *fail.QueueWaitSeconds >= QueueBound*fail.TTFTSeconds &&
+		*fail.QueueWaitSeconds <= fail.TTFTSeconds:
 		return "queueing", fmt.Sprintf("queueing: %s requests waited %s on average in the server's queue (of a %s TTFT) for a batch slot or KV blocks; the prefix cache served %s of the prompt tokens",
 			at, secs(*fail.QueueWaitSeconds), secs(fail.TTFTSeconds), share(fail))
+	case fail.QueueWaitSeconds != nil && *fail.QueueWaitSeconds > fail.TTFTSeconds:
+		return "batch", fmt.Sprintf("the batch: %s the prefix cache still served %s of the prompt tokens, and %d users sharing the GPU get %.1f tok/s each with a %s TTFT; the server's mean queue wait, %s, is above that TTFT, so it comes from its queue-time histogram, which also covers the warm-up's joining turns, and does not say whether the measured requests queued (per-request timings would)",
+			at, share(fail), fail.Users, fail.GenerationSpeedTPS, secs(fail.TTFTSeconds), secs(*fail.QueueWaitSeconds))
 	default:
 		return "batch", fmt.Sprintf("the batch: %s the prefix cache still served %s of the prompt tokens and requests did not queue long, but %d users sharing the GPU get %.1f tok/s each with a %s TTFT",
 			at, share(fail), fail.Users, fail.GenerationSpeedTPS, secs(fail.TTFTSeconds))

@@ -25,6 +25,8 @@ func TestUsersWhy(t *testing.T) {
 		{0.3, 5, 20, "eviction", "30% of the prompt tokens (90% at 20)"},
 		{0.8, 5, 10, "queueing", "waited 5.0 s"},
 		{0.8, 0.5, 10, "batch", "14.0 tok/s"},
+		// a mean queue wait above the TTFT is the histogram's, warm-up included: not queueing
+		{0.8, 12, 10, "batch", "does not say whether the measured requests queued"},
 	} {
 		why, text := UsersWhy(res, ev(c.share, c.queue, c.ttft))
 		if why != c.want || !strings.Contains(text, c.says) {
