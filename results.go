@@ -378,7 +378,8 @@ type CapacityResult struct {
 	// passing level did not settle (the metric within its noise of the threshold) and the model
 	// through the two highest passing levels crosses LimitingMetric's threshold at Crossing
 	// (users, a real number), below the next level the search's resolution would measure. The
-	// limit is then ⌊Crossing⌋, interpolated, at least that passing level (capacity.DecideWithin).
+	// limit is then that passing level, "about" it (LimitInterpolated), nothing above it
+	// claimed (capacity.DecideWithin).
 	Crossing *float64 `json:"crossing,omitempty"`
 	// Resolution is the search's resolution (capacity.SearchConfig.Resolution; 0: every limit
 	// bracketed exactly), kept so that a what-if decides again by the search's own rule.

@@ -63,10 +63,10 @@ type SearchConfig struct {
 	//   - A climb (no level failed yet) is done at a passing level lo whose verdict did not settle
 	//     when the model through the two highest passing levels (Predict) puts the crossing below
 	//     lo + the step (nearCrossing): lo sits within its noise of the threshold, and the model
-	//     says the next level the search could resolve would fail. The limit is then "about"
-	//     ⌊crossing⌋ (at least lo, below lo + the step), interpolated, with no failing level
-	//     measured: its 95% range runs from the highest settled pass to the ceiling (the run
-	//     measured no settled failure). Measuring lo + the step would cost the search's dearest
+	//     says the next level the search could resolve would fail. The limit is then "about" lo
+	//     (interpolated: its verdict is within its noise), with no failing level measured and
+	//     none above lo claimed: its 95% range runs from the highest settled pass to the ceiling
+	//     (the run measured no settled failure). Measuring lo + the step would cost the search's dearest
 	//     level (a population past the KV cache, every turn a cold prefill of its history) to
 	//     learn a verdict at the same noise: on the H200 simulator's plateau every population
 	//     from 243 to 260 chat users sat within 5% of 15 tok/s, and 260 added about 4.6 minutes.
@@ -348,7 +348,7 @@ func crossingNote(uc servebench.UseCase, byN map[int]servebench.CapacityPoint, l
 			value = fmt.Sprintf(" (%s %s against %s)", MetricLabel(metric, uc.Statistic), formatPrec(metric, v, k.Limit, 1), formatThreshold(metric, k.Limit))
 		}
 	}
-	return fmt.Sprintf("No failing level was measured: at %d the verdict did not settle%s, the metric within its noise of the threshold, and the model through %d and %d crosses the threshold at %.1f, before %d, the next level the search's resolution (1/%.0f of the limit) would measure. So the limit is about %d; its range runs from the highest level whose pass settled to the search's ceiling.",
+	return fmt.Sprintf("No failing level was measured: at %d the verdict did not settle%s, the metric within its noise of the threshold, and the model through %d and %d crosses the threshold at %.1f, before %d, the next level the search's resolution (1/%.0f of the limit) would measure. So the limit is about %d, no level above it measured; its range runs from the highest level whose pass settled to the search's ceiling.",
 		lo, value, below, lo, x, lo+resolutionStep(resolution, lo), 1/resolution, limit)
 }
 
@@ -361,7 +361,9 @@ func nearOK(uc servebench.UseCase, resolution float64, points map[int]servebench
 // nearCrossing is a search's ending without a failing level (SearchConfig.Resolution):
 // lo, the highest passing level with none failing, did not settle, and Predict through the two
 // highest passing levels puts the crossing x below lo + resolutionStep(resolution, lo). limit is
-// ⌊x⌋ kept within [lo, lo + step − 1] and metric the threshold's metric that crosses there. ok is
+// lo itself: no level above it was measured, so none is claimed, even where x is past it (on the
+// H200 simulator's chat plateau the model through 229 and 244 users crossed at 245.6, and fixed
+// populations of 245 failed twice); metric is the threshold's metric that crosses at x. ok is
 // false with no resolution, when lo settled or is not measured, or when the model cannot say
 // (a single level, a metric that does not move) or puts the crossing further.
 func nearCrossing(uc servebench.UseCase, resolution float64, points map[int]servebench.CapacityPoint, lo int) (limit int, metric string, x float64, ok bool) {
@@ -374,7 +376,7 @@ func nearCrossing(uc servebench.UseCase, resolution float64, points map[int]serv
 	if math.IsNaN(x) || math.IsInf(x, 0) || x >= float64(lo+step) || metric == "" {
 		return 0, "", 0, false
 	}
-	return min(max(int(math.Floor(x)), lo), lo+step-1), metric, x, true
+	return lo, metric, x, true
 }
 
 // Predict is the concurrency (a real number) at which the first of uc's thresholds is crossed,
@@ -545,7 +547,7 @@ func Decide(uc servebench.UseCase, ceiling int, points []servebench.CapacityPoin
 
 // DecideWithin is Decide for a search with a resolution (SearchConfig.Resolution; 0 is Decide):
 // with no failing level, a highest passing level whose verdict did not settle and whose modelled
-// crossing lies within its resolution step (nearCrossing) gives an interpolated limit there,
+// crossing lies within its resolution step (nearCrossing) gives an interpolated limit at it,
 // FirstFailing nil, LimitingMetric the crossing metric, Crossing the modelled crossing, its range
 // from the highest settled pass to the ceiling. The users' search decides with
 // UsersResolution, and so do its what-if and tiers (ReconsiderUsers), so that the page and a

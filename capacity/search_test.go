@@ -662,8 +662,9 @@ func TestSearchEndsAtCrossing(t *testing.T) {
 		// within 17 users: 260 + (15 − 15.5)/(14 − 15.5) × 17 = 265.7
 		{"shallow", map[int]float64{229: 15.9, 244: 15.7, 260: 15.5, 276: 14.0}, []int{229, 244, 260, 277}, 265, 0, false},
 		// 16.0 ± 5% at 244 settles (15.2 > 15): the model through 229 and 244 says 247, which
-		// passes within its noise (15.6), and the model through 244 and 247 crosses at 252.3
-		{"settled", map[int]float64{229: 24, 244: 16, 260: 14}, []int{229, 244, 247}, 252, 244, true},
+		// passes within its noise (15.6), and the model through 244 and 247 crosses at 252.3: the
+		// limit is 247, the level measured, not the crossing
+		{"settled", map[int]float64{229: 24, 244: 16, 260: 14}, []int{229, 244, 247}, 247, 244, true},
 	} {
 		m := model{ttft: func(int) float64 { return 1 }, speed: table(tc.speed), e2e: func(int) float64 { return 20 }}
 		var calls []int
