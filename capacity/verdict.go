@@ -362,7 +362,8 @@ func verdictParts(r servebench.CapacityResult) (head, interp, rest string) {
 	case servebench.LimitMeasured, servebench.LimitInterpolated:
 		if r.Crossing != nil && r.Limit != nil && r.FirstFailing == nil {
 			// a users' search that ended at a crossing (DecideWithin): no failing level
-			return Headline(r), fmt.Sprintf("where the model crosses on %s (at %.1f; no failing level measured)", MetricLabel(r.LimitingMetric, uc.Statistic), *r.Crossing), r.Note
+			// (r.Note, which says how, is shown beside the verdict)
+			return Headline(r), fmt.Sprintf("where the model through the two highest passing levels crosses the %s threshold (at %.1f); no failing level measured", MetricLabel(r.LimitingMetric, uc.Statistic), *r.Crossing), ""
 		}
 		if r.FirstFailing == nil || r.Limit == nil {
 			break
