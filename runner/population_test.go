@@ -19,20 +19,8 @@ import (
 // at each population.
 func TestPopulationsOfUsers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tg := startSim(t, sim.FastProfile, sim.Options{Seed: 5})
-		p := smallPlan(t, "1k", "1", 16)
-		p.UseCases = []servebench.UseCase{{Name: "support_chat", Title: "Support Chat", ContextTokens: 8192, OutputTokens: 256,
-			Statistic: servebench.StatMean, Thresholds: servebench.Thresholds{TTFTSecondsMax: servebench.Float(5)}}}
-		p.Capacity.MaxConcurrency = 1 // the cold search stops at once
-		p.Users = &servebench.UsersPlan{UseCases: []string{"support_chat"}, Populations: []int{2, 6}, ThinkScale: 0.02, MaxUsers: 8, Seed: 1}
-		r, rec := newRunner(t, tg, p, nil)
-		if err := r.Run(context.Background()); err != nil {
-			t.Fatal(err)
-		}
+		r, rec, p := supportChat(t, 5, 2, 6)
 		res := r.Results()
-		if len(res.Users) != 1 {
-			t.Fatalf("%d users' results, want 1", len(res.Users))
-		}
 		u := res.Users[0]
 		if u.Profile != "chat" || len(u.Points) != 2 || u.Limit == nil || *u.Limit != 6 {
 			t.Fatalf("users' result: profile %q, %d points, limit %v", u.Profile, len(u.Points), u.Limit)
@@ -163,23 +151,32 @@ func TestUsersSearchHeedsKVCache(t *testing.T) {
 // what-if says), not a limit interpolated from an unmeasured 0 users.
 func TestFixedPopulationsBelowTheSmallest(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tg := startSim(t, sim.FastProfile, sim.Options{Seed: 5})
-		p := smallPlan(t, "1k", "1", 16)
-		p.UseCases = []servebench.UseCase{{Name: "support_chat", Title: "Support Chat", ContextTokens: 8192, OutputTokens: 256,
-			Statistic: servebench.StatMean, Thresholds: servebench.Thresholds{TTFTSecondsMax: servebench.Float(1e-6)}}}
-		p.Capacity.MaxConcurrency = 1
-		p.Users = &servebench.UsersPlan{UseCases: []string{"support_chat"}, Populations: []int{3}, ThinkScale: 0.02, MaxUsers: 8, Seed: 1}
-		r, _ := newRunner(t, tg, p, nil)
-		if err := r.Run(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		res := r.Results()
-		if len(res.Users) != 1 {
-			t.Fatalf("%d users' results, want 1", len(res.Users))
-		}
-		u := res.Users[0]
+		r, _, _ := supportChat(t, 1e-6, 3)
+		u := r.Results().Users[0]
 		if u.Limit != nil || u.LimitKind != "" || u.FirstFailing == nil || *u.FirstFailing != 3 || !strings.Contains(u.Note, "do not bracket") || u.RequestsSpent == 0 {
 			t.Errorf("3 users failing: limit %v (%q), first failing %v, spent %d, note %q; want no limit below 3", u.Limit, u.LimitKind, u.FirstFailing, u.RequestsSpent, u.Note)
 		}
 	})
+}
+
+// supportChat runs fixed populations pops of chat users of a support-chat use case (8K context,
+// 256-token answers, mean TTFT at most ttftMax seconds) against the fast simulator, its cold
+// search stopping at once (ceiling 1), and returns the runner, what it recorded and its plan;
+// the run must end with one users' result.
+func supportChat(t *testing.T, ttftMax float64, pops ...int) (*runner.Runner, *memRecorder, servebench.Plan) {
+	t.Helper()
+	tg := startSim(t, sim.FastProfile, sim.Options{Seed: 5})
+	p := smallPlan(t, "1k", "1", 16)
+	p.UseCases = []servebench.UseCase{{Name: "support_chat", Title: "Support Chat", ContextTokens: 8192, OutputTokens: 256,
+		Statistic: servebench.StatMean, Thresholds: servebench.Thresholds{TTFTSecondsMax: servebench.Float(ttftMax)}}}
+	p.Capacity.MaxConcurrency = 1 // the cold search stops at once
+	p.Users = &servebench.UsersPlan{UseCases: []string{"support_chat"}, Populations: pops, ThinkScale: 0.02, MaxUsers: 8, Seed: 1}
+	r, rec := newRunner(t, tg, p, nil)
+	if err := r.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(r.Results().Users); n != 1 {
+		t.Fatalf("%d users' results, want 1", n)
+	}
+	return r, rec, p
 }
