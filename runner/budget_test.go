@@ -37,6 +37,20 @@ func TestBudgetKeepsMaxTime(t *testing.T) {
 	// and the sweep in the plan's order, Coding Assistant and Long Document got one level each
 	// (1+, 1+); now Coding Assistant is bracketed like the reference's (1: 2 fails) and Long
 	// Document gets at least two levels
+	// Code Completion's limit sits at 26–27 requests, where a level's verdict is within its
+	// noise: usually 27 fails and the search ends on 7 levels, but 27 can pass (the run is on
+	// virtual time, yet not every run orders its events alike: CI under -race saw it once in
+	// ~15 runs, with [1 2 8 15 25 26 27 28 108]), and the search then climbs to
+	// 4 × 27 = 108 and back to 28. Those two levels (~25 s) can leave General Chatbot's next
+	// level out of the budget; that run is still right, so the chatbots' bound below is asked
+	// only of a run whose Code Completion search took its usual path.
+	usual := true
+	for _, c := range rec.res.Capacity {
+		if c.UseCase == "code_completion" && len(c.Points) > 7 {
+			usual = false
+			t.Logf("code_completion measured %d levels (%v): its verdict at its limit flipped; the chatbots' bound is not asked", len(c.Points), levels(c.Points))
+		}
+	}
 	for _, c := range rec.res.Capacity {
 		switch c.UseCase {
 		case "automated_coding_assistant":
@@ -48,6 +62,12 @@ func TestBudgetKeepsMaxTime(t *testing.T) {
 				t.Errorf("%s: levels %v, want at least 2", c.UseCase, levels(c.Points))
 			}
 		case "general_chatbot", "short_form_chatbot":
+			if !usual {
+				if c.Limit == nil || *c.Limit < 2 || !strings.Contains(c.Note, "did not fit the time left") {
+					t.Errorf("%s: %s %v (levels %v) %q, want at least 2 and a note naming the level that did not fit", c.UseCase, c.LimitKind, deref(c.Limit), levels(c.Points), c.Note)
+				}
+				continue
+			}
 			// a lower bound raised again counts at more than one raised the first time
 			// (valueWeight): with the same weight for both, Short-form's 32 went before
 			// General's 8, which then did not fit (Short-form 32+, General 2+; published 125+
