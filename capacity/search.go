@@ -77,6 +77,14 @@ type SearchConfig struct {
 	Resolution float64
 }
 
+// MaxResolution is the coarsest resolution a search takes (SearchConfig.Resolution, the plan's
+// capacity.resolution): half the limit.
+const MaxResolution = 0.5
+
+// ValidResolution reports whether r is a resolution a search takes: 0 (exact) up to
+// MaxResolution; false for NaN.
+func ValidResolution(r float64) bool { return r >= 0 && r <= MaxResolution }
+
 // UsersResolution is the users' search's resolution (SearchConfig.Resolution): a sixteenth of
 // the limit, about the ±5% precision a level aims for.
 const UsersResolution = 1.0 / 16
@@ -343,19 +351,11 @@ func crossingNote(uc servebench.UseCase, byN map[int]servebench.CapacityPoint, l
 		}
 	}
 	value := ""
-	if k, ok := checkFor(uc, metric); ok {
-		if v, ok := byN[lo].Values[metric]; ok {
-			value = fmt.Sprintf(" (%s %s against %s)", MetricLabel(metric, uc.Statistic), formatPrec(metric, v, k.Limit, 1), formatThreshold(metric, k.Limit))
-		}
+	if _, ok := checkFor(uc, metric); ok {
+		value = " (" + metricAt(uc, byN[lo], metric) + ")"
 	}
 	return fmt.Sprintf("No failing level was measured: at %d the verdict did not settle%s, the metric within its noise of the threshold, and the model through %d and %d crosses the threshold at %.1f, before %d, the next level the search's resolution (1/%.0f of the limit) would measure. So the limit is about %d, no level above it measured; its range runs from the highest level whose pass settled to the search's ceiling.",
 		lo, value, below, lo, x, lo+resolutionStep(resolution, lo), 1/resolution, limit)
-}
-
-// nearOK reports whether nearCrossing ends the search at lo.
-func nearOK(uc servebench.UseCase, resolution float64, points map[int]servebench.CapacityPoint, lo int) bool {
-	_, _, _, ok := nearCrossing(uc, resolution, points, lo)
-	return ok
 }
 
 // nearCrossing is a search's ending without a failing level (SearchConfig.Resolution):
@@ -566,13 +566,13 @@ func DecideWithin(uc servebench.UseCase, ceiling int, points []servebench.Capaci
 	res.Points = sorted(byN)
 	lo, hi := bounds(byN)
 	top := hi
+	limit, metric, x, crossed := nearCrossing(uc, resolution, byN, lo)
 	switch {
 	case len(byN) == 0:
 		res.LimitKind = servebench.LimitLowerBound
 		res.Limit = servebench.Int(0)
 		top = 0
-	case hi == 0 && lo < ceiling && nearOK(uc, resolution, byN, lo):
-		limit, metric, x, _ := nearCrossing(uc, resolution, byN, lo)
+	case hi == 0 && lo < ceiling && crossed:
 		res.LimitKind, res.Limit, res.LimitingMetric = servebench.LimitInterpolated, servebench.Int(limit), metric
 		res.LimitRange = limitRange(byN, limit, ceiling)
 		res.Crossing = servebench.Float(x)

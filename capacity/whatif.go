@@ -54,7 +54,8 @@ var errUnmeasured = errors.New("level not measured")
 // decided and names the bracket: Lo passes, Hi fails, the levels between were not measured;
 // its Note then says so (Size reports it as not sized). resolution is the run's search's
 // (CapacityResult.Resolution; 0: exact): above 0, a search that ends at a crossing of its highest
-// measured level (DecideWithin) is decided as the run's search decided it, under ceiling.
+// measured level (DecideWithin) is decided as the run's search decided it, under ceiling; one
+// out of range (ValidResolution: a hand-edited run folder) is taken as 0.
 func Reconsider(uc servebench.UseCase, ceiling int, cells []servebench.CellResult, resolution float64) Reconsidered {
 	known := KnownCells(cells, uc)
 	top := 0
@@ -68,6 +69,9 @@ func Reconsider(uc servebench.UseCase, ceiling int, cells []servebench.CellResul
 			Statistic: uc.Statistic, Thresholds: uc.Thresholds, Ceiling: ceiling}
 		return Reconsidered{CapacityResult: r, Label: LimitLabel(r), KindWords: KindUndecidedByLevels,
 			Verdict: fmt.Sprintf("Not measured: the run has no sustained cell at %d context and %d output tokens.", uc.ContextTokens, uc.OutputTokens)}
+	}
+	if !ValidResolution(resolution) {
+		resolution = 0 // a run folder's figure out of range (hand-edited, forged): the exact rule
 	}
 	next := 0
 	unmeasured := func(context.Context, int) (servebench.CellResult, int, error) {

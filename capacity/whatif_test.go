@@ -1,6 +1,7 @@
 package capacity_test
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -111,5 +112,23 @@ func TestReconsiderAtACrossing(t *testing.T) {
 	}
 	if r := capacity.Reconsider(uc, 128, cells, 0); r.Label != "15+" || r.Crossing != nil {
 		t.Errorf("exact: %q (%s)", r.Label, r.Verdict)
+	}
+}
+
+// A resolution read from a run folder out of range (NaN, negative, above MaxResolution: a
+// hand-edited results.json) is taken as the exact rule, not as a step of any size.
+func TestReconsiderRefusesABadResolution(t *testing.T) {
+	uc := servebench.UseCase{Name: "chat", ContextTokens: 1024, OutputTokens: 128, Statistic: servebench.StatMean,
+		Thresholds: servebench.Thresholds{GenerationSpeedTPSMin: servebench.Float(15)}}
+	cell := func(n int, speed float64) servebench.CellResult {
+		c := sustained(n, 1)
+		c.GenerationSpeedTPS = servebench.Summary{Count: 40, Mean: speed, CI95: &servebench.Interval{Low: 0.95 * speed, High: 1.05 * speed}}
+		return c
+	}
+	cells := []servebench.CellResult{cell(1, 174), cell(2, 118), cell(8, 28.3), cell(15, 15.1)}
+	for _, r := range []float64{math.NaN(), -0.1, 0.9, 1e300} {
+		if got := capacity.Reconsider(uc, 128, cells, r); got.Label != "15+" || got.Crossing != nil || got.Resolution != 0 {
+			t.Errorf("resolution %g: %q (resolution %g), want the exact rule's 15+", r, got.Label, got.Resolution)
+		}
 	}
 }

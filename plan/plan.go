@@ -8,7 +8,6 @@ package plan
 
 import (
 	"fmt"
-	"math"
 	"net/url"
 	"os"
 	"slices"
@@ -20,6 +19,7 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/servebench/servebench"
+	"github.com/servebench/servebench/capacity"
 	"github.com/servebench/servebench/cells"
 )
 
@@ -341,8 +341,8 @@ func validate(p *servebench.Plan, probs *Problems) {
 	if p.Capacity.MaxConcurrency < 1 {
 		add("%s must be at least 1 (got %d)", k("capacity.max_concurrency"), p.Capacity.MaxConcurrency)
 	}
-	if r := p.Capacity.Resolution; r < 0 || r > 0.5 || math.IsNaN(r) {
-		add("%s must be from 0 (exact limits) to 0.5, a share of the limit, e.g. 0.0625 for a sixteenth (got %g)", k("capacity.resolution"), r)
+	if r := p.Capacity.Resolution; !capacity.ValidResolution(r) {
+		add("%s must be from 0 (exact limits) to %g, a share of the limit, e.g. 0.0625 for a sixteenth (got %g)", k("capacity.resolution"), capacity.MaxResolution, r)
 	}
 	if p.Metadata.ElectricityUSDPerKWh < 0 {
 		add("metadata.electricity_usd_per_kwh must not be negative")
